@@ -1,0 +1,43 @@
+/* Passes over the tile IR: one pass per file, one signature, one pipeline table
+ * (pipeline.c).  A pass rewrites a module in place and returns the number of errors
+ * it reported (0: success).  Analyses are named analysis_* and change nothing. */
+#ifndef TIR_PASSES_H
+#define TIR_PASSES_H
+
+#include "ir.h"
+
+typedef struct TirPassContext {
+    const char *arch;        /* "sm_90a", ... (backend passes) */
+    int opt_level;           /* 0 or 3 */
+    bool verify_each;        /* run the verifier after every pass */
+    TirDiagFn diag;
+    void *ud;
+    /* --print-after: the named pass ("all": each), printed to dump */
+    const char *print_after;
+    FILE *dump;
+} TirPassContext;
+
+typedef int (*TirPassFn)(TirModule *m, TirPassContext *ctx);
+
+typedef struct TirPassInfo {
+    const char *name;
+    TirPassFn run;
+    const char *what;        /* one line for --help and docs */
+} TirPassInfo;
+
+/* The pipeline in order (pipeline.c).  tir_pass_find also knows passes outside the
+ * default pipeline. */
+extern const TirPassInfo tir_pipeline[];
+extern const int tir_pipeline_len;
+const TirPassInfo *tir_pass_find(const char *name);
+
+/* Runs the pipeline up to and including `last` (NULL: all). */
+int tir_run_pipeline(TirModule *m, TirPassContext *ctx, const char *last);
+int tir_run_pass(TirModule *m, TirPassContext *ctx, const TirPassInfo *p);
+
+/* the passes */
+int pass_inline(TirModule *m, TirPassContext *ctx);
+int pass_specialize(TirModule *m, TirPassContext *ctx);
+int pass_canonicalize(TirModule *m, TirPassContext *ctx);
+
+#endif
