@@ -61,6 +61,7 @@ bool tir_scalar_is_signed(TirScalar s);              /* signed ints; floats are 
 int tir_scalar_from_name(const char *s, size_t n);   /* -1 when unknown; "bool" gives I1 */
 
 /* ---- types ------------------------------------------------------------------- */
+struct TirModule;  /* defined below; declared here so tir_type_print's parameter refers to it */
 #define TIR_MAXRANK 5
 enum { TIR_K_VALUE, TIR_K_DESC };
 

@@ -1,0 +1,409 @@
+/* The reference interpreter: global memory (checked against the registered
+ * buffers before every access), atomics, tensor descriptors, print and assert. */
+#include "interp_internal.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* ---- elements in memory, as the GPU stores them ---------------------------------- */
+
+static TiElem mem_read(TirScalar s, const unsigned char *p) {
+    TiElem e;
+    switch (s) {
+    case TIR_I1: e.i = p[0] != 0; break;
+    case TIR_I8: e.i = (int8_t)p[0]; break;
+    case TIR_U8: e.i = p[0]; break;
+    case TIR_I16: { int16_t v; memcpy(&v, p, 2); e.i = v; break; }
+    case TIR_U16: { uint16_t v; memcpy(&v, p, 2); e.i = v; break; }
+    case TIR_I32: { int32_t v; memcpy(&v, p, 4); e.i = v; break; }
+    case TIR_U32: { uint32_t v; memcpy(&v, p, 4); e.i = v; break; }
+    case TIR_I64: case TIR_U64: memcpy(&e.u, p, 8); break;
+    case TIR_F16: { uint16_t v; memcpy(&v, p, 2); e.f = tir_f16_to_f32(v); break; }
+    case TIR_BF16: { uint16_t v; memcpy(&v, p, 2); e.f = tir_bf16_to_f32(v); break; }
+    case TIR_F32: { float v; memcpy(&v, p, 4); e.f = v; break; }
+    case TIR_F64: memcpy(&e.f, p, 8); break;
+    case TIR_F8E4M3: e.f = tir_f8e4m3_to_f32(p[0]); break;
+    case TIR_F8E5M2: e.f = tir_f8e5m2_to_f32(p[0]); break;
+    default: e.u = 0; break;
+    }
+    return e;
+}
+
+/* Values in slots are already exact in their type, so these conversions never round. */
+static void mem_write(TirScalar s, unsigned char *p, TiElem e) {
+    switch (s) {
+    case TIR_I1: p[0] = e.i != 0; break;
+    case TIR_I8: case TIR_U8: p[0] = (uint8_t)e.u; break;
+    case TIR_I16: case TIR_U16: { uint16_t v = (uint16_t)e.u; memcpy(p, &v, 2); break; }
+    case TIR_I32: case TIR_U32: { uint32_t v = (uint32_t)e.u; memcpy(p, &v, 4); break; }
+    case TIR_I64: case TIR_U64: memcpy(p, &e.u, 8); break;
+    case TIR_F16: { uint16_t v = tir_f32_to_f16((float)e.f); memcpy(p, &v, 2); break; }
+    case TIR_BF16: { uint16_t v = tir_f32_to_bf16((float)e.f); memcpy(p, &v, 2); break; }
+    case TIR_F32: { float v = (float)e.f; memcpy(p, &v, 4); break; }
+    case TIR_F64: memcpy(p, &e.f, 8); break;
+    case TIR_F8E4M3: p[0] = tir_f32_to_f8e4m3((float)e.f); break;
+    case TIR_F8E5M2: p[0] = tir_f32_to_f8e5m2((float)e.f); break;
+    default: break;
+    }
+}
+
+/* ---- the bounds check --------------------------------------------------------------- */
+
+static bool in_buf(const TirBuffer *b, uint64_t addr, uint64_t size) {
+    uint64_t lo = (uint64_t)(uintptr_t)b->base;
+    return b->base && addr >= lo && size <= b->bytes && addr - lo <= b->bytes - size;
+}
+
+/* True when [addr, addr+size) lies in one registered buffer and is aligned; else
+ * reports which access went where, and the nearest buffer. */
+static bool check_access(TiInterp *ip, const TirOp *op, const char *what, uint64_t addr, uint64_t size,
+                         int64_t lane, const TirValue *ptrv) {
+    const TirInterpOptions *o = ip->o;
+    bool found = false;
+    if (ip->last_buf < o->nbufs && in_buf(&o->bufs[ip->last_buf], addr, size)) {
+        found = true;
+    } else {
+        for (int i = 0; i < o->nbufs; i++)
+            if (in_buf(&o->bufs[i], addr, size)) {
+                ip->last_buf = i;
+                found = true;
+                break;
+            }
+    }
+    if (found && addr % size == 0) return true;
+    char name[96], where[160];
+    ti_value_name(name, sizeof name, ptrv);
+    snprintf(where, sizeof where, "(lane %" PRId64 " of %s in program (%" PRId64 ",%" PRId64 ",%" PRId64 "))",
+             lane, name, ip->pid[0], ip->pid[1], ip->pid[2]);
+    if (found) {
+        ti_error(ip, op, "misaligned %s of %" PRIu64 " bytes at 0x%" PRIx64 " %s", what, size, addr, where);
+        return false;
+    }
+    int best = -1;
+    uint64_t best_d = UINT64_MAX;
+    for (int i = 0; i < o->nbufs; i++) {
+        uint64_t lo = (uint64_t)(uintptr_t)o->bufs[i].base, hi = lo + o->bufs[i].bytes;
+        uint64_t d = addr < lo ? lo - addr : addr >= hi ? addr - hi : 0;
+        if (d < best_d) {
+            best_d = d;
+            best = i;
+        }
+    }
+    if (best < 0) {
+        ti_error(ip, op, "out-of-bounds %s of %" PRIu64 " bytes at 0x%" PRIx64 " %s; no buffers are registered",
+                 what, size, addr, where);
+    } else {
+        const TirBuffer *b = &o->bufs[best];
+        uint64_t lo = (uint64_t)(uintptr_t)b->base;
+        ti_error(ip, op, "out-of-bounds %s of %" PRIu64 " bytes at 0x%" PRIx64 " %s; buffer '%s' is [0x%" PRIx64
+                 ",0x%" PRIx64 ")", what, size, addr, where, b->name ? b->name : "?", lo, lo + b->bytes);
+    }
+    return false;
+}
+
+/* ---- operands -------------------------------------------------------------------------- */
+
+/* An operand shared by all n lanes (stride 0) or one per lane. */
+static TiElem *lane_opnd(TiInterp *ip, TiFrame *fr, const TirOp *op, int i, int64_t n, int64_t *stride) {
+    int64_t m;
+    TiElem *e = ti_get(ip, fr, op, op->opnd[i], &m);
+    if (!e) return NULL;
+    if (m != n && m != 1) {
+        ti_error(ip, op, "interp: operand %d has %" PRId64 " elements for %" PRId64 " lanes", i, m, n);
+        return NULL;
+    }
+    *stride = m == n ? 1 : 0;
+    return e;
+}
+
+static bool ptr_operand(TiInterp *ip, const TirOp *op, int i) {
+    if (op->nopnd <= i || !op->opnd[i]->ty.ptr) {
+        ti_error(ip, op, "interp: operand %d is not a pointer", i);
+        return false;
+    }
+    return true;
+}
+
+int ti_op_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    if (op->nopnd < 1 || op->nopnd > 3 || op->nres != 1) return ti_error(ip, op, "interp: load takes ptr [, mask [, other]]");
+    if (!ptr_operand(ip, op, 0)) return TI_ERR;
+    int64_t n = ti_numel(op->res[0]->ty), sp, sm = 0, so = 0;
+    TiElem *P = lane_opnd(ip, fr, op, 0, n, &sp);
+    TiElem *M = op->nopnd > 1 ? lane_opnd(ip, fr, op, 1, n, &sm) : NULL;
+    TiElem *O = op->nopnd > 2 ? lane_opnd(ip, fr, op, 2, n, &so) : NULL;
+    if (!P || (op->nopnd > 1 && !M) || (op->nopnd > 2 && !O)) return TI_ERR;
+    TiElem *R = ti_def(fr, op->res[0], n);
+    if (!R) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    TirScalar s = (TirScalar)op->opnd[0]->ty.elem;
+    uint64_t size = (uint64_t)tir_scalar_bytes(s);
+    for (int64_t i = 0; i < n; i++) {
+        if (M && !M[i * sm].i) {
+            if (O) R[i] = O[i * so];
+            else R[i].u = 0;  /* zero of every kind: 0, 0.0 and NULL are all-zero bits */
+            continue;
+        }
+        uint64_t a = P[i * sp].u;
+        if (!check_access(ip, op, "load", a, size, i, op->opnd[0])) return TI_ERR;
+        R[i] = mem_read(s, (const unsigned char *)(uintptr_t)a);
+    }
+    return TI_OK;
+}
+
+int ti_op_store(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    if (op->nopnd < 2 || op->nopnd > 3) return ti_error(ip, op, "interp: store takes ptr, value [, mask]");
+    if (!ptr_operand(ip, op, 0)) return TI_ERR;
+    int64_t n = ti_numel(op->opnd[0]->ty), sp, sv, sm = 0;
+    TiElem *P = lane_opnd(ip, fr, op, 0, n, &sp);
+    TiElem *V = lane_opnd(ip, fr, op, 1, n, &sv);
+    TiElem *M = op->nopnd > 2 ? lane_opnd(ip, fr, op, 2, n, &sm) : NULL;
+    if (!P || !V || (op->nopnd > 2 && !M)) return TI_ERR;
+    TirScalar s = (TirScalar)op->opnd[0]->ty.elem;
+    uint64_t size = (uint64_t)tir_scalar_bytes(s);
+    for (int64_t i = 0; i < n; i++) {
+        if (M && !M[i * sm].i) continue;
+        uint64_t a = P[i * sp].u;
+        if (!check_access(ip, op, "store", a, size, i, op->opnd[0])) return TI_ERR;
+        mem_write(s, (unsigned char *)(uintptr_t)a, V[i * sv]);
+    }
+    return TI_OK;
+}
+
+static bool elem_greater(TiKind k, TiElem a, TiElem b) {
+    if (k == TI_SINT) return a.i > b.i;
+    if (ti_kind_float(k)) return a.f > b.f;
+    return a.u > b.u;
+}
+
+/* The new memory value of one atomic lane. */
+static TiElem atomic_apply(int code, TiKind k, TirScalar s, TiElem old, TiElem v) {
+    TiElem r = v;
+    switch (code) {
+    case TIR_OP_ATOMIC_ADD:
+        if (k == TI_F64) r.f = old.f + v.f;
+        else if (ti_kind_float(k)) r.f = ti_fres(s, (float)old.f + (float)v.f);
+        else r.i = ti_norm(s, old.u + v.u);
+        break;
+    case TIR_OP_ATOMIC_MAX:
+    case TIR_OP_ATOMIC_MIN: {
+        /* Floats: a NaN loses to a number, as in maximum/minimum. */
+        bool want_max = code == TIR_OP_ATOMIC_MAX;
+        if (ti_kind_float(k) && old.f != old.f) r = v;
+        else if (ti_kind_float(k) && v.f != v.f) r = old;
+        else r = (want_max ? elem_greater(k, v, old) : elem_greater(k, old, v)) ? v : old;
+        break;
+    }
+    default: break;  /* xchg */
+    }
+    return r;
+}
+
+int ti_op_atomic(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    bool cas = op->code == TIR_OP_ATOMIC_CAS;
+    if (op->nres != 1 || (cas ? op->nopnd != 3 : (op->nopnd < 2 || op->nopnd > 3)))
+        return ti_error(ip, op, "interp: %s takes ptr, %s", tir_op_info[op->code].name,
+                        cas ? "cmp, value" : "value [, mask]");
+    if (!ptr_operand(ip, op, 0)) return TI_ERR;
+    int64_t n = ti_numel(op->res[0]->ty), sp, sv, sm = 0, sc = 0;
+    TiElem *P = lane_opnd(ip, fr, op, 0, n, &sp);
+    TiElem *Cmp = cas ? lane_opnd(ip, fr, op, 1, n, &sc) : NULL;
+    TiElem *V = lane_opnd(ip, fr, op, cas ? 2 : 1, n, &sv);
+    TiElem *M = !cas && op->nopnd > 2 ? lane_opnd(ip, fr, op, 2, n, &sm) : NULL;
+    if (!P || !V || (cas && !Cmp) || (!cas && op->nopnd > 2 && !M)) return TI_ERR;
+    TiElem *R = ti_def(fr, op->res[0], n);
+    if (!R) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    TirScalar s = (TirScalar)op->opnd[0]->ty.elem;
+    TiKind k = ti_kind(tir_scalar_type(s));
+    uint64_t size = (uint64_t)tir_scalar_bytes(s);
+    const char *what = tir_op_info[op->code].name;
+    /* Lanes apply one after another in row-major order, each seeing the ones before. */
+    for (int64_t i = 0; i < n; i++) {
+        if (M && !M[i * sm].i) {
+            R[i].u = 0;
+            continue;
+        }
+        uint64_t a = P[i * sp].u;
+        if (!check_access(ip, op, what, a, size, i, op->opnd[0])) return TI_ERR;
+        unsigned char *p = (unsigned char *)(uintptr_t)a;
+        TiElem old = mem_read(s, p);
+        R[i] = old;
+        if (cas) {
+            /* Compares bit patterns, as atom.cas does. */
+            unsigned char want[8];
+            mem_write(s, want, Cmp[i * sc]);
+            if (memcmp(want, p, size) == 0) mem_write(s, p, V[i * sv]);
+        } else {
+            mem_write(s, p, atomic_apply(op->code, k, s, old, V[i * sv]));
+        }
+    }
+    return TI_OK;
+}
+
+/* ---- tensor descriptors ---------------------------------------------------------------- */
+
+int ti_op_tensor_desc(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    if (op->nres != 1) return ti_error(ip, op, "interp: tensor_desc has one result");
+    TirType dt = op->res[0]->ty;
+    int r = dt.rank;
+    if (dt.kind != TIR_K_DESC || r < 1 || r > TIR_MAXRANK || op->nopnd != 1 + 2 * r)
+        return ti_error(ip, op, "interp: tensor_desc takes base, %d shapes and %d strides", r, r);
+    if (!ptr_operand(ip, op, 0)) return TI_ERR;
+    TiElem *D = ti_def(fr, op->res[0], 1 + 2 * r);
+    if (!D) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    for (int i = 0; i < 1 + 2 * r; i++) {
+        int64_t m;
+        TiElem *e = ti_get(ip, fr, op, op->opnd[i], &m);
+        if (!e) return TI_ERR;
+        if (m != 1) return ti_error(ip, op, "interp: tensor_desc operands are scalars");
+        D[i] = e[0];
+    }
+    return TI_OK;
+}
+
+/* Shared by tload and tstore: walks the block at `offsets`, calling back per element
+ * with its address, or 0 when it lies outside the tensor. */
+typedef struct {
+    uint64_t base;
+    int rank;
+    int64_t shape[TIR_MAXRANK], stride[TIR_MAXRANK], off[TIR_MAXRANK];
+    int32_t block[TIR_MAXRANK];
+    int64_t n;
+    TirScalar s;
+} TiBlockWalk;
+
+static bool block_walk_init(TiInterp *ip, TiFrame *fr, const TirOp *op, TiBlockWalk *w, int ntile) {
+    if (op->nopnd < 1 || op->opnd[0]->ty.kind != TIR_K_DESC) {
+        ti_error(ip, op, "interp: first operand is not a tensor descriptor");
+        return false;
+    }
+    TirType dt = op->opnd[0]->ty;
+    int r = dt.rank;
+    if (r < 1 || r > TIR_MAXRANK || op->nopnd != 1 + r + ntile) {
+        ti_error(ip, op, "interp: expected %d offsets", r);
+        return false;
+    }
+    TiElem *D = ti_get(ip, fr, op, op->opnd[0], NULL);
+    if (!D) return false;
+    w->base = D[0].u;
+    w->rank = r;
+    w->s = (TirScalar)dt.elem;
+    w->n = 1;
+    for (int d = 0; d < r; d++) {
+        w->shape[d] = D[1 + d].i;
+        w->stride[d] = D[1 + r + d].i;
+        w->block[d] = dt.shape[d];
+        w->n *= dt.shape[d];
+        int64_t m;
+        TiElem *e = ti_get(ip, fr, op, op->opnd[1 + d], &m);
+        if (!e) return false;
+        if (m != 1) {
+            ti_error(ip, op, "interp: offsets are scalars");
+            return false;
+        }
+        w->off[d] = e[0].i;
+    }
+    return true;
+}
+
+/* The address of block element `idx` (a row-major counter), or false when outside. */
+static bool block_addr(const TiBlockWalk *w, const int64_t *idx, uint64_t *addr) {
+    uint64_t a = w->base, size = (uint64_t)tir_scalar_bytes(w->s);
+    for (int d = 0; d < w->rank; d++) {
+        int64_t c = w->off[d] + idx[d];
+        if (c < 0 || c >= w->shape[d]) return false;
+        a += (uint64_t)c * (uint64_t)w->stride[d] * size;
+    }
+    *addr = a;
+    return true;
+}
+
+static void block_next(const TiBlockWalk *w, int64_t *idx) {
+    for (int d = w->rank - 1; d >= 0; d--) {
+        if (++idx[d] < w->block[d]) return;
+        idx[d] = 0;
+    }
+}
+
+int ti_op_tload(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    TiBlockWalk w;
+    if (op->nres != 1 || !block_walk_init(ip, fr, op, &w, 0)) return op->nres != 1 ? ti_error(ip, op, "interp: tload has one result") : TI_ERR;
+    if (ti_numel(op->res[0]->ty) != w.n) return ti_error(ip, op, "interp: tload result is not the block shape");
+    TiElem *R = ti_def(fr, op->res[0], w.n);
+    if (!R) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    int64_t idx[TIR_MAXRANK] = {0};
+    for (int64_t i = 0; i < w.n; i++, block_next(&w, idx)) {
+        uint64_t a;
+        if (!block_addr(&w, idx, &a)) {
+            R[i].u = 0;
+            continue;
+        }
+        if (!check_access(ip, op, "load", a, (uint64_t)tir_scalar_bytes(w.s), i, op->opnd[0])) return TI_ERR;
+        R[i] = mem_read(w.s, (const unsigned char *)(uintptr_t)a);
+    }
+    return TI_OK;
+}
+
+int ti_op_tstore(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    TiBlockWalk w;
+    if (!block_walk_init(ip, fr, op, &w, 1)) return TI_ERR;
+    int64_t sv;
+    TiElem *V = lane_opnd(ip, fr, op, op->nopnd - 1, w.n, &sv);
+    if (!V) return TI_ERR;
+    int64_t idx[TIR_MAXRANK] = {0};
+    for (int64_t i = 0; i < w.n; i++, block_next(&w, idx)) {
+        uint64_t a;
+        if (!block_addr(&w, idx, &a)) continue;
+        if (!check_access(ip, op, "store", a, (uint64_t)tir_scalar_bytes(w.s), i, op->opnd[0])) return TI_ERR;
+        mem_write(w.s, (unsigned char *)(uintptr_t)a, V[i * sv]);
+    }
+    return TI_OK;
+}
+
+/* ---- debug --------------------------------------------------------------------------- */
+
+static void print_elem(FILE *out, TirType t, TiElem e) {
+    switch (ti_kind(t)) {
+    case TI_PTR: fprintf(out, "0x%" PRIx64, e.u); break;
+    case TI_BOOL: case TI_SINT: fprintf(out, "%" PRId64, e.i); break;
+    case TI_UINT: fprintf(out, "%" PRIu64, e.u); break;
+    case TI_F64: fprintf(out, "%.17g", e.f); break;
+    default: fprintf(out, "%.9g", e.f); break;
+    }
+}
+
+/* One line per program: "pid (x,y,z) LABEL: v v [v, v, ...]". */
+int ti_op_print(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    FILE *out = ip->o->print_out;
+    for (int i = 0; i < op->nopnd; i++)
+        if (!ti_get(ip, fr, op, op->opnd[i], NULL)) return TI_ERR;
+    if (!out) return TI_OK;
+    fprintf(out, "pid (%" PRId64 ",%" PRId64 ",%" PRId64 ") %s:", ip->pid[0], ip->pid[1], ip->pid[2],
+            op->attr.s ? op->attr.s : "");
+    for (int i = 0; i < op->nopnd; i++) {
+        int64_t n;
+        TiElem *e = ti_get(ip, fr, op, op->opnd[i], &n);
+        TirType t = op->opnd[i]->ty;
+        bool tile = t.rank > 0 && t.kind == TIR_K_VALUE;
+        fputs(tile ? " [" : " ", out);
+        for (int64_t j = 0; j < n; j++) {
+            if (j) fputs(", ", out);
+            print_elem(out, t, e[j]);
+        }
+        if (tile) fputc(']', out);
+    }
+    fputc('\n', out);
+    return TI_OK;
+}
+
+int ti_op_assert(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    if (!ip->o->debug) return TI_OK;
+    if (op->nopnd != 1) return ti_error(ip, op, "interp: assert takes one condition");
+    int64_t n;
+    TiElem *c = ti_get(ip, fr, op, op->opnd[0], &n);
+    if (!c) return TI_ERR;
+    for (int64_t i = 0; i < n; i++)
+        if (!c[i].i)
+            return ti_error(ip, op, "assertion failed in program (%" PRId64 ",%" PRId64 ",%" PRId64 "), lane %" PRId64 ": %s",
+                            ip->pid[0], ip->pid[1], ip->pid[2], i,
+                            op->attr.s ? op->attr.s : "");
+    return TI_OK;
+}
