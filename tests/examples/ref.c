@@ -1,0 +1,940 @@
+/* Plain C references for the kernels of examples/, and the input generators the example
+ * tests use.  Written independently of the compiler (its own number-format conversions,
+ * double-precision math), so that a wrong op in the front end, the passes or the
+ * interpreter shows up as a mismatch here.
+ *
+ *   example_ref gen ints COUNT SEED LO HI     i32 uniform in [LO, HI]          (stdout)
+ *   example_ref gen uniform COUNT SEED SCALE  f32 uniform in [-SCALE, SCALE]
+ *   example_ref gen wide COUNT SEED           f32 over a wide range of exponents, with
+ *                                             ties, zeros, infinities and NaNs mixed in
+ *   example_ref gen fill32 COUNT HEX          COUNT copies of a 32-bit word
+ *   example_ref gen poison BYTES              BYTES bytes of 0xff (NaN for every float type)
+ *   example_ref check KERNEL DIR NAME=VALUE...
+ *       reads DIR/<buffer>.bin (and DIR/<buffer>.in for the buffers a kernel updates:
+ *       their contents before the run), computes the kernel's result and compares; on a
+ *       mismatch prints the buffer, the first bad index, got, expected and the tolerance,
+ *       and exits 1.
+ *
+ * Tolerances (per kernel, below) are stated as |got - expected| <= tol, with expected
+ * computed in double from the exact inputs, unless the check mirrors the kernel's f32
+ * steps, in which case it is exact. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- arguments and files ------------------------------------------------------------ */
+static const char *g_dir;
+static int g_nkv;
+static char **g_kv;
+
+static const char *arg_text(const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < g_nkv; i++)
+        if (!strncmp(g_kv[i], name, n) && g_kv[i][n] == '=')
+            return g_kv[i] + n + 1;
+    fprintf(stderr, "example_ref: missing argument %s=VALUE\n", name);
+    exit(2);
+}
+
+static long argi(const char *name) { return strtol(arg_text(name), NULL, 0); }
+static double argf(const char *name) { return strtod(arg_text(name), NULL); }
+
+/* Reads DIR/NAME.EXT, which must hold exactly count elements of esize bytes. */
+static void *read_buf(const char *name, const char *ext, size_t esize, size_t count)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.%s", g_dir, name, ext);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "example_ref: cannot open %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (len < 0 || (size_t)len != esize * count) {
+        fprintf(stderr, "example_ref: %s holds %ld bytes, expected %zu (%zu elements of %zu)\n",
+                path, len, esize * count, count, esize);
+        exit(1);
+    }
+    void *p = malloc(len ? (size_t)len : 1);
+    if (!p || fread(p, 1, (size_t)len, f) != (size_t)len) {
+        fprintf(stderr, "example_ref: cannot read %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+    return p;
+}
+#define READ(T, name, count) ((T *)read_buf(name, "bin", sizeof(T), (size_t)(count)))
+#define READ_IN(T, name, count) ((T *)read_buf(name, "in", sizeof(T), (size_t)(count)))
+
+static void *xcalloc(size_t n, size_t s)
+{
+    void *p = calloc(n ? n : 1, s);
+    if (!p) {
+        fprintf(stderr, "example_ref: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* ---- number formats -------------------------------------------------------------------- */
+typedef struct Fmt {
+    const char *name;
+    int ebits, mbits, bias;
+    bool ieee_special;     /* all-ones exponent is inf/NaN (else: only all-ones is NaN, e4m3) */
+    bool saturate;         /* conversions clamp to the largest finite value (f8: satfinite) */
+} Fmt;
+static const Fmt F16 = {"f16", 5, 10, 15, true, false};
+static const Fmt BF16 = {"bf16", 8, 7, 127, true, false};
+static const Fmt E5M2 = {"f8e5m2", 5, 2, 15, true, true};
+static const Fmt E4M3 = {"f8e4m3", 4, 3, 7, false, true};
+
+static double fmt_max(const Fmt *f)
+{
+    int emax = (1 << f->ebits) - 1 - f->bias - (f->ieee_special ? 1 : 0);
+    /* e4m3: the top exponent keeps all mantissas but the all-ones one (NaN) */
+    double mant = f->ieee_special ? 2.0 - ldexp(1.0, -f->mbits) : 2.0 - ldexp(1.0, 1 - f->mbits);
+    return ldexp(mant, emax);
+}
+
+static double fmt_decode(const Fmt *f, uint32_t bits)
+{
+    uint32_t mmask = (1u << f->mbits) - 1, emask = (1u << f->ebits) - 1;
+    uint32_t m = bits & mmask, e = (bits >> f->mbits) & emask;
+    int neg = (bits >> (f->mbits + f->ebits)) & 1;
+    double v;
+    if (f->ieee_special && e == emask)
+        v = m ? NAN : INFINITY;
+    else if (!f->ieee_special && e == emask && m == mmask)
+        v = NAN;
+    else if (e == 0)
+        v = ldexp((double)m, 1 - f->bias - f->mbits);
+    else
+        v = ldexp((double)(m | (mmask + 1)), (int)e - f->bias - f->mbits);
+    return neg ? -v : v;
+}
+
+/* x (a double) rounded to the format, to nearest even; overflow to inf, or to the largest
+ * finite value for saturating formats. Returns the rounded value as a double. */
+static double fmt_round(const Fmt *f, double x)
+{
+    if (isnan(x))
+        return NAN;
+    double mx = fmt_max(f);
+    if (isinf(x))
+        return f->saturate ? copysign(mx, x) : x;
+    if (x == 0)
+        return x;
+    double ax = fabs(x);
+    int e;
+    frexp(ax, &e);
+    int E = e - 1, emin = 1 - f->bias;
+    if (E < emin)
+        E = emin;
+    double q = ldexp(1.0, E - f->mbits);
+    double r = nearbyint(ax / q) * q;
+    if (r > mx)
+        r = f->saturate ? mx : INFINITY;
+    return copysign(r, x);
+}
+
+
+static double ulp_f16(double x)
+{
+    double ax = fabs(x);
+    if (ax < ldexp(1.0, -14))
+        return ldexp(1.0, -24);
+    int e;
+    frexp(ax, &e);
+    return ldexp(1.0, e - 1 - 10);
+}
+
+/* float -> int conversion of the language: truncate, saturate, NaN gives 0 */
+static int64_t f2i_sat(double x, int64_t lo, int64_t hi)
+{
+    if (isnan(x))
+        return 0;
+    x = trunc(x);
+    if (x <= (double)lo)
+        return lo;
+    if (x >= (double)hi)
+        return hi;
+    return (int64_t)x;
+}
+
+/* ---- comparisons ------------------------------------------------------------------------ */
+/* Compares got against expected, |got - exp| <= tol[i] (tol NULL: exact). NaN matches NaN only;
+ * an infinity matches only the same infinity. Prints the first mismatch and the count. */
+static int check_close(const char *what, const double *got, const double *exp, const double *tol,
+                       size_t n)
+{
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++) {
+        double g = got[i], e = exp[i], t = tol ? tol[i] : 0.0;
+        bool ok;
+        if (isnan(e) || isnan(g))
+            ok = isnan(e) && isnan(g);
+        else if (isinf(e) || isinf(g))
+            ok = g == e;
+        else
+            ok = fabs(g - e) <= t;
+        if (!ok && bad++ == 0)
+            first = i;
+    }
+    if (bad) {
+        double t = tol ? tol[first] : 0.0;
+        fprintf(stderr,
+                "MISMATCH %s: %zu of %zu elements wrong; first at index %zu: got %.9g, expected "
+                "%.9g (|diff| %.3g, tolerance %.3g)\n",
+                what, bad, n, first, got[first], exp[first], fabs(got[first] - exp[first]), t);
+        return 1;
+    }
+    return 0;
+}
+
+static int check_exact_int(const char *what, const int64_t *got, const int64_t *exp, size_t n)
+{
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != exp[i] && bad++ == 0)
+            first = i;
+    if (bad) {
+        fprintf(stderr,
+                "MISMATCH %s: %zu of %zu elements wrong; first at index %zu: got %" PRId64
+                ", expected %" PRId64 "\n",
+                what, bad, n, first, got[first], exp[first]);
+        return 1;
+    }
+    return 0;
+}
+
+/* Converting helpers: buffers to double / int64 arrays. */
+static double *f32_to_d(const float *p, size_t n)
+{
+    double *d = xcalloc(n, sizeof *d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = p[i];
+    return d;
+}
+
+static double *fmt_to_d(const Fmt *f, const void *p, size_t esize, size_t n)
+{
+    double *d = xcalloc(n, sizeof *d);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b = esize == 1 ? ((const uint8_t *)p)[i] : ((const uint16_t *)p)[i];
+        d[i] = fmt_decode(f, b);
+    }
+    return d;
+}
+
+static int64_t *i32_to_l(const int32_t *p, size_t n)
+{
+    int64_t *d = xcalloc(n, sizeof *d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = p[i];
+    return d;
+}
+
+/* f16 results: within one f16 ulp of the exact value, plus rel * scale[i] for the
+ * rounding noise of f32 intermediates in cancellations. */
+static int check_f16_ulp(const char *what, const uint16_t *got, const double *exp,
+                         const double *scale, double rel, size_t n)
+{
+    double *g = fmt_to_d(&F16, got, 2, n), *tol = xcalloc(n, sizeof *tol);
+    for (size_t i = 0; i < n; i++)
+        tol[i] = ulp_f16(exp[i]) + rel * scale[i];
+    int r = check_close(what, g, exp, tol, n);
+    free(g);
+    free(tol);
+    return r;
+}
+
+/* ---- the kernels' references ------------------------------------------------------------- */
+/* vector_add: f32 addition is exact against C's float addition. */
+static int ref_vector_add(void)
+{
+    long n = argi("n");
+    float *x = READ(float, "x", n), *y = READ(float, "y", n), *out = READ(float, "out", n);
+    double *g = f32_to_d(out, n), *e = xcalloc(n, sizeof *e);
+    for (long i = 0; i < n; i++)
+        e[i] = (float)(x[i] + y[i]);
+    return check_close("out", g, e, NULL, n);
+}
+
+/* softmax: rel 1e-5 (f32 exp and a sum of up to 4096 positive terms). */
+static int ref_softmax(void)
+{
+    long rows = argi("rows"), cols = argi("cols"), n = rows * cols;
+    float *x = READ(float, "x", n), *out = READ(float, "out", n);
+    double *e = xcalloc(n, sizeof *e), *tol = xcalloc(n, sizeof *tol);
+    for (long r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        double mx = -INFINITY, s = 0;
+        for (long c = 0; c < cols; c++)
+            mx = fmax(mx, xr[c]);
+        for (long c = 0; c < cols; c++)
+            s += exp(xr[c] - mx);
+        for (long c = 0; c < cols; c++) {
+            e[r * cols + c] = exp(xr[c] - mx) / s;
+            tol[r * cols + c] = 1e-5 * e[r * cols + c];
+        }
+    }
+    return check_close("out", f32_to_d(out, n), e, tol, n);
+}
+
+/* layernorm: f16 output within 1 ulp, plus 1e-5 * (|normalised * w| + |b|) where the
+ * affine step cancels. */
+static int ref_layernorm(void)
+{
+    long rows = argi("rows"), cols = argi("cols"), n = rows * cols;
+    double eps = (float)argf("eps");
+    uint16_t *x = READ(uint16_t, "x", n), *w = READ(uint16_t, "w", cols),
+             *b = READ(uint16_t, "b", cols), *y = READ(uint16_t, "y", n);
+    double *e = xcalloc(n, sizeof *e), *scale = xcalloc(n, sizeof *scale);
+    for (long r = 0; r < rows; r++) {
+        double mean = 0, var = 0;
+        for (long c = 0; c < cols; c++)
+            mean += fmt_decode(&F16, x[r * cols + c]);
+        mean /= cols;
+        for (long c = 0; c < cols; c++) {
+            double d = fmt_decode(&F16, x[r * cols + c]) - mean;
+            var += d * d;
+        }
+        double rstd = 1.0 / sqrt(var / cols + eps);
+        for (long c = 0; c < cols; c++) {
+            double t = (fmt_decode(&F16, x[r * cols + c]) - mean) * rstd *
+                       fmt_decode(&F16, w[c]);
+            double bb = fmt_decode(&F16, b[c]);
+            e[r * cols + c] = t + bb;
+            scale[r * cols + c] = fabs(t) + fabs(bb);
+        }
+    }
+    return check_f16_ulp("y", y, e, scale, 1e-5, n);
+}
+
+/* matmul: f16 C within 1 ulp plus 1e-5 * sum_k |a b| (f32 accumulation order); the
+ * padding of C beyond N columns (ldc > N) must be untouched (still 0xffff). */
+static int ref_matmul(void)
+{
+    long M = argi("M"), N = argi("N"), K = argi("K");
+    long lda = argi("lda"), ldb = argi("ldb"), ldc = argi("ldc");
+    uint16_t *a = READ(uint16_t, "a", M * lda), *b = READ(uint16_t, "b", K * ldb),
+             *c = READ(uint16_t, "c", M * ldc);
+    double *e = xcalloc(M * N, sizeof *e), *scale = xcalloc(M * N, sizeof *scale);
+    uint16_t *got = xcalloc(M * N, sizeof *got);
+    int64_t npad = 0, *pad = xcalloc(M * ldc, sizeof *pad), *want = xcalloc(M * ldc, sizeof *want);
+    for (long i = 0; i < M; i++) {
+        for (long j = 0; j < N; j++) {
+            double s = 0, sa = 0;
+            for (long k = 0; k < K; k++) {
+                double p = fmt_decode(&F16, a[i * lda + k]) * fmt_decode(&F16, b[k * ldb + j]);
+                s += p;
+                sa += fabs(p);
+            }
+            e[i * N + j] = s;
+            scale[i * N + j] = sa;
+            got[i * N + j] = c[i * ldc + j];
+        }
+        for (long j = N; j < ldc; j++) {
+            pad[npad] = c[i * ldc + j];
+            want[npad++] = 0xffff;
+        }
+    }
+    return check_f16_ulp("c", got, e, scale, 1e-5, M * N) |
+           check_exact_int("c (padding beyond N, must stay untouched)", pad, want, npad);
+}
+
+/* row_stats: sums within 1e-5 * sum|x|; max, min exact; norms rel 1e-5. */
+static int ref_row_stats(void)
+{
+    long rows = argi("rows"), cols = argi("cols");
+    float *x = READ(float, "x", rows * cols);
+    double *s = xcalloc(rows, 8), *st = xcalloc(rows, 8), *mx = xcalloc(rows, 8),
+           *mn = xcalloc(rows, 8), *nr = xcalloc(rows, 8), *nt = xcalloc(rows, 8);
+    for (long r = 0; r < rows; r++) {
+        double sum = 0, sabs = 0, sq = 0, hi = -INFINITY, lo = INFINITY;
+        for (long c = 0; c < cols; c++) {
+            double v = x[r * cols + c];
+            sum += v;
+            sabs += fabs(v);
+            sq += v * v;
+            hi = fmax(hi, v);
+            lo = fmin(lo, v);
+        }
+        s[r] = sum;
+        st[r] = 1e-5 * sabs;
+        mx[r] = hi;
+        mn[r] = lo;
+        nr[r] = sqrt(sq);
+        nt[r] = 1e-5 * nr[r];
+    }
+    return check_close("sums", f32_to_d(READ(float, "sums", rows), rows), s, st, rows) |
+           check_close("maxs", f32_to_d(READ(float, "maxs", rows), rows), mx, NULL, rows) |
+           check_close("mins", f32_to_d(READ(float, "mins", rows), rows), mn, NULL, rows) |
+           check_close("norms", f32_to_d(READ(float, "norms", rows), rows), nr, nt, rows);
+}
+
+/* col_sum: within 1e-5 * sum_r |x[r, c]|. */
+static int ref_col_sum(void)
+{
+    long rows = argi("rows"), cols = argi("cols");
+    float *x = READ(float, "x", rows * cols);
+    double *e = xcalloc(cols, 8), *t = xcalloc(cols, 8);
+    for (long r = 0; r < rows; r++)
+        for (long c = 0; c < cols; c++) {
+            e[c] += x[r * cols + c];
+            t[c] += 1e-5 * fabs(x[r * cols + c]);
+        }
+    return check_close("out", f32_to_d(READ(float, "out", cols), cols), e, t, cols);
+}
+
+/* logsumexp: within 1e-5 + 1e-6 * |lse| (f32 exp2 arguments and the running sum). */
+static int ref_logsumexp(void)
+{
+    long rows = argi("rows"), cols = argi("cols");
+    float *x = READ(float, "x", rows * cols);
+    double *e = xcalloc(rows, 8), *t = xcalloc(rows, 8);
+    for (long r = 0; r < rows; r++) {
+        double mx = -INFINITY, s = 0;
+        for (long c = 0; c < cols; c++)
+            mx = fmax(mx, x[r * cols + c]);
+        for (long c = 0; c < cols; c++)
+            s += exp(x[r * cols + c] - mx);
+        e[r] = mx + log(s);
+        t[r] = 1e-5 + 1e-6 * fabs(e[r]);
+    }
+    return check_close("out", f32_to_d(READ(float, "out", rows), rows), e, t, rows);
+}
+
+/* cumsum_rows: within 1e-5 * sum_{j <= c} |x[r, j]|; exclusive_scan: exact. */
+static int ref_cumsum_rows(void)
+{
+    long rows = argi("rows"), cols = argi("cols"), n = rows * cols;
+    float *x = READ(float, "x", n);
+    double *e = xcalloc(n, 8), *t = xcalloc(n, 8);
+    for (long r = 0; r < rows; r++) {
+        double s = 0, sa = 0;
+        for (long c = 0; c < cols; c++) {
+            s += x[r * cols + c];
+            sa += fabs(x[r * cols + c]);
+            e[r * cols + c] = s;
+            t[r * cols + c] = 1e-5 * sa;
+        }
+    }
+    return check_close("out", f32_to_d(READ(float, "out", n), n), e, t, n);
+}
+
+static int ref_exclusive_scan(void)
+{
+    long rows = argi("rows"), cols = argi("cols"), n = rows * cols;
+    int32_t *x = READ(int32_t, "counts", n);
+    int64_t *e = xcalloc(n, 8);
+    for (long r = 0; r < rows; r++) {
+        int32_t s = 0;
+        for (long c = 0; c < cols; c++) {
+            e[r * cols + c] = s;
+            s = (int32_t)((uint32_t)s + (uint32_t)x[r * cols + c]);
+        }
+    }
+    return check_exact_int("offs", i32_to_l(READ(int32_t, "offs", n), n), e, n);
+}
+
+/* row_argmax: indices and the maximum exact (first index on ties). */
+static int ref_row_argmax(void)
+{
+    long rows = argi("rows"), cols = argi("cols");
+    float *x = READ(float, "x", rows * cols);
+    int64_t *imax = xcalloc(rows, 8), *imin = xcalloc(rows, 8);
+    double *vmax = xcalloc(rows, 8);
+    for (long r = 0; r < rows; r++) {
+        long bi = 0, si = 0;
+        for (long c = 1; c < cols; c++) {
+            if (x[r * cols + c] > x[r * cols + bi])
+                bi = c;
+            if (x[r * cols + c] < x[r * cols + si])
+                si = c;
+        }
+        imax[r] = bi;
+        imin[r] = si;
+        vmax[r] = x[r * cols + bi];
+    }
+    return check_exact_int("idx_max", i32_to_l(READ(int32_t, "idx_max", rows), rows), imax, rows) |
+           check_exact_int("idx_min", i32_to_l(READ(int32_t, "idx_min", rows), rows), imin, rows) |
+           check_close("vmax", f32_to_d(READ(float, "vmax", rows), rows), vmax, NULL, rows);
+}
+
+/* histogram: exact counts and bounds, from the initial hist and bounds (the .in files). */
+static int ref_histogram(void)
+{
+    long n = argi("n"), nbins = argi("nbins");
+    int32_t *x = READ(int32_t, "x", n), *h0 = READ_IN(int32_t, "hist", nbins),
+            *b0 = READ_IN(int32_t, "bounds", 2);
+    int64_t *h = i32_to_l(h0, nbins), *b = i32_to_l(b0, 2);
+    for (long i = 0; i < n; i++) {
+        h[((x[i] % nbins) + nbins) % nbins]++;
+        if (x[i] > b[0])
+            b[0] = x[i];
+        if (x[i] < b[1])
+            b[1] = x[i];
+    }
+    return check_exact_int("hist", i32_to_l(READ(int32_t, "hist", nbins), nbins), h, nbins) |
+           check_exact_int("bounds", i32_to_l(READ(int32_t, "bounds", 2), 2), b, 2);
+}
+
+/* hist_drain: out is the old hist, hist is zero afterwards. */
+static int ref_hist_drain(void)
+{
+    long nbins = argi("nbins");
+    int64_t *old = i32_to_l(READ_IN(int32_t, "hist", nbins), nbins), *zero = xcalloc(nbins, 8);
+    return check_exact_int("out", i32_to_l(READ(int32_t, "out", nbins), nbins), old, nbins) |
+           check_exact_int("hist (after the drain)",
+                           i32_to_l(READ(int32_t, "hist", nbins), nbins), zero, nbins);
+}
+
+/* distinct: exact count, first positions and seen flags. */
+static int ref_distinct(void)
+{
+    long n = argi("n"), nv = argi("nvals");
+    int32_t *x = READ(int32_t, "x", n);
+    int64_t *first = i32_to_l(READ_IN(int32_t, "first", nv), nv), count = 0;
+    int64_t *seen = xcalloc(nv, 8);
+    for (long i = 0; i < n; i++) {
+        long v = ((x[i] % nv) + nv) % nv;
+        if (!seen[v]++)
+            count++;
+        if (i < first[v])
+            first[v] = i;
+    }
+    for (long v = 0; v < nv; v++)
+        seen[v] = seen[v] != 0;
+    int64_t c0 = READ_IN(int32_t, "count", 1)[0];
+    count += c0;
+    return check_exact_int("count", i32_to_l(READ(int32_t, "count", 1), 1), &count, 1) |
+           check_exact_int("first", i32_to_l(READ(int32_t, "first", nv), nv), first, nv) |
+           check_exact_int("seen", i32_to_l(READ(int32_t, "seen", nv + 1), nv), seen, nv);
+}
+
+/* transpose, tma_transpose: exact. */
+static int ref_transpose(void)
+{
+    long rows = argi("rows"), cols = argi("cols"), n = rows * cols;
+    float *x = READ(float, "x", n);
+    double *e = xcalloc(n, 8);
+    for (long i = 0; i < rows; i++)
+        for (long j = 0; j < cols; j++)
+            e[j * rows + i] = x[i * cols + j];
+    return check_close("y", f32_to_d(READ(float, "y", n), n), e, NULL, n);
+}
+
+static int ref_interleave(void)
+{
+    long n = argi("n");
+    float *re = READ(float, "re", n), *im = READ(float, "im", n);
+    double *e = xcalloc(2 * n, 8);
+    for (long i = 0; i < n; i++) {
+        e[2 * i] = re[i];
+        e[2 * i + 1] = im[i];
+    }
+    return check_close("out", f32_to_d(READ(float, "out", 2 * n), 2 * n), e, NULL, 2 * n);
+}
+
+/* activation: within 1e-5 * |f(x)| + 1e-6 (f32 transcendental functions). */
+static double act_ref(int act, double x)
+{
+    switch (act) {
+    case 0: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case 1: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case 2: return x / (1.0 + exp(-x));
+    case 3: return fmax(x, 0.0) + log1p(exp(-fabs(x)));
+    default: return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    }
+}
+
+static int ref_activation(void)
+{
+    long n = argi("n"), act = argi("ACT");
+    float *x = READ(float, "x", n);
+    double *e = xcalloc(n, 8), *t = xcalloc(n, 8);
+    for (long i = 0; i < n; i++) {
+        e[i] = act_ref((int)act, x[i]);
+        t[i] = 1e-5 * fabs(e[i]) + 1e-6;
+    }
+    return check_close("y", f32_to_d(READ(float, "y", n), n), e, t, n);
+}
+
+/* add_posenc: the frequency w_j follows the kernel's f32 steps (each correctly rounded),
+ * the sine in double; within 1e-6 * (1 + |x|) + 2.5e-7 * |angle| (an ulp of w moves the
+ * angle by that much). */
+static int ref_add_posenc(void)
+{
+    long seq = argi("seq"), dim = argi("dim"), n = seq * dim;
+    float base = (float)argf("base");
+    float *x = READ(float, "x", n);
+    double *e = xcalloc(n, 8), *t = xcalloc(n, 8);
+    float l2 = (float)log2((double)base);
+    for (long j = 0; j < dim; j++) {
+        float pair = (float)(j - j % 2);
+        float arg = (-l2 * pair) / (float)dim;
+        float w = (float)exp2((double)arg);
+        for (long p = 0; p < seq; p++) {
+            float angle = (float)p * w;
+            double pe = j % 2 == 0 ? sin((double)angle) : cos((double)angle);
+            e[p * dim + j] = x[p * dim + j] + pe;
+            t[p * dim + j] = 1e-6 * (1.0 + fabs(x[p * dim + j])) + 2.5e-7 * fabs(angle);
+        }
+    }
+    return check_close("y", f32_to_d(READ(float, "y", n), n), e, t, n);
+}
+
+/* quant_f8: scale must be the smallest power of two >= amax/448 (either neighbour where
+ * amax/448 is within 1e-6 of a power of two: f32 log2 may round onto the integer);
+ * q must equal x / scale rounded to e4m3 (nearest even, saturating) exactly. */
+static int ref_quant_f8(void)
+{
+    long rows = argi("rows"), cols = argi("cols"), n = rows * cols;
+    float *x = READ(float, "x", n), *sc = READ(float, "scales", rows);
+    uint8_t *q = READ(uint8_t, "q", n);
+    double *e = xcalloc(n, 8), *g = fmt_to_d(&E4M3, q, 1, n);
+    int bad_scale = 0;
+    for (long r = 0; r < rows; r++) {
+        double amax = 0;
+        for (long c = 0; c < cols; c++)
+            amax = fmax(amax, fabs(x[r * cols + c]));
+        amax = fmax(amax, (float)1e-30);
+        double ratio = amax / 448.0, s0 = ldexp(1.0, (int)ceil(log2(ratio)));
+        double s = sc[r];
+        int ex;
+        bool pow2 = s > 0 && frexp(s, &ex) == 0.5;
+        bool near_pow2 = fabs(ratio / ldexp(1.0, (int)lround(log2(ratio))) - 1.0) < 1e-6;
+        bool ok = pow2 && (s == s0 || (near_pow2 && (s == 2 * s0 || s == s0 / 2)));
+        if (!ok && !bad_scale++)
+            fprintf(stderr,
+                    "MISMATCH scales: row %ld: got %.9g, expected the power of two %.9g "
+                    "(amax %.9g)\n",
+                    r, s, s0, amax);
+        for (long c = 0; c < cols; c++)
+            e[r * cols + c] = fmt_round(&E4M3, (float)(x[r * cols + c] / (float)s));
+    }
+    return (bad_scale != 0) | check_close("q (e4m3)", g, e, NULL, n);
+}
+
+/* quant_i8: mirrors the kernel's f32 steps, so exact. */
+static int ref_quant_i8(void)
+{
+    long rows = argi("rows"), cols = argi("cols"), n = rows * cols;
+    float *x = READ(float, "x", n);
+    int8_t *q = READ(int8_t, "q", n);
+    int64_t *e = xcalloc(n, 8), *g = xcalloc(n, 8);
+    double *es = xcalloc(rows, 8);
+    for (long r = 0; r < rows; r++) {
+        float amax = 0;
+        for (long c = 0; c < cols; c++)
+            amax = fmaxf(amax, fabsf(x[r * cols + c]));
+        amax = fmaxf(amax, 1e-30f);
+        float inv = 127.0f / amax;
+        for (long c = 0; c < cols; c++) {
+            float t = x[r * cols + c] * inv;
+            t = t + 0.5f;
+            float v = fminf(fmaxf(floorf(t), -127.0f), 127.0f);
+            e[r * cols + c] = (int64_t)v;
+            g[r * cols + c] = q[r * cols + c];
+        }
+        es[r] = amax / 127.0f;
+    }
+    return check_exact_int("q (i8)", g, e, n) |
+           check_close("scales", f32_to_d(READ(float, "scales", rows), rows), es, NULL, rows);
+}
+
+/* convert: every format exact (value and sign of zero through the decoded value). */
+static int ref_convert(void)
+{
+    long n = argi("n");
+    float *x = READ(float, "x", n);
+    double *eh = xcalloc(n, 8), *eb = xcalloc(n, 8), *e5 = xcalloc(n, 8), *e4 = xcalloc(n, 8);
+    int64_t *ei = xcalloc(n, 8), *eu = xcalloc(n, 8), *gi, *gu = xcalloc(n, 8);
+    for (long i = 0; i < n; i++) {
+        eh[i] = fmt_round(&F16, x[i]);
+        eb[i] = fmt_round(&BF16, x[i]);
+        e5[i] = fmt_round(&E5M2, x[i]);
+        e4[i] = fmt_round(&E4M3, eh[i]);
+        ei[i] = f2i_sat(x[i], INT32_MIN, INT32_MAX);
+        eu[i] = f2i_sat(x[i], 0, 255);
+    }
+    uint8_t *bytes = READ(uint8_t, "bytes", n);
+    for (long i = 0; i < n; i++)
+        gu[i] = bytes[i];
+    gi = i32_to_l(READ(int32_t, "ints", n), n);
+    /* signed zeros: compare 1/x too, so -0 and +0 differ */
+    int r = check_close("h (f16)", fmt_to_d(&F16, READ(uint16_t, "h", n), 2, n), eh, NULL, n) |
+            check_close("b (bf16)", fmt_to_d(&BF16, READ(uint16_t, "b", n), 2, n), eb, NULL, n) |
+            check_close("e5 (f8e5m2)", fmt_to_d(&E5M2, READ(uint8_t, "e5", n), 1, n), e5, NULL, n) |
+            check_close("e4 (f8e4m3)", fmt_to_d(&E4M3, READ(uint8_t, "e4", n), 1, n), e4, NULL, n) |
+            check_close("back (f16 -> f32)", f32_to_d(READ(float, "back", n), n), eh, NULL, n) |
+            check_exact_int("ints (f32 -> i32)", gi, ei, n) |
+            check_exact_int("bytes (f32 -> u8)", gu, eu, n);
+    uint16_t *h = READ(uint16_t, "h", n);
+    for (long i = 0; i < n && !r; i++)
+        if (eh[i] == 0 && (h[i] >> 15) != (signbit(eh[i]) != 0)) {
+            fprintf(stderr, "MISMATCH h (f16): index %ld: sign of zero wrong (x = %g)\n", i, x[i]);
+            r = 1;
+        }
+    return r;
+}
+
+/* hash_keys: exact; C semantics on int32_t / uint32_t. */
+static int ref_hash_keys(void)
+{
+    long n = argi("n");
+    int32_t nb = (int32_t)argi("nb"), d = (int32_t)argi("d");
+    int32_t *k = READ(int32_t, "keys", n);
+    int64_t *eh = xcalloc(n, 8), *eb = xcalloc(n, 8), *eq = xcalloc(n, 8), *er = xcalloc(n, 8),
+            *ef = xcalloc(n, 8), *ex = xcalloc(n, 8), *gh = xcalloc(n, 8);
+    uint32_t *hash = READ(uint32_t, "hash", n);
+    for (long i = 0; i < n; i++) {
+        uint32_t h = (uint32_t)k[i];
+        h ^= h >> 16;
+        h *= 0x85ebca6bu;
+        h ^= h >> 13;
+        h *= 0xc2b2ae35u;
+        h ^= h >> 16;
+        eh[i] = h;
+        gh[i] = hash[i];
+        eb[i] = (int32_t)(h % (uint32_t)nb);
+        eq[i] = k[i] / d;
+        er[i] = k[i] % d;
+        ef[i] = ((k[i] % d) + d) % d;
+        ex[i] = (int32_t)((~(uint32_t)k[i] ^ ((uint32_t)k[i] << 3)) |
+                          ((uint32_t)(k[i] >> 2) & 0xffu));
+    }
+    return check_exact_int("hash", gh, eh, n) |
+           check_exact_int("bucket", i32_to_l(READ(int32_t, "bucket", n), n), eb, n) |
+           check_exact_int("quot", i32_to_l(READ(int32_t, "quot", n), n), eq, n) |
+           check_exact_int("rem", i32_to_l(READ(int32_t, "rem", n), n), er, n) |
+           check_exact_int("fmod", i32_to_l(READ(int32_t, "fmod", n), n), ef, n) |
+           check_exact_int("bits", i32_to_l(READ(int32_t, "bits", n), n), ex, n);
+}
+
+/* axpby: beta = 0: alpha * x exactly (y not read); else fma(alpha, x, beta * y) within one
+ * f32 ulp (an fma evaluated through double may round twice). */
+static int ref_axpby(void)
+{
+    long n = argi("n");
+    float alpha = (float)argf("alpha"), beta = (float)argf("beta");
+    float *x = READ(float, "x", n), *y0 = READ_IN(float, "y", n);
+    double *e = xcalloc(n, 8), *t = xcalloc(n, 8);
+    for (long i = 0; i < n; i++) {
+        float v = beta == 0.0f ? alpha * x[i] : fmaf(alpha, x[i], beta * y0[i]);
+        e[i] = v;
+        t[i] = beta == 0.0f ? 0.0 : nextafterf(fabsf(v), INFINITY) - fabsf(v);
+    }
+    return check_close("y", f32_to_d(READ(float, "y", n), n), e, t, n);
+}
+
+/* rmsnorm: rel 1e-5. */
+static int ref_rmsnorm(void)
+{
+    long rows = argi("rows"), cols = argi("cols"), n = rows * cols;
+    double eps = (float)argf("eps");
+    float *x = READ(float, "x", n), *w = READ(float, "w", cols);
+    double *e = xcalloc(n, 8), *t = xcalloc(n, 8);
+    for (long r = 0; r < rows; r++) {
+        double ms = 0;
+        for (long c = 0; c < cols; c++)
+            ms += (double)x[r * cols + c] * x[r * cols + c];
+        double rs = 1.0 / sqrt(ms / cols + eps);
+        for (long c = 0; c < cols; c++) {
+            e[r * cols + c] = x[r * cols + c] * rs * w[c];
+            t[r * cols + c] = 1e-5 * fabs(e[r * cols + c]);
+        }
+    }
+    return check_close("y", f32_to_d(READ(float, "y", n), n), e, t, n);
+}
+
+/* bmm32*: within rel * sum_k |a b| per element: 1e-5 for f16 and f32 inputs (f32
+ * accumulation), 2^-9 + 1e-5 for tf32 (each input keeps 10 mantissa bits); tf32 must also
+ * really round: some element must differ from the exact-f32 result by more than 1e-5 * sum. */
+static int ref_bmm(int kind)
+{
+    enum { T = 32 };
+    long batch = argi("batch"), n = batch * T * T;
+    double *a = xcalloc(n, 8), *b = xcalloc(n, 8), *e = xcalloc(n, 8), *t = xcalloc(n, 8);
+    if (kind == 0) {
+        uint16_t *ah = READ(uint16_t, "a", n), *bh = READ(uint16_t, "b", n);
+        for (long i = 0; i < n; i++) {
+            a[i] = fmt_decode(&F16, ah[i]);
+            b[i] = fmt_decode(&F16, bh[i]);
+        }
+    } else {
+        float *af = READ(float, "a", n), *bf = READ(float, "b", n);
+        for (long i = 0; i < n; i++) {
+            a[i] = af[i];
+            b[i] = bf[i];
+        }
+    }
+    double rel = kind == 2 ? ldexp(1.0, -9) + 1e-5 : 1e-5;
+    for (long z = 0; z < batch; z++)
+        for (long i = 0; i < T; i++)
+            for (long j = 0; j < T; j++) {
+                double s = 0, sa = 0;
+                for (long k = 0; k < T; k++) {
+                    double p = a[z * T * T + i * T + k] * b[z * T * T + k * T + j];
+                    s += p;
+                    sa += fabs(p);
+                }
+                e[z * T * T + i * T + j] = s;
+                t[z * T * T + i * T + j] = rel * sa;
+            }
+    double *g = f32_to_d(READ(float, "c", n), n);
+    int r = check_close("c", g, e, t, n);
+    if (kind == 2 && !r) {
+        long rounded = 0;
+        for (long i = 0; i < n; i++)
+            if (fabs(g[i] - e[i]) > t[i] / rel * 1e-5)
+                rounded++;
+        if (!rounded) {
+            fprintf(stderr, "MISMATCH c: precision=\"tf32\" gave the exact fp32 result "
+                            "everywhere; the inputs were not rounded to tf32\n");
+            r = 1;
+        }
+    }
+    return r;
+}
+static int ref_bmm32(void) { return ref_bmm(0); }
+static int ref_bmm32_f32(void) { return ref_bmm(1); }
+static int ref_bmm32_tf32(void) { return ref_bmm(2); }
+
+/* gather: exact; negative indices count from the end. */
+static int ref_gather(void)
+{
+    long n = argi("n"), size = argi("size");
+    float *table = READ(float, "table", size);
+    int32_t *idx = READ(int32_t, "idx", n);
+    double *e = xcalloc(n, 8);
+    for (long i = 0; i < n; i++)
+        e[i] = table[idx[i] < 0 ? idx[i] + size : idx[i]];
+    return check_close("out", f32_to_d(READ(float, "out", n), n), e, NULL, n);
+}
+
+#define REFS(X)                                                                            \
+    X(vector_add) X(softmax) X(layernorm) X(matmul) X(row_stats) X(col_sum) X(logsumexp)   \
+    X(cumsum_rows) X(exclusive_scan) X(row_argmax) X(histogram) X(hist_drain) X(distinct)  \
+    X(transpose) X(interleave) X(activation) X(add_posenc) X(quant_f8) X(quant_i8)         \
+    X(convert) X(hash_keys) X(axpby) X(rmsnorm) X(bmm32) X(bmm32_f32) X(bmm32_tf32)        \
+    X(gather)
+
+static const struct {
+    const char *name;
+    int (*fn)(void);
+} refs[] = {
+#define X(n) {#n, ref_##n},
+    REFS(X)
+#undef X
+    {"tma_transpose", ref_transpose},
+};
+
+/* ---- input generators ------------------------------------------------------------------- */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void put32(uint32_t w) { fwrite(&w, 4, 1, stdout); }
+
+/* A float that exercises conversions: specials, exact ties of the narrow formats, and
+ * values spread over 2^-30 .. 2^40 with random mantissas. */
+static float wide_value(uint64_t *s)
+{
+    uint64_t r = rng_next(s);
+    float sign = (r & 1) ? -1.0f : 1.0f;
+    switch ((r >> 1) % 16) {
+    case 0: {
+        static const float special[] = {0.0f, INFINITY, NAN, 65504.0f, 65520.0f, 448.0f,
+                                        464.0f, 57344.0f, 61440.0f, 255.5f, 2147483648.0f,
+                                        0x1p-24f, 0x1p-25f, 0x1.8p-24f, 0x1p-10f, 1.0f};
+        return sign * special[(r >> 8) % 16];
+    }
+    case 1: /* halfway between two f16 (and so f8) neighbours */
+        return sign * ldexpf(1.0f + (float)(((r >> 8) % 1024) * 2 + 1) / 2048.0f,
+                             (int)((r >> 20) % 30) - 15);
+    case 2: /* halfway between two bf16 neighbours */
+        return sign * ldexpf(1.0f + (float)(((r >> 8) % 128) * 2 + 1) / 256.0f,
+                             (int)((r >> 20) % 60) - 30);
+    default: {
+        float m = 1.0f + (float)((r >> 8) & 0x7fffff) / 8388608.0f;
+        return sign * ldexpf(m, (int)((r >> 32) % 71) - 30);
+    }
+    }
+}
+
+static int gen(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    const char *kind = argv[2];
+    if (!strcmp(kind, "poison") && argc == 4) {
+        long n = strtol(argv[3], NULL, 0);
+        for (long i = 0; i < n; i++)
+            putchar(0xff);
+        return 0;
+    }
+    if (argc < 5)
+        return 2;
+    long n = strtol(argv[3], NULL, 0);
+    uint64_t s = strtoull(argv[4], NULL, 0) * 0x9e3779b97f4a7c15ull + 12345;
+    if (!strcmp(kind, "ints") && argc == 7) {
+        int64_t lo = strtoll(argv[5], NULL, 0), hi = strtoll(argv[6], NULL, 0);
+        for (long i = 0; i < n; i++)
+            put32((uint32_t)(int32_t)(lo + (int64_t)(rng_next(&s) % (uint64_t)(hi - lo + 1))));
+    } else if (!strcmp(kind, "uniform") && argc == 6) {
+        double scale = strtod(argv[5], NULL);
+        for (long i = 0; i < n; i++) {
+            float f = (float)(scale * ((double)(rng_next(&s) >> 11) * 0x1p-52 - 1.0));
+            fwrite(&f, 4, 1, stdout);
+        }
+    } else if (!strcmp(kind, "wide") && argc == 5) {
+        for (long i = 0; i < n; i++) {
+            float f = wide_value(&s);
+            fwrite(&f, 4, 1, stdout);
+        }
+    } else if (!strcmp(kind, "fill32") && argc == 5) {
+        uint32_t w = (uint32_t)strtoul(argv[4], NULL, 0);
+        for (long i = 0; i < n; i++)
+            put32(w);
+    } else {
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "gen")) {
+        int r = gen(argc, argv);
+        if (r == 2)
+            fprintf(stderr, "usage: example_ref gen ints COUNT SEED LO HI | uniform COUNT SEED "
+                            "SCALE | wide COUNT SEED | fill32 COUNT HEX | poison BYTES\n");
+        return r;
+    }
+    if (argc >= 4 && !strcmp(argv[1], "check")) {
+        g_dir = argv[3];
+        g_kv = argv + 4;
+        g_nkv = argc - 4;
+        for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
+            if (!strcmp(refs[i].name, argv[2]))
+                return refs[i].fn() ? 1 : 0;
+        fprintf(stderr, "example_ref: no reference for kernel '%s'\n", argv[2]);
+        return 2;
+    }
+    fprintf(stderr, "usage: example_ref gen ... | check KERNEL DIR NAME=VALUE...\n");
+    return 2;
+}
