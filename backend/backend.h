@@ -1,0 +1,49 @@
+/* The GPU backend's interface to the driver: tile IR (after the layout passes) ->
+ * LLVM IR -> PTX -> cubin.  Internal to the compiler; only backend/ sees LLVM.
+ *
+ * Prefix tb_.  Errors go to the diag sink as whole messages ("KERNEL: error: MSG");
+ * nothing here prints or exits. */
+#ifndef TB_BACKEND_H
+#define TB_BACKEND_H
+
+#include "ir.h"
+
+typedef enum { TB_OUT_LLVM, TB_OUT_PTX, TB_OUT_CUBIN } TbOutput;
+
+typedef struct TbOptions {
+    const char *arch;        /* "sm_80" "sm_86" "sm_89" "sm_90" "sm_90a" (NULL: sm_90a) */
+    int opt_level;           /* 0: no LLVM optimisation (and ptxas -O0), else O3 */
+    bool debug;              /* assert checks on */
+    const char *ptxas;       /* NULL: $TILEC_PTXAS, the configured path, then PATH */
+} TbOptions;
+
+/* What ptxas (and the lowering) says about one kernel variant. -1: unknown. */
+typedef struct TbReport {
+    int regs;
+    int smem_bytes;          /* static shared memory (scratch for reductions, conversions) */
+    int spill_stores, spill_loads, stack_bytes;
+    int static_global_bytes; /* global memory the module itself defines (none today) */
+    int64_t flops;           /* floating-point element operations per program, from the IR */
+    int threads;             /* warps * 32 */
+} TbReport;
+
+/* Lowers `kernel` (a kernel of m whose tiles all carry layouts) and produces `kind`:
+ * *out is malloc'd (NUL-terminated for text), *len its size without the NUL.
+ * report may be NULL; regs/spills are filled for TB_OUT_CUBIN only.
+ * Returns the number of errors (0: success). */
+int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
+            size_t *len, TbReport *report, TirDiagFn diag, void *ud);
+
+/* Whether arch is one the backend knows. */
+bool tb_arch_known(const char *arch);
+
+/* Runs ptxas on PTX text: the cubin in *cubin (malloc'd) and the -v figures in report.
+ * Returns 0 on success; errors (ptxas missing, ptxas' own messages) go to diag. */
+int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
+             char **cubin, size_t *cubin_len, TbReport *report, TirDiagFn diag, void *ud);
+
+/* Fills report's regs/smem/spills from ptxas -v text for `kernel_name` (the last
+ * function section wins when the name is NULL).  Exposed for tests. */
+void tb_parse_ptxas_info(const char *log, const char *kernel_name, TbReport *report);
+
+#endif

@@ -1,0 +1,168 @@
+/* PTX -> cubin through the CUDA toolkit's ptxas, and the -v report it prints
+ * (registers, shared memory, spills). */
+#include "tb_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static bool is_exec(const char *p) { return p && *p && access(p, X_OK) == 0; }
+
+/* $TILEC_PTXAS, then the path CMake found at configure time, then PATH. */
+static const char *find_ptxas(const char *explicit_path, char *buf, size_t n) {
+    if (is_exec(explicit_path)) return explicit_path;
+    const char *env = getenv("TILEC_PTXAS");
+    if (is_exec(env)) return env;
+#ifdef TILEC_PTXAS_PATH
+    if (is_exec(TILEC_PTXAS_PATH)) return TILEC_PTXAS_PATH;
+#endif
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        const char *c = strchr(path, ':');
+        size_t l = c ? (size_t)(c - path) : strlen(path);
+        if (l > 0 && l + 7 < n) {
+            memcpy(buf, path, l);
+            memcpy(buf + l, "/ptxas", 7);
+            if (is_exec(buf)) return buf;
+        }
+        path = c ? c + 1 : NULL;
+    }
+    return NULL;
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    if (s) {
+        s[n] = 0;
+        *len = (size_t)n;
+    }
+    return s;
+}
+
+static int field_before(const char *line, const char *end, const char *word) {
+    /* "...  12 bytes spill stores" : the number just before `word` */
+    const char *w = strstr(line, word);
+    if (!w || w > end) return -1;
+    const char *p = w;
+    while (p > line && p[-1] == ' ') p--;
+    while (p > line && p[-1] >= '0' && p[-1] <= '9') p--;
+    return atoi(p);
+}
+
+void tb_parse_ptxas_info(const char *log, const char *kernel_name, TbReport *r) {
+    /* ptxas -v: "Compiling entry function 'k' for 'sm_90a'", then
+     * "Function properties for k" / "N bytes stack frame, N bytes spill stores, N bytes spill loads"
+     * and "Used N registers, ... N bytes smem, ...". */
+    bool mine = kernel_name == NULL;
+    for (const char *line = log; line && *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end) end = line + strlen(line);
+        const char *q;
+        if ((q = strstr(line, "entry function '")) && q < end) {
+            q += strlen("entry function '");
+            const char *e = strchr(q, '\'');
+            mine = !kernel_name || (e && (size_t)(e - q) == strlen(kernel_name) &&
+                                    strncmp(q, kernel_name, (size_t)(e - q)) == 0);
+        } else if (mine) {
+            int v;
+            if ((v = field_before(line, end, " registers")) >= 0) r->regs = v;
+            if ((v = field_before(line, end, " bytes smem")) >= 0) r->smem_bytes = v;
+            if ((v = field_before(line, end, " bytes stack frame")) >= 0) r->stack_bytes = v;
+            if ((v = field_before(line, end, " bytes spill stores")) >= 0) r->spill_stores = v;
+            if ((v = field_before(line, end, " bytes spill loads")) >= 0) r->spill_loads = v;
+        }
+        line = *end ? end + 1 : NULL;
+    }
+}
+
+int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
+             char **cubin, size_t *cubin_len, TbReport *report, TirDiagFn diag, void *ud) {
+    *cubin = NULL;
+    *cubin_len = 0;
+    char pbuf[4096];
+    const char *ptxas = find_ptxas(opt ? opt->ptxas : NULL, pbuf, sizeof pbuf);
+    if (!ptxas) {
+        tb_diag(diag, ud,
+                "error: ptxas not found: install the CUDA toolkit, put ptxas on PATH or set "
+                "TILEC_PTXAS (or use --emit=ptx)");
+        return 1;
+    }
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp) tmp = "/tmp";
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/tilec-ptxas-XXXXXX", tmp);
+    if (!mkdtemp(dir)) {
+        tb_diag(diag, ud, "error: cannot create a temporary folder for ptxas: %s", strerror(errno));
+        return 1;
+    }
+    char in[1100], outp[1100], logp[1100];
+    snprintf(in, sizeof in, "%s/k.ptx", dir);
+    snprintf(outp, sizeof outp, "%s/k.cubin", dir);
+    snprintf(logp, sizeof logp, "%s/log.txt", dir);
+    int errors = 0;
+    FILE *f = fopen(in, "wb");
+    if (!f || fwrite(ptx, 1, ptx_len, f) != ptx_len) {
+        tb_diag(diag, ud, "error: cannot write %s", in);
+        if (f) fclose(f);
+        errors = 1;
+        goto cleanup;
+    }
+    fclose(f);
+    char archopt[64];
+    snprintf(archopt, sizeof archopt, "-arch=%s", opt && opt->arch ? opt->arch : "sm_90a");
+    char *argv[] = {(char *)ptxas, archopt, "-v", (opt && opt->opt_level == 0) ? "-O0" : "-O3",
+                    "-o", outp, in, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, logp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        tb_diag(diag, ud, "error: cannot run %s: %s", ptxas, strerror(rc));
+        errors = 1;
+        goto cleanup;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    size_t loglen = 0;
+    char *log = read_file(logp, &loglen);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        tb_diag(diag, ud, "%s: error: ptxas rejected the PTX:\n%s", kernel_name ? kernel_name : "?",
+                log ? log : "(no output)");
+        errors = 1;
+    } else {
+        if (report && log) tb_parse_ptxas_info(log, kernel_name, report);
+        *cubin = read_file(outp, cubin_len);
+        if (!*cubin) {
+            tb_diag(diag, ud, "error: ptxas wrote no cubin");
+            errors = 1;
+        }
+    }
+    free(log);
+cleanup:
+    unlink(in);
+    unlink(outp);
+    unlink(logp);
+    rmdir(dir);
+    return errors;
+}

@@ -1,0 +1,510 @@
+/* Tile IR -> LLVM IR: the kernel, value bookkeeping, structured control flow, and the
+ * dispatch to the per-area lowerings (lower_elem.c, lower_mem.c, lower_reduce.c). */
+#include "tb_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (op && op->loc != TIR_NOLOC)
+        tb_diag(L->diag, L->ud, "%s: error: %s (op '%s' at offset %u)", L->f->name, msg,
+                tir_op_info[op->code].name, op->loc);
+    else if (op)
+        tb_diag(L->diag, L->ud, "%s: error: %s (op '%s')", L->f->name, msg,
+                tir_op_info[op->code].name);
+    else
+        tb_diag(L->diag, L->ud, "%s: error: %s", L->f->name, msg);
+    L->errors++;
+}
+
+LLVMValueRef *tb_elems(TbLower *L, int n) {
+    return tir_alloc(L->m->arena, (size_t)(n > 0 ? n : 1) * sizeof(LLVMValueRef));
+}
+
+TbVal *tb_val(TbLower *L, const TirValue *v) {
+    if (!v || v->id < 0 || v->id >= L->nvals || !L->vals[v->id].e) return NULL;
+    return &L->vals[v->id];
+}
+
+void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e) {
+    if (v->id < 0 || v->id >= L->nvals) return;
+    L->vals[v->id].n = n;
+    L->vals[v->id].e = e;
+}
+
+LLVMValueRef tb_i32(TbLower *L, int64_t v) { return LLVMConstInt(L->i32, (unsigned long long)v, 1); }
+
+LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s) {
+    switch (s) {
+    case TIR_I1: return L->i1;
+    case TIR_I8: case TIR_U8: case TIR_F8E4M3: case TIR_F8E5M2: return L->i8;
+    case TIR_I16: case TIR_U16: return L->i16;
+    case TIR_I32: case TIR_U32: return L->i32;
+    case TIR_I64: case TIR_U64: return L->i64;
+    case TIR_F16: return L->f16;
+    case TIR_BF16: return L->bf16;
+    case TIR_F32: return L->f32;
+    case TIR_F64: return L->f64;
+    default: return L->i32;
+    }
+}
+
+LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s) { return s == TIR_I1 ? L->i8 : tb_scalar_type(L, s); }
+
+LLVMTypeRef tb_elem_type(TbLower *L, TirType t) {
+    return t.ptr ? L->gptr : tb_scalar_type(L, (TirScalar)t.elem);
+}
+
+LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl,
+                          LLVMValueRef *args, int nargs) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (!id) {
+        tb_error(L, NULL, "internal: LLVM has no intrinsic %s", name);
+        return LLVMGetUndef(L->i32);
+    }
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(L->mod, id, ovl, (size_t)novl);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(L->c, id, ovl, (size_t)novl);
+    return LLVMBuildCall2(L->b, fty, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons,
+                    LLVMValueRef *args, int nargs, bool side_effect) {
+    LLVMTypeRef at[16];
+    for (int i = 0; i < nargs && i < 16; i++) at[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(ret, at, (unsigned)nargs, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, strlen(cons),
+                                      side_effect, 0, LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(L->b, fty, a, args, (unsigned)nargs, "");
+}
+
+static LLVMValueRef sreg(TbLower *L, LLVMBuilderRef b, const char *name) {
+    LLVMBuilderRef save = L->b;
+    L->b = b;
+    LLVMValueRef v = tb_call_intr(L, name, NULL, 0, NULL, 0);
+    L->b = save;
+    return v;
+}
+
+/* ---- ops that make values ---- */
+
+static void lower_constant(TbLower *L, TirOp *op) {
+    TirValue *r = op->res[0];
+    TbView v;
+    int n = 1;
+    if (tir_type_is_tile(r->ty)) {
+        if (!tb_view(L, r->ty, &v, op)) return;
+        n = v.total;
+    }
+    LLVMTypeRef t = tb_elem_type(L, r->ty);
+    LLVMValueRef c;
+    TirScalar s = (TirScalar)r->ty.elem;
+    if (r->ty.ptr) {
+        c = LLVMConstNull(L->gptr);
+    } else if (tir_scalar_is_float(s)) {
+        if (s == TIR_F8E4M3 || s == TIR_F8E5M2) {
+            c = LLVMConstInt(L->i8, s == TIR_F8E4M3 ? tir_f32_to_f8e4m3((float)op->attr.fval)
+                                                    : tir_f32_to_f8e5m2((float)op->attr.fval), 0);
+        } else {
+            c = LLVMConstReal(t, op->attr.fval);
+        }
+    } else {
+        c = LLVMConstInt(t, (unsigned long long)op->attr.ival, 0);
+    }
+    LLVMValueRef *e = tb_elems(L, n);
+    for (int i = 0; i < n; i++) e[i] = c;
+    tb_set(L, r, n, e);
+}
+
+static void lower_arange(TbLower *L, TirOp *op) {
+    TirValue *r = op->res[0];
+    TbView v;
+    if (!tb_view(L, r->ty, &v, op)) return;
+    LLVMValueRef base = tb_view_base(L, &v, 0);
+    LLVMValueRef *e = tb_elems(L, v.total);
+    for (int i = 0; i < v.total; i++) {
+        int32_t j[TIR_MAXRANK];
+        tb_view_multi(&v, i, j);
+        int64_t off = op->attr.i[0] + tb_view_offset(&v, 0, j[0]);
+        e[i] = LLVMBuildAdd(L->b, base, tb_i32(L, off), "");
+    }
+    tb_set(L, r, v.total, e);
+}
+
+static void lower_splat(TbLower *L, TirOp *op) {
+    TbVal *x = tb_val(L, op->opnd[0]);
+    TbView v;
+    if (!x || !tb_view(L, op->res[0]->ty, &v, op)) return;
+    LLVMValueRef *e = tb_elems(L, v.total);
+    for (int i = 0; i < v.total; i++) e[i] = x->e[0];
+    tb_set(L, op->res[0], v.total, e);
+}
+
+static void lower_sreg(TbLower *L, TirOp *op, const char *const names[3]) {
+    int axis = (int)op->attr.i[0];
+    if (axis < 0 || axis > 2) {
+        tb_error(L, op, "axis %d out of range (0..2)", axis);
+        return;
+    }
+    LLVMValueRef *e = tb_elems(L, 1);
+    e[0] = sreg(L, L->b, names[axis]);
+    tb_set(L, op->res[0], 1, e);
+}
+
+/* Identity ops: hints; reshape/trans where the layouts make them free are not done yet. */
+static void lower_alias(TbLower *L, TirOp *op) {
+    TbVal *x = tb_val(L, op->opnd[0]);
+    if (x) tb_set(L, op->res[0], x->n, x->e);
+}
+
+/* ---- structured control flow ---- */
+
+static void lower_block(TbLower *L, TirBlock *blk);
+
+/* The flattened LLVM values of a list of IR values (for phis). */
+static int flat_count(TbLower *L, TirValue *const *vs, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        TbVal *x = tb_val(L, vs[i]);
+        k += x ? x->n : 0;
+    }
+    return k;
+}
+
+static TirOp *block_terminator(TirBlock *blk) {
+    return blk->last && blk->last->code == TIR_OP_YIELD ? blk->last : NULL;
+}
+
+static bool uses_scratch(TirOp *op, void *ud) {
+    bool *found = ud;
+    bool red = op->code >= TIR_OP_REDUCE_SUM && op->code <= TIR_OP_ARGMIN;
+    bool atom = op->code >= TIR_OP_ATOMIC_ADD && op->code <= TIR_OP_ATOMIC_CAS && op->nres &&
+                !tir_type_is_tile(op->res[0]->ty);
+    if (red || atom || op->code == TIR_OP_CONVERT_LAYOUT) *found = true;
+    return !*found;
+}
+
+static void lower_for(TbLower *L, TirOp *op) {
+    TbVal *lb = tb_val(L, op->opnd[0]), *ub = tb_val(L, op->opnd[1]), *st = tb_val(L, op->opnd[2]);
+    if (!lb || !ub || !st) return;
+    TirBlock *body = op->region[0];
+    int ncarry = op->nopnd - 3;
+    if (body->nargs != ncarry + 1 || op->nres != ncarry) {
+        tb_error(L, op, "malformed for: %d carried values, %d block arguments", ncarry, body->nargs);
+        return;
+    }
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
+    LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.head");
+    LLVMBasicBlockRef bodyb = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.body");
+    LLVMBasicBlockRef exitb = LLVMAppendBasicBlockInContext(L->c, L->fn, "for.exit");
+    LLVMBuildBr(L->b, head);
+    LLVMPositionBuilderAtEnd(L->b, head);
+    /* loop variable and one phi per carried element */
+    LLVMValueRef iv = LLVMBuildPhi(L->b, LLVMTypeOf(lb->e[0]), "iv");
+    LLVMValueRef lbv = lb->e[0];
+    LLVMAddIncoming(iv, &lbv, &pre, 1);
+    LLVMValueRef *ive = tb_elems(L, 1);
+    ive[0] = iv;
+    tb_set(L, body->args[0], 1, ive);
+    for (int c = 0; c < ncarry; c++) {
+        TbVal *init = tb_val(L, op->opnd[3 + c]);
+        if (!init) return;
+        LLVMValueRef *e = tb_elems(L, init->n);
+        for (int i = 0; i < init->n; i++) {
+            e[i] = LLVMBuildPhi(L->b, LLVMTypeOf(init->e[i]), "");
+            LLVMAddIncoming(e[i], &init->e[i], &pre, 1);
+        }
+        tb_set(L, body->args[1 + c], init->n, e);
+    }
+    bool signed_iv = tir_scalar_is_signed((TirScalar)op->opnd[0]->ty.elem);
+    LLVMValueRef cond = LLVMBuildICmp(L->b, signed_iv ? LLVMIntSLT : LLVMIntULT, iv, ub->e[0], "");
+    LLVMBuildCondBr(L->b, cond, bodyb, exitb);
+    LLVMPositionBuilderAtEnd(L->b, bodyb);
+    /* Scratch reads of the previous iteration may still be in flight. */
+    TbSmemState before = L->smem;
+    bool body_scratch = false;
+    tir_walk_block(body, uses_scratch, &body_scratch);
+    if (body_scratch) L->smem.reads_unknown = true;
+    lower_block(L, body);
+    TirOp *y = block_terminator(body);
+    if (!y || y->nopnd != ncarry) {
+        tb_error(L, op, "for body must end in yield of %d values", ncarry);
+        return;
+    }
+    LLVMValueRef next = LLVMBuildAdd(L->b, iv, st->e[0], "iv.next");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
+    LLVMBuildBr(L->b, head);
+    LLVMAddIncoming(iv, &next, &latch, 1);
+    for (int c = 0; c < ncarry; c++) {
+        TbVal *phi = tb_val(L, body->args[1 + c]), *yv = tb_val(L, y->opnd[c]);
+        if (!phi || !yv || yv->n != phi->n) {
+            tb_error(L, op, "internal: yielded value %d does not match the carried value", c);
+            return;
+        }
+        for (int i = 0; i < phi->n; i++) LLVMAddIncoming(phi->e[i], &yv->e[i], &latch, 1);
+        tb_set(L, op->res[c], phi->n, phi->e);
+    }
+    LLVMPositionBuilderAtEnd(L->b, exitb);
+    tb_smem_join(&L->smem, &before);
+    (void)flat_count;
+}
+
+static void lower_if(TbLower *L, TirOp *op) {
+    TbVal *c = tb_val(L, op->opnd[0]);
+    if (!c) return;
+    if (c->n != 1) {
+        tb_error(L, op, "the condition of if must be a scalar");
+        return;
+    }
+    LLVMBasicBlockRef thb = LLVMAppendBasicBlockInContext(L->c, L->fn, "if.then");
+    LLVMBasicBlockRef elb = LLVMAppendBasicBlockInContext(L->c, L->fn, "if.else");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "if.end");
+    LLVMBuildCondBr(L->b, c->e[0], thb, elb);
+    TbSmemState before = L->smem, after = {0};
+    LLVMBasicBlockRef from[2];
+    TirOp *ys[2] = {NULL, NULL};
+    for (int r = 0; r < 2; r++) {
+        LLVMPositionBuilderAtEnd(L->b, r ? elb : thb);
+        L->smem = before;
+        if (r < op->nregion) lower_block(L, op->region[r]);
+        tb_smem_join(&after, &L->smem);
+        ys[r] = r < op->nregion ? block_terminator(op->region[r]) : NULL;
+        from[r] = LLVMGetInsertBlock(L->b);
+        LLVMBuildBr(L->b, join);
+    }
+    LLVMPositionBuilderAtEnd(L->b, join);
+    L->smem = after;
+    for (int k = 0; k < op->nres; k++) {
+        TbVal *a = ys[0] && k < ys[0]->nopnd ? tb_val(L, ys[0]->opnd[k]) : NULL;
+        TbVal *b = ys[1] && k < ys[1]->nopnd ? tb_val(L, ys[1]->opnd[k]) : NULL;
+        if (!a || !b || a->n != b->n) {
+            tb_error(L, op, "if branches must yield matching values");
+            return;
+        }
+        LLVMValueRef *e = tb_elems(L, a->n);
+        for (int i = 0; i < a->n; i++) {
+            e[i] = LLVMBuildPhi(L->b, LLVMTypeOf(a->e[i]), "");
+            LLVMValueRef in[2] = {a->e[i], b->e[i]};
+            LLVMAddIncoming(e[i], in, from, 2);
+        }
+        tb_set(L, op->res[k], a->n, e);
+    }
+}
+
+static void lower_return(TbLower *L, TirOp *op) {
+    LLVMBuildBr(L->b, L->exit_bb);
+    /* What follows in this block is dead; give it a block of its own. */
+    LLVMBasicBlockRef dead = LLVMAppendBasicBlockInContext(L->c, L->fn, "after.return");
+    LLVMPositionBuilderAtEnd(L->b, dead);
+}
+
+static void count_flops(TbLower *L, TirOp *op) {
+    unsigned t = tir_op_info[op->code].traits;
+    if (op->nres < 1 || !(t & (TIR_T_ELEMENTWISE | TIR_T_REDUCTION))) return;
+    TirType ty = (t & TIR_T_REDUCTION) ? op->opnd[0]->ty : op->res[0]->ty;
+    if (op->code == TIR_OP_CMP) ty = op->opnd[0]->ty;
+    if (ty.ptr || !tir_scalar_is_float((TirScalar)ty.elem) || op->code == TIR_OP_CAST) return;
+    L->flops += tir_type_numel(ty) * (op->code == TIR_OP_FMA ? 2 : 1);
+}
+
+static void lower_op(TbLower *L, TirOp *op) {
+    static const char *const ctaid[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x",
+                                         "llvm.nvvm.read.ptx.sreg.ctaid.y",
+                                         "llvm.nvvm.read.ptx.sreg.ctaid.z"};
+    static const char *const nctaid[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x",
+                                          "llvm.nvvm.read.ptx.sreg.nctaid.y",
+                                          "llvm.nvvm.read.ptx.sreg.nctaid.z"};
+    count_flops(L, op);
+    switch ((TirOpcode)op->code) {
+    case TIR_OP_CONSTANT: lower_constant(L, op); return;
+    case TIR_OP_ARANGE: lower_arange(L, op); return;
+    case TIR_OP_PROGRAM_ID: lower_sreg(L, op, ctaid); return;
+    case TIR_OP_NUM_PROGRAMS: lower_sreg(L, op, nctaid); return;
+    case TIR_OP_SPLAT: lower_splat(L, op); return;
+    case TIR_OP_BROADCAST: tb_lower_broadcast(L, op); return;
+    case TIR_OP_EXPAND_DIMS: tb_lower_expand_dims(L, op); return;
+    case TIR_OP_CONVERT_LAYOUT: tb_lower_convert_layout(L, op); return;
+    case TIR_OP_HINT_MULTIPLE_OF:
+    case TIR_OP_HINT_MAX_CONTIGUOUS: lower_alias(L, op); return;
+    case TIR_OP_REDUCE_SUM:
+    case TIR_OP_REDUCE_MAX:
+    case TIR_OP_REDUCE_MIN:
+    case TIR_OP_ARGMAX:
+    case TIR_OP_ARGMIN: tb_lower_reduce(L, op); return;
+    case TIR_OP_LOAD: tb_lower_load(L, op); return;
+    case TIR_OP_STORE: tb_lower_store(L, op); return;
+    case TIR_OP_ATOMIC_ADD:
+    case TIR_OP_ATOMIC_MAX:
+    case TIR_OP_ATOMIC_MIN:
+    case TIR_OP_ATOMIC_XCHG:
+    case TIR_OP_ATOMIC_CAS: tb_lower_atomic(L, op); return;
+    case TIR_OP_FOR: lower_for(L, op); return;
+    case TIR_OP_IF: lower_if(L, op); return;
+    case TIR_OP_YIELD: return; /* read by the parent */
+    case TIR_OP_RETURN: lower_return(L, op); return;
+    case TIR_OP_ASSERT:
+        if (!L->debug) return; /* asserts are checked in --debug builds only */
+        tb_error(L, op, "assert in --debug builds is not supported by the GPU backend yet");
+        return;
+    case TIR_OP_DOT: tb_error(L, op, "dot is not supported by the GPU backend yet"); return;
+    case TIR_OP_CALL:
+        tb_error(L, op, "calls must be inlined before the backend (run the 'inline' pass)");
+        return;
+    case TIR_OP_RESHAPE:
+    case TIR_OP_TRANS:
+    case TIR_OP_CUMSUM:
+    case TIR_OP_TENSOR_DESC:
+    case TIR_OP_TLOAD:
+    case TIR_OP_TSTORE:
+    case TIR_OP_PRINT:
+    case TIR_OP_FUNC_RETURN:
+        tb_error(L, op, "'%s' is not supported by the GPU backend yet", tir_op_info[op->code].name);
+        return;
+    default:
+        if (tir_op_info[op->code].traits & TIR_T_ELEMENTWISE) {
+            tb_lower_elementwise(L, op);
+            return;
+        }
+        tb_error(L, op, "'%s' is not supported by the GPU backend yet", tir_op_info[op->code].name);
+        return;
+    }
+}
+
+static void lower_block(TbLower *L, TirBlock *blk) {
+    for (TirOp *op = blk->first; op && L->errors < 20; op = op->next) {
+        /* operands must have been lowered (an earlier error leaves holes) */
+        bool ok = true;
+        for (int i = 0; i < op->nopnd; i++)
+            if (!tb_val(L, op->opnd[i])) ok = false;
+        if (!ok) {
+            if (!L->errors) tb_error(L, op, "internal: an operand has no lowered value");
+            return;
+        }
+        lower_op(L, op);
+    }
+}
+
+static void init_types(TbLower *L) {
+    LLVMContextRef c = L->c;
+    L->i1 = LLVMInt1TypeInContext(c);
+    L->i8 = LLVMInt8TypeInContext(c);
+    L->i16 = LLVMInt16TypeInContext(c);
+    L->i32 = LLVMInt32TypeInContext(c);
+    L->i64 = LLVMInt64TypeInContext(c);
+    L->f16 = LLVMHalfTypeInContext(c);
+    L->bf16 = LLVMBFloatTypeInContext(c);
+    L->f32 = LLVMFloatTypeInContext(c);
+    L->f64 = LLVMDoubleTypeInContext(c);
+    L->gptr = LLVMPointerTypeInContext(c, TB_GLOBAL_AS);
+    L->sptr = LLVMPointerTypeInContext(c, TB_SHARED_AS);
+    L->voidt = LLVMVoidTypeInContext(c);
+}
+
+static void add_str_attr(TbLower *L, LLVMValueRef fn, const char *k, const char *v) {
+    LLVMAttributeRef a = LLVMCreateStringAttribute(L->c, k, (unsigned)strlen(k), v, (unsigned)strlen(v));
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, a);
+}
+
+/* The scratch buffer is made once its size is known: every use reaches it through
+ * L->scratch, a placeholder global replaced here. */
+static void finish_scratch(TbLower *L) {
+    if (!L->scratch) return;
+    LLVMTypeRef at = LLVMArrayType2(L->i8, (uint64_t)L->scratch_bytes);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->mod, at, "tilec_scratch", TB_SHARED_AS);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetInitializer(g, LLVMGetUndef(at));
+    LLVMSetAlignment(g, 16);
+    LLVMReplaceAllUsesWith(L->scratch, g);
+    LLVMDeleteGlobal(L->scratch);
+    L->scratch = g;
+}
+
+LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch,
+                              int cc, bool debug, TbLowerResult *res, TirDiagFn diag, void *ud) {
+    TbLower Ls = {0}, *L = &Ls;
+    L->c = c;
+    L->m = m;
+    L->f = kernel;
+    L->cc = cc;
+    L->debug = debug;
+    L->diag = diag;
+    L->ud = ud;
+    if (!kernel || kernel->kind != TIR_FUNC_KERNEL) {
+        tb_diag(diag, ud, "error: the backend lowers kernels only");
+        return NULL;
+    }
+    int warps = kernel->warps > 0 ? kernel->warps : 4;
+    if (warps > 32 || (warps & (warps - 1))) {
+        tb_diag(diag, ud, "%s: error: warps=%d must be a power of two up to 32", kernel->name, warps);
+        return NULL;
+    }
+    L->threads = warps * 32;
+    init_types(L);
+    L->mod = LLVMModuleCreateWithNameInContext(kernel->name, c);
+    L->nvals = kernel->next_id;
+    L->vals = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->vals);
+
+    TirBlock *body = kernel->body;
+    LLVMTypeRef *pt = tir_alloc(m->arena, (size_t)(body->nargs + 1) * sizeof *pt);
+    for (int i = 0; i < body->nargs; i++) {
+        TirType t = body->args[i]->ty;
+        if (tir_type_is_tile(t) || t.kind != TIR_K_VALUE) {
+            tb_diag(diag, ud, "%s: error: parameter %d: only scalars and pointers can be kernel "
+                    "parameters in the GPU backend", kernel->name, i);
+            LLVMDisposeModule(L->mod);
+            return NULL;
+        }
+        pt[i] = tb_elem_type(L, t);
+    }
+    LLVMTypeRef fty = LLVMFunctionType(L->voidt, pt, (unsigned)body->nargs, 0);
+    L->fn = LLVMAddFunction(L->mod, kernel->name, fty);
+    LLVMSetFunctionCallConv(L->fn, 71 /* PTX_Kernel */);
+    char nt[32];
+    snprintf(nt, sizeof nt, "%d", L->threads);
+    add_str_attr(L, L->fn, "nvvm.maxntid", nt);
+    for (int i = 0; i < body->nargs; i++) {
+        LLVMValueRef p = LLVMGetParam(L->fn, (unsigned)i);
+        const char *nm = kernel->params && kernel->params[i].name ? kernel->params[i].name : "";
+        LLVMSetValueName2(p, nm, strlen(nm));
+        LLVMValueRef *e = tb_elems(L, 1);
+        e[0] = p;
+        tb_set(L, body->args[i], 1, e);
+        int div = kernel->params ? kernel->params[i].divisibility : 0;
+        if (body->args[i]->ty.ptr && div > 1) {
+            unsigned k = LLVMGetEnumAttributeKindForName("align", 5);
+            LLVMAddAttributeAtIndex(L->fn, (unsigned)i + 1, LLVMCreateEnumAttribute(c, k, (uint64_t)div));
+        }
+    }
+    L->b = LLVMCreateBuilderInContext(c);
+    L->eb = LLVMCreateBuilderInContext(c);
+    L->entry = LLVMAppendBasicBlockInContext(c, L->fn, "entry");
+    LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c, L->fn, "start");
+    L->exit_bb = LLVMAppendBasicBlockInContext(c, L->fn, "exit");
+    LLVMPositionBuilderAtEnd(L->eb, L->entry);
+    L->tid = sreg(L, L->eb, "llvm.nvvm.read.ptx.sreg.tid.x");
+    L->lane = LLVMBuildAnd(L->eb, L->tid, tb_i32(L, 31), "lane");
+    L->warp = LLVMBuildLShr(L->eb, L->tid, tb_i32(L, 5), "warp");
+    LLVMPositionBuilderAtEnd(L->b, start);
+    lower_block(L, body);
+    if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b))) LLVMBuildBr(L->b, L->exit_bb);
+    LLVMBuildBr(L->eb, start);
+    LLVMPositionBuilderAtEnd(L->b, L->exit_bb);
+    LLVMBuildRetVoid(L->b);
+    finish_scratch(L);
+    LLVMDisposeBuilder(L->b);
+    LLVMDisposeBuilder(L->eb);
+    if (L->errors) {
+        LLVMDisposeModule(L->mod);
+        return NULL;
+    }
+    if (res) {
+        res->flops = L->flops;
+        res->smem_bytes = L->scratch_bytes;
+        res->threads = L->threads;
+    }
+    return L->mod;
+}

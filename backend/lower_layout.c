@@ -1,0 +1,223 @@
+/* Per-thread views of distributed layouts (which elements a thread owns and where
+ * they sit), and the shared-memory scratch buffer with its barriers. */
+#include "tb_internal.h"
+
+#include <string.h>
+
+static int32_t clamp_pos(int64_t x) { return x < 1 ? 1 : (int32_t)x; }
+
+bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op) {
+    memset(v, 0, sizeof *v);
+    int32_t idx = t.layout;
+    if (!tir_type_is_tile(t)) {
+        tb_error(L, op, "internal: a scalar has no layout view");
+        return false;
+    }
+    if (idx <= 0 || idx >= L->m->nlayouts) {
+        tb_error(L, op, "a tile has no layout: run the 'layout' pass before the backend");
+        return false;
+    }
+    /* Walk slices down to the blocked root, marking removed root dims. */
+    bool removed[TIR_MAXRANK] = {0};
+    int depth = 0;
+    const TirLayout *l = &L->m->layouts[idx];
+    int32_t slices[TIR_MAXRANK];
+    int nslices = 0;
+    while (l->kind == TIR_LAYOUT_SLICE && depth++ < TIR_MAXRANK) {
+        slices[nslices++] = l->dim;
+        if (l->parent <= 0 || l->parent >= L->m->nlayouts) break;
+        idx = l->parent;
+        l = &L->m->layouts[idx];
+    }
+    if (l->kind != TIR_LAYOUT_BLOCKED) {
+        tb_error(L, op, "layout kind %d is not supported by the GPU backend yet", l->kind);
+        return false;
+    }
+    /* Slices name dims of their parent, outermost last: apply from the root up. */
+    int32_t map[TIR_MAXRANK]; /* current dims -> root dims */
+    int cur = l->rank;
+    for (int i = 0; i < cur; i++) map[i] = i;
+    for (int s = nslices - 1; s >= 0; s--) {
+        int d = slices[s];
+        if (d < 0 || d >= cur) {
+            tb_error(L, op, "internal: bad slice dimension %d", d);
+            return false;
+        }
+        removed[map[d]] = true;
+        for (int i = d; i < cur - 1; i++) map[i] = map[i + 1];
+        cur--;
+    }
+    if (cur != t.rank) {
+        tb_error(L, op, "internal: layout rank %d does not match the tile's rank %d", cur, t.rank);
+        return false;
+    }
+    v->rank = t.rank;
+    v->root = l;
+    v->root_idx = idx;
+    memcpy(v->sliced, removed, sizeof removed);
+    v->total = 1;
+    for (int d = 0; d < t.rank; d++) {
+        int rd = map[d];
+        v->rdim[d] = rd;
+        v->shape[d] = t.shape[d];
+        int32_t spt = l->size_per_thread[rd];
+        int64_t tile = (int64_t)spt * l->threads_per_warp[rd] * l->warps_per_cta[rd];
+        v->n[d] = t.shape[d] < spt ? t.shape[d] : spt * clamp_pos(t.shape[d] / tile);
+        v->total *= v->n[d];
+    }
+    /* order: the root's order restricted to the remaining dims */
+    int k = 0;
+    for (int i = 0; i < l->rank; i++) {
+        int rd = l->order[i];
+        for (int d = 0; d < t.rank; d++)
+            if (map[d] == rd) v->order[k++] = d;
+    }
+    if (k != t.rank) {
+        tb_error(L, op, "internal: layout order is not a permutation");
+        return false;
+    }
+    return true;
+}
+
+void tb_view_multi(const TbView *v, int e, int32_t *j) {
+    for (int i = 0; i < v->rank; i++) {
+        int d = v->order[i];
+        j[d] = e % v->n[d];
+        e /= v->n[d];
+    }
+}
+
+int tb_view_index(const TbView *v, const int32_t *j) {
+    int e = 0, stride = 1;
+    for (int i = 0; i < v->rank; i++) {
+        int d = v->order[i];
+        e += j[d] * stride;
+        stride *= v->n[d];
+    }
+    return e;
+}
+
+int32_t tb_view_offset(const TbView *v, int d, int32_t j) {
+    const TirLayout *l = v->root;
+    int rd = v->rdim[d];
+    int32_t spt = l->size_per_thread[rd];
+    int32_t tile = spt * l->threads_per_warp[rd] * l->warps_per_cta[rd];
+    return (j / spt) * tile + j % spt;
+}
+
+/* lane = sum over root dims (in order) of lane_d * (product of earlier tpw). */
+static LLVMValueRef comp(TbLower *L, const TirLayout *root, int rd, LLVMValueRef id,
+                         const int32_t *per) {
+    int32_t stride = 1;
+    for (int i = 0; i < root->rank; i++) {
+        int d = root->order[i];
+        if (d == rd) break;
+        stride *= per[d];
+    }
+    LLVMValueRef x = LLVMBuildUDiv(L->eb, id, tb_i32(L, stride), "");
+    return LLVMBuildURem(L->eb, x, tb_i32(L, per[rd]), "");
+}
+
+LLVMValueRef tb_lane_comp(TbLower *L, const TirLayout *root, int rd) {
+    return comp(L, root, rd, L->lane, root->threads_per_warp);
+}
+
+LLVMValueRef tb_warp_comp(TbLower *L, const TirLayout *root, int rd) {
+    return comp(L, root, rd, L->warp, root->warps_per_cta);
+}
+
+LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d) {
+    const TirLayout *l = v->root;
+    int rd = v->rdim[d];
+    LLVMValueRef w = tb_warp_comp(L, l, rd), ln = tb_lane_comp(L, l, rd);
+    LLVMValueRef x = LLVMBuildMul(L->eb, w, tb_i32(L, l->threads_per_warp[rd]), "");
+    x = LLVMBuildAdd(L->eb, x, ln, "");
+    x = LLVMBuildMul(L->eb, x, tb_i32(L, l->size_per_thread[rd]), "");
+    /* Threads past the shape hold copies: coordinates wrap. */
+    return LLVMBuildAnd(L->eb, x, tb_i32(L, v->shape[d] - 1), "");
+}
+
+/* True in exactly one of the threads that hold each element: the one whose unwrapped
+ * coordinates are in range and whose sliced-away components are zero. */
+LLVMValueRef tb_view_owner(TbLower *L, const TbView *v) {
+    const TirLayout *l = v->root;
+    LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
+    for (int rd = 0; rd < l->rank; rd++) {
+        int d = -1;
+        for (int k = 0; k < v->rank; k++)
+            if (v->rdim[k] == rd) d = k;
+        int64_t span = (int64_t)l->size_per_thread[rd] * l->threads_per_warp[rd] * l->warps_per_cta[rd];
+        LLVMValueRef w = tb_warp_comp(L, l, rd), ln = tb_lane_comp(L, l, rd);
+        LLVMValueRef pos = LLVMBuildAdd(L->eb, LLVMBuildMul(L->eb, w, tb_i32(L, l->threads_per_warp[rd]), ""),
+                                        ln, "");
+        LLVMValueRef c;
+        if (d < 0) {
+            c = LLVMBuildICmp(L->eb, LLVMIntEQ, pos, tb_i32(L, 0), "");
+        } else if (span > v->shape[d]) {
+            pos = LLVMBuildMul(L->eb, pos, tb_i32(L, l->size_per_thread[rd]), "");
+            int32_t lim = v->shape[d] < l->size_per_thread[rd] ? l->size_per_thread[rd] : v->shape[d];
+            c = LLVMBuildICmp(L->eb, LLVMIntULT, pos, tb_i32(L, lim), "");
+        } else {
+            continue;
+        }
+        ok = LLVMBuildAnd(L->eb, ok, c, "");
+    }
+    return ok;
+}
+
+void tb_barrier_done(TbLower *L);
+void tb_barrier(TbLower *L) {
+    tb_asm(L, L->voidt, "bar.sync 0;", "~{memory}", NULL, 0, true);
+    tb_barrier_done(L);
+}
+
+/* Scratch regions are handed out bump-style, so consecutive uses land on different
+ * bytes and need no barrier between them; only a write to bytes that another thread may
+ * still be reading (since the last barrier) waits.  This is the proof obligation of
+ * DESIGN.md's barrier pass, discharged as the code is built: every write is preceded
+ * by a barrier or touches no byte read since the last one, and every read follows the
+ * barrier that ends its region's write. */
+static bool overlaps(int a, int alen, int b, int blen) { return a < b + blen && b < a + alen; }
+
+LLVMValueRef tb_scratch(TbLower *L, int bytes, int *off) {
+    if (!L->scratch) L->scratch = LLVMAddGlobalInAddressSpace(L->mod, L->i8, "tilec_scratch.tmp", TB_SHARED_AS);
+    bytes = (bytes + 15) & ~15;
+    if (L->scratch_top + bytes > 48 * 1024) L->scratch_top = 0;
+    int o = L->scratch_top;
+    L->scratch_top += bytes;
+    if (L->scratch_top > L->scratch_bytes) L->scratch_bytes = L->scratch_top;
+    bool wait = L->smem.reads_unknown;
+    for (int i = 0; i < L->smem.nread && !wait; i++)
+        if (overlaps(o, bytes, L->smem.read_off[i], L->smem.read_len[i])) wait = true;
+    if (wait) tb_barrier(L);
+    *off = o;
+    LLVMValueRef idx = tb_i32(L, o);
+    return o ? LLVMBuildGEP2(L->b, L->i8, L->scratch, &idx, 1, "") : L->scratch;
+}
+
+void tb_barrier_done(TbLower *L) {
+    L->smem.nread = 0;
+    L->smem.reads_unknown = false;
+}
+
+void tb_scratch_written(TbLower *L, int off, int bytes) {
+    tb_barrier(L);
+    if (L->smem.nread == TB_MAX_READ_REGIONS) {
+        L->smem.reads_unknown = true;
+        return;
+    }
+    L->smem.read_off[L->smem.nread] = off;
+    L->smem.read_len[L->smem.nread++] = (bytes + 15) & ~15;
+}
+
+void tb_smem_join(TbSmemState *into, const TbSmemState *other) {
+    into->reads_unknown |= other->reads_unknown;
+    for (int i = 0; i < other->nread; i++) {
+        if (into->nread == TB_MAX_READ_REGIONS) {
+            into->reads_unknown = true;
+            return;
+        }
+        into->read_off[into->nread] = other->read_off[i];
+        into->read_len[into->nread++] = other->read_len[i];
+    }
+}

@@ -1,0 +1,333 @@
+/* Ops that move data between threads or reshape a thread's view: reductions (in the
+ * thread, then warp shuffles, then shared memory across warps), layout conversions
+ * through shared memory, broadcast and expand_dims. */
+#include "tb_internal.h"
+
+#include <string.h>
+
+/* ---- warp shuffles ---- */
+
+static LLVMValueRef shfl32(TbLower *L, LLVMValueRef x, int lane_mask) {
+    LLVMValueRef args[4] = {tb_i32(L, -1), x, tb_i32(L, lane_mask), tb_i32(L, 0x1f)};
+    return tb_call_intr(L, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
+}
+
+static LLVMValueRef shfl_bfly(TbLower *L, LLVMValueRef x, int lane_mask) {
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMTypeKind k = LLVMGetTypeKind(t);
+    if (k == LLVMFloatTypeKind)
+        return LLVMBuildBitCast(L->b, shfl32(L, LLVMBuildBitCast(L->b, x, L->i32, ""), lane_mask), t, "");
+    if (k == LLVMDoubleTypeKind || (k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) == 64)) {
+        LLVMValueRef i = LLVMBuildBitCast(L->b, x, L->i64, "");
+        LLVMValueRef lo = shfl32(L, LLVMBuildTrunc(L->b, i, L->i32, ""), lane_mask);
+        LLVMValueRef hi = shfl32(L, LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, i, LLVMConstInt(L->i64, 32, 0), ""), L->i32, ""),
+                                 lane_mask);
+        LLVMValueRef r = LLVMBuildOr(L->b, LLVMBuildZExt(L->b, lo, L->i64, ""),
+                                     LLVMBuildShl(L->b, LLVMBuildZExt(L->b, hi, L->i64, ""), LLVMConstInt(L->i64, 32, 0), ""), "");
+        return LLVMBuildBitCast(L->b, r, t, "");
+    }
+    if (k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) < 32)
+        return LLVMBuildTrunc(L->b, shfl32(L, LLVMBuildZExt(L->b, x, L->i32, ""), lane_mask), t, "");
+    return shfl32(L, x, lane_mask);
+}
+
+/* ---- reductions ---- */
+
+typedef struct {
+    LLVMValueRef v, i; /* value, and index for argmax/argmin */
+} Acc;
+
+typedef struct {
+    TirOpcode code;
+    TirScalar s;       /* element type of the input */
+    bool fl, sg;
+} RedKind;
+
+static Acc combine(TbLower *L, const RedKind *k, Acc a, Acc b, const TirOp *op) {
+    Acc r = a;
+    switch (k->code) {
+    case TIR_OP_REDUCE_SUM: r.v = k->fl ? LLVMBuildFAdd(L->b, a.v, b.v, "") : LLVMBuildAdd(L->b, a.v, b.v, ""); break;
+    case TIR_OP_REDUCE_MAX:
+    case TIR_OP_REDUCE_MIN: {
+        bool mx = k->code == TIR_OP_REDUCE_MAX;
+        const char *n = k->fl ? (mx ? "llvm.maxnum" : "llvm.minnum")
+                              : k->sg ? (mx ? "llvm.smax" : "llvm.smin") : (mx ? "llvm.umax" : "llvm.umin");
+        LLVMTypeRef t = LLVMTypeOf(a.v);
+        LLVMValueRef args[2] = {a.v, b.v};
+        r.v = tb_call_intr(L, n, &t, 1, args, 2);
+        break;
+    }
+    case TIR_OP_ARGMAX:
+    case TIR_OP_ARGMIN: {
+        bool mx = k->code == TIR_OP_ARGMAX;
+        LLVMValueRef better, eq;
+        if (k->fl) {
+            better = LLVMBuildFCmp(L->b, mx ? LLVMRealOGT : LLVMRealOLT, b.v, a.v, "");
+            /* a NaN in `a` loses to any number, as with fmax */
+            LLVMValueRef anan = LLVMBuildFCmp(L->b, LLVMRealUNO, a.v, a.v, "");
+            LLVMValueRef bnum = LLVMBuildFCmp(L->b, LLVMRealORD, b.v, b.v, "");
+            better = LLVMBuildOr(L->b, better, LLVMBuildAnd(L->b, anan, bnum, ""), "");
+            eq = LLVMBuildFCmp(L->b, LLVMRealOEQ, b.v, a.v, "");
+        } else {
+            better = LLVMBuildICmp(L->b, mx ? (k->sg ? LLVMIntSGT : LLVMIntUGT) : (k->sg ? LLVMIntSLT : LLVMIntULT),
+                                   b.v, a.v, "");
+            eq = LLVMBuildICmp(L->b, LLVMIntEQ, b.v, a.v, "");
+        }
+        LLVMValueRef tie = LLVMBuildAnd(L->b, eq, LLVMBuildICmp(L->b, LLVMIntSLT, b.i, a.i, ""), "");
+        LLVMValueRef take = LLVMBuildOr(L->b, better, tie, "");
+        r.v = LLVMBuildSelect(L->b, take, b.v, a.v, "");
+        r.i = LLVMBuildSelect(L->b, take, b.i, a.i, "");
+        break;
+    }
+    default: tb_error(L, op, "internal: not a reduction"); break;
+    }
+    return r;
+}
+
+static int type_bytes(TbLower *L, LLVMTypeRef t) {
+    LLVMTypeKind k = LLVMGetTypeKind(t);
+    if (k == LLVMFloatTypeKind) return 4;
+    if (k == LLVMDoubleTypeKind) return 8;
+    if (k == LLVMIntegerTypeKind) return (int)(LLVMGetIntTypeWidth(t) + 7) / 8;
+    return 8;
+}
+
+static LLVMValueRef scratch_at(TbLower *L, LLVMValueRef base, LLVMValueRef byte_off) {
+    return LLVMBuildGEP2(L->b, L->i8, base, &byte_off, 1, "");
+}
+
+void tb_lower_reduce(TbLower *L, TirOp *op) {
+    TirValue *in = op->opnd[0], *out = op->res[0];
+    int axis = (int)op->attr.i[0];
+    TbVal *x = tb_val(L, in);
+    TbView iv, ov;
+    if (!tb_view(L, in->ty, &iv, op)) return;
+    if (axis < 0 || axis >= iv.rank) {
+        tb_error(L, op, "reduction axis %d out of range", axis);
+        return;
+    }
+    bool scalar_out = !tir_type_is_tile(out->ty);
+    if (!scalar_out) {
+        if (!tb_view(L, out->ty, &ov, op)) return;
+        const TirLayout *ol = &L->m->layouts[out->ty.layout];
+        if (ol->kind != TIR_LAYOUT_SLICE || ol->dim != axis || ol->parent != in->ty.layout) {
+            tb_error(L, op, "the result's layout must be the input's sliced at the axis: run the 'layout' pass");
+            return;
+        }
+    }
+    RedKind k = {(TirOpcode)op->code, (TirScalar)in->ty.elem, false, false};
+    k.fl = tir_scalar_is_float(k.s);
+    k.sg = tir_scalar_is_signed(k.s) && k.s != TIR_I1;
+    bool arg = k.code == TIR_OP_ARGMAX || k.code == TIR_OP_ARGMIN;
+    /* narrow floats accumulate in f32 */
+    TirScalar accs = (k.fl && k.s != TIR_F64) ? TIR_F32 : k.s;
+    if (k.s == TIR_I1 && k.code == TIR_OP_REDUCE_SUM) accs = TIR_I32;
+    int nout = scalar_out ? 1 : ov.total;
+    int axis_n = iv.n[axis];
+    LLVMValueRef axis_base = arg ? tb_view_base(L, &iv, axis) : NULL;
+    Acc *acc = tir_alloc(L->m->arena, (size_t)nout * sizeof *acc);
+    for (int eo = 0; eo < nout; eo++) {
+        int32_t jo[TIR_MAXRANK] = {0}, j[TIR_MAXRANK];
+        if (!scalar_out) tb_view_multi(&ov, eo, jo);
+        for (int d = 0, dd = 0; d < iv.rank; d++) j[d] = d == axis ? 0 : jo[dd++];
+        for (int t = 0; t < axis_n; t++) {
+            j[axis] = t;
+            Acc a;
+            a.v = tb_convert(L, x->e[tb_view_index(&iv, j)], k.s, accs, op);
+            a.i = arg ? LLVMBuildAdd(L->b, axis_base, tb_i32(L, tb_view_offset(&iv, axis, t)), "") : NULL;
+            acc[eo] = t == 0 ? a : combine(L, &k, acc[eo], a, op);
+        }
+    }
+    /* across lanes: the lanes along the axis that hold distinct data */
+    const TirLayout *root = iv.root;
+    int rd = iv.rdim[axis];
+    int spt = root->size_per_thread[rd], tpw = root->threads_per_warp[rd], wpc = root->warps_per_cta[rd];
+    int S = iv.shape[axis];
+    int lanes = S / spt < 1 ? 1 : (S / spt < tpw ? S / spt : tpw);
+    int warps = S / (spt * tpw) < 1 ? 1 : (S / (spt * tpw) < wpc ? S / (spt * tpw) : wpc);
+    int lstride = 1;
+    for (int i = 0; i < root->rank && root->order[i] != rd; i++) lstride *= root->threads_per_warp[root->order[i]];
+    for (int off = 1; off < lanes; off *= 2)
+        for (int eo = 0; eo < nout; eo++) {
+            Acc b = {shfl_bfly(L, acc[eo].v, off * lstride), arg ? shfl_bfly(L, acc[eo].i, off * lstride) : NULL};
+            acc[eo] = combine(L, &k, acc[eo], b, op);
+        }
+    if (warps > 1) {
+        /* across warps: lane 0 of each warp along the axis writes its partial; all read */
+        int64_t numel = scalar_out ? 1 : tir_type_numel(out->ty);
+        LLVMTypeRef at = LLVMTypeOf(acc[0].v);
+        int ab = type_bytes(L, at);
+        int64_t vbytes = numel * warps * ab;
+        int64_t bytes = vbytes + (arg ? numel * warps * 4 : 0);
+        if (bytes > 48 * 1024) {
+            tb_error(L, op, "reduction needs %lld bytes of shared memory (more than 48 KiB)", (long long)bytes);
+            return;
+        }
+        int soff;
+        LLVMValueRef base = tb_scratch(L, (int)bytes, &soff);
+        LLVMValueRef wk = tb_warp_comp(L, root, rd);
+        LLVMValueRef lk = tb_lane_comp(L, root, rd);
+        LLVMValueRef writer = LLVMBuildAnd(L->eb, LLVMBuildICmp(L->eb, LLVMIntEQ, lk, tb_i32(L, 0), ""),
+                                           LLVMBuildICmp(L->eb, LLVMIntULT, wk, tb_i32(L, warps), ""), "");
+        LLVMValueRef *lin = tir_alloc(L->m->arena, (size_t)nout * sizeof *lin);
+        for (int eo = 0; eo < nout; eo++) {
+            LLVMValueRef li = tb_i32(L, 0);
+            if (!scalar_out) {
+                int32_t jo[TIR_MAXRANK];
+                tb_view_multi(&ov, eo, jo);
+                int64_t stride = 1;
+                for (int d = ov.rank - 1; d >= 0; d--) {
+                    LLVMValueRef c = LLVMBuildAdd(L->b, tb_view_base(L, &ov, d), tb_i32(L, tb_view_offset(&ov, d, jo[d])), "");
+                    li = LLVMBuildAdd(L->b, li, LLVMBuildMul(L->b, c, tb_i32(L, stride), ""), "");
+                    stride *= ov.shape[d];
+                }
+            }
+            lin[eo] = LLVMBuildMul(L->b, li, tb_i32(L, warps), "");
+        }
+        LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "red.write");
+        LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "red.read");
+        LLVMBuildCondBr(L->b, writer, wr, join);
+        LLVMPositionBuilderAtEnd(L->b, wr);
+        for (int eo = 0; eo < nout; eo++) {
+            LLVMValueRef slot = LLVMBuildAdd(L->b, lin[eo], wk, "");
+            LLVMValueRef st = LLVMBuildStore(L->b, acc[eo].v, scratch_at(L, base, LLVMBuildMul(L->b, slot, tb_i32(L, ab), "")));
+            LLVMSetAlignment(st, (unsigned)ab);
+            if (arg) {
+                LLVMValueRef o = LLVMBuildAdd(L->b, tb_i32(L, vbytes), LLVMBuildMul(L->b, slot, tb_i32(L, 4), ""), "");
+                LLVMBuildStore(L->b, acc[eo].i, scratch_at(L, base, o));
+            }
+        }
+        LLVMBuildBr(L->b, join);
+        LLVMPositionBuilderAtEnd(L->b, join);
+        tb_scratch_written(L, soff, (int)bytes);
+        for (int eo = 0; eo < nout; eo++) {
+            for (int w = 0; w < warps; w++) {
+                LLVMValueRef slot = LLVMBuildAdd(L->b, lin[eo], tb_i32(L, w), "");
+                Acc a;
+                a.v = LLVMBuildLoad2(L->b, at, scratch_at(L, base, LLVMBuildMul(L->b, slot, tb_i32(L, ab), "")), "");
+                LLVMSetAlignment(a.v, (unsigned)ab);
+                a.i = NULL;
+                if (arg) {
+                    LLVMValueRef o = LLVMBuildAdd(L->b, tb_i32(L, vbytes), LLVMBuildMul(L->b, slot, tb_i32(L, 4), ""), "");
+                    a.i = LLVMBuildLoad2(L->b, L->i32, scratch_at(L, base, o), "");
+                }
+                acc[eo] = w == 0 ? a : combine(L, &k, acc[eo], a, op);
+            }
+        }
+    }
+    LLVMValueRef *e = tb_elems(L, nout);
+    TirScalar rs = (TirScalar)out->ty.elem;
+    for (int eo = 0; eo < nout; eo++) e[eo] = arg ? acc[eo].i : tb_convert(L, acc[eo].v, accs, rs, op);
+    tb_set(L, out, nout, e);
+}
+
+/* ---- layout conversion through shared memory ---- */
+
+static LLVMValueRef linear_coord(TbLower *L, const TbView *v, int e) {
+    int32_t j[TIR_MAXRANK];
+    tb_view_multi(v, e, j);
+    LLVMValueRef li = tb_i32(L, 0);
+    int64_t stride = 1;
+    for (int d = v->rank - 1; d >= 0; d--) {
+        LLVMValueRef c = LLVMBuildAdd(L->b, tb_view_base(L, v, d), tb_i32(L, tb_view_offset(v, d, j[d])), "");
+        li = LLVMBuildAdd(L->b, li, LLVMBuildMul(L->b, c, tb_i32(L, stride), ""), "");
+        stride *= v->shape[d];
+    }
+    return li;
+}
+
+void tb_lower_convert_layout(TbLower *L, TirOp *op) {
+    TirValue *in = op->opnd[0], *out = op->res[0];
+    TbVal *x = tb_val(L, in);
+    if (!tir_type_is_tile(in->ty) || in->ty.layout == out->ty.layout) {
+        tb_set(L, out, x->n, x->e);
+        return;
+    }
+    TbView sv, dv;
+    if (!tb_view(L, in->ty, &sv, op) || !tb_view(L, out->ty, &dv, op)) return;
+    TirType et = tir_elem_type(in->ty);
+    LLVMTypeRef rt = tb_elem_type(L, et);
+    bool is_bool = !et.ptr && et.elem == TIR_I1;
+    LLVMTypeRef mt = is_bool ? L->i8 : rt;
+    int eb = et.ptr ? 8 : tir_scalar_bytes((TirScalar)et.elem);
+    int64_t bytes = tir_type_numel(in->ty) * eb;
+    if (bytes > 48 * 1024) {
+        tb_error(L, op, "layout conversion needs %lld bytes of shared memory (more than 48 KiB)", (long long)bytes);
+        return;
+    }
+    int soff;
+    LLVMValueRef base = tb_scratch(L, (int)bytes, &soff);
+    for (int e = 0; e < sv.total; e++) {
+        LLVMValueRef off = LLVMBuildMul(L->b, linear_coord(L, &sv, e), tb_i32(L, eb), "");
+        LLVMValueRef v = is_bool ? LLVMBuildZExt(L->b, x->e[e], L->i8, "") : x->e[e];
+        LLVMValueRef st = LLVMBuildStore(L->b, v, scratch_at(L, base, off));
+        LLVMSetAlignment(st, (unsigned)eb);
+    }
+    tb_scratch_written(L, soff, (int)bytes);
+    LLVMValueRef *r = tb_elems(L, dv.total);
+    for (int e = 0; e < dv.total; e++) {
+        LLVMValueRef off = LLVMBuildMul(L->b, linear_coord(L, &dv, e), tb_i32(L, eb), "");
+        LLVMValueRef v = LLVMBuildLoad2(L->b, mt, scratch_at(L, base, off), "");
+        LLVMSetAlignment(v, (unsigned)eb);
+        r[e] = is_bool ? LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstNull(L->i8), "") : v;
+    }
+    tb_set(L, out, dv.total, r);
+}
+
+/* ---- broadcast and expand_dims: same threads, a different view ---- */
+
+void tb_lower_broadcast(TbLower *L, TirOp *op) {
+    TirValue *in = op->opnd[0], *out = op->res[0];
+    TbVal *x = tb_val(L, in);
+    TbView iv, ov;
+    if (!tir_type_is_tile(in->ty)) {
+        if (!tb_view(L, out->ty, &ov, op)) return;
+        LLVMValueRef *e = tb_elems(L, ov.total);
+        for (int i = 0; i < ov.total; i++) e[i] = x->e[0];
+        tb_set(L, out, ov.total, e);
+        return;
+    }
+    if (in->ty.layout != out->ty.layout) {
+        tb_error(L, op, "broadcast's operand and result layouts differ: run the 'layout' pass");
+        return;
+    }
+    if (!tb_view(L, in->ty, &iv, op) || !tb_view(L, out->ty, &ov, op)) return;
+    LLVMValueRef *e = tb_elems(L, ov.total);
+    for (int i = 0; i < ov.total; i++) {
+        int32_t j[TIR_MAXRANK];
+        tb_view_multi(&ov, i, j);
+        for (int d = 0; d < ov.rank; d++)
+            if (iv.shape[d] != ov.shape[d]) j[d] = 0;
+        e[i] = x->e[tb_view_index(&iv, j)];
+    }
+    tb_set(L, out, ov.total, e);
+}
+
+void tb_lower_expand_dims(TbLower *L, TirOp *op) {
+    TirValue *in = op->opnd[0], *out = op->res[0];
+    TbVal *x = tb_val(L, in);
+    int axis = (int)op->attr.i[0];
+    TbView iv, ov;
+    if (!tb_view(L, out->ty, &ov, op)) return;
+    if (!tir_type_is_tile(in->ty)) {
+        LLVMValueRef *e = tb_elems(L, ov.total);
+        for (int i = 0; i < ov.total; i++) e[i] = x->e[0];
+        tb_set(L, out, ov.total, e);
+        return;
+    }
+    const TirLayout *il = in->ty.layout > 0 && in->ty.layout < L->m->nlayouts ? &L->m->layouts[in->ty.layout] : NULL;
+    if (!il || il->kind != TIR_LAYOUT_SLICE || il->dim != axis || il->parent != out->ty.layout) {
+        tb_error(L, op, "expand_dims needs its operand in the result's layout sliced at the axis: run the 'layout' pass");
+        return;
+    }
+    if (!tb_view(L, in->ty, &iv, op)) return;
+    LLVMValueRef *e = tb_elems(L, ov.total);
+    for (int i = 0; i < ov.total; i++) {
+        int32_t j[TIR_MAXRANK], ji[TIR_MAXRANK];
+        tb_view_multi(&ov, i, j);
+        for (int d = 0, k = 0; d < ov.rank; d++)
+            if (d != axis) ji[k++] = j[d];
+        e[i] = x->e[tb_view_index(&iv, ji)];
+    }
+    tb_set(L, out, ov.total, e);
+}

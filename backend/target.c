@@ -1,0 +1,180 @@
+/* NVPTX target: LLVM initialisation, one target machine per architecture, the O3
+ * pipeline and PTX emission; and tb_emit, the backend's entry point. */
+#include "tb_internal.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ARCH(name, compute capability, PTX features): each arch gets the oldest PTX ISA
+ * version that has every instruction the backend emits for it, so older drivers load it. */
+#define TB_ARCHS(X) \
+    X("sm_80", 80, "+ptx70") \
+    X("sm_86", 86, "+ptx71") \
+    X("sm_89", 89, "+ptx78") \
+    X("sm_90", 90, "+ptx78") \
+    X("sm_90a", 90, "+ptx80")
+
+typedef struct {
+    const char *name;
+    int cc;
+    const char *features;
+} TbArch;
+
+static const TbArch tb_archs[] = {
+#define X(n, cc, f) {n, cc, f},
+    TB_ARCHS(X)
+#undef X
+};
+
+static const TbArch *arch_find(const char *arch) {
+    if (!arch) arch = "sm_90a";
+    for (size_t i = 0; i < sizeof tb_archs / sizeof tb_archs[0]; i++)
+        if (strcmp(tb_archs[i].name, arch) == 0) return &tb_archs[i];
+    return NULL;
+}
+
+bool tb_arch_known(const char *arch) { return arch_find(arch) != NULL; }
+
+int tb_arch_cc(const char *arch) {
+    const TbArch *a = arch_find(arch);
+    return a ? a->cc : 0;
+}
+
+static pthread_once_t tb_llvm_once = PTHREAD_ONCE_INIT;
+static void llvm_init(void) {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+void tb_diag(TirDiagFn diag, void *ud, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (diag) diag(ud, buf);
+}
+
+static LLVMTargetMachineRef make_tm(const TbArch *a, int opt_level, TirDiagFn diag, void *ud) {
+    pthread_once(&tb_llvm_once, llvm_init);
+    LLVMTargetRef t;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple(TB_TRIPLE, &t, &err)) {
+        tb_diag(diag, ud, "error: LLVM has no NVPTX target: %s", err ? err : "?");
+        LLVMDisposeMessage(err);
+        return NULL;
+    }
+    return LLVMCreateTargetMachine(t, TB_TRIPLE, a->name, a->features,
+                                   opt_level ? LLVMCodeGenLevelAggressive : LLVMCodeGenLevelNone,
+                                   LLVMRelocDefault, LLVMCodeModelDefault);
+}
+
+static char *dup_mem(const char *p, size_t n) {
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
+
+int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
+            size_t *len, TbReport *report, TirDiagFn diag, void *ud) {
+    TbOptions defaults = {0};
+    if (!opt) opt = &defaults;
+    *out = NULL;
+    *len = 0;
+    const TbArch *a = arch_find(opt->arch);
+    if (!a) {
+        tb_diag(diag, ud, "error: unknown architecture '%s' (known: sm_80 sm_86 sm_89 sm_90 sm_90a)",
+                opt->arch);
+        return 1;
+    }
+    if (report) {
+        memset(report, 0, sizeof *report);
+        report->regs = report->spill_loads = report->spill_stores = report->stack_bytes = -1;
+    }
+    LLVMTargetMachineRef tm = make_tm(a, opt->opt_level, diag, ud);
+    if (!tm) return 1;
+    LLVMContextRef ctx = LLVMContextCreate();
+    TbLowerResult lr = {0};
+    LLVMModuleRef mod = tb_lower_kernel(ctx, m, kernel, a->name, a->cc, opt->debug, &lr, diag, ud);
+    int errors = 0;
+    if (!mod) {
+        errors = 1;
+        goto done;
+    }
+    LLVMSetTarget(mod, TB_TRIPLE);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    char *dl = LLVMCopyStringRepOfTargetData(td);
+    LLVMSetDataLayout(mod, dl);
+    LLVMDisposeMessage(dl);
+    LLVMDisposeTargetData(td);
+    char *verr = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &verr)) {
+        tb_diag(diag, ud, "%s: error: internal: the backend built invalid LLVM IR: %s", kernel->name,
+                verr ? verr : "?");
+        LLVMDisposeMessage(verr);
+        errors = 1;
+        goto done_mod;
+    }
+    LLVMDisposeMessage(verr);
+    if (opt->opt_level) {
+        LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+        LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+        LLVMDisposePassBuilderOptions(po);
+        if (e) {
+            char *msg = LLVMGetErrorMessage(e);
+            tb_diag(diag, ud, "%s: error: LLVM optimisation failed: %s", kernel->name, msg);
+            LLVMDisposeErrorMessage(msg);
+            errors = 1;
+            goto done_mod;
+        }
+    }
+    if (report) {
+        report->flops = lr.flops;
+        report->smem_bytes = lr.smem_bytes;
+        report->threads = lr.threads;
+    }
+    if (kind == TB_OUT_LLVM) {
+        char *s = LLVMPrintModuleToString(mod);
+        *len = strlen(s);
+        *out = dup_mem(s, *len);
+        LLVMDisposeMessage(s);
+        goto done_mod;
+    }
+    LLVMMemoryBufferRef buf = NULL;
+    char *emsg = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &emsg, &buf)) {
+        tb_diag(diag, ud, "%s: error: NVPTX code generation failed: %s", kernel->name,
+                emsg ? emsg : "?");
+        LLVMDisposeMessage(emsg);
+        errors = 1;
+        goto done_mod;
+    }
+    const char *ptx = LLVMGetBufferStart(buf);
+    size_t plen = LLVMGetBufferSize(buf);
+    if (kind == TB_OUT_PTX) {
+        *out = dup_mem(ptx, plen);
+        *len = plen;
+    } else {
+        TbOptions o = *opt;
+        o.arch = a->name;
+        errors = tb_ptxas(ptx, plen, &o, kernel->name, out, len, report, diag, ud);
+    }
+    LLVMDisposeMemoryBuffer(buf);
+done_mod:
+    LLVMDisposeModule(mod);
+done:
+    LLVMContextDispose(ctx);
+    LLVMDisposeTargetMachine(tm);
+    return errors;
+}

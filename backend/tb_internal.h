@@ -1,0 +1,135 @@
+/* Shared by the backend's files: the lowering state, per-thread views of layouts,
+ * and helpers.  Nothing outside backend/ includes this (it pulls in llvm-c). */
+#ifndef TB_INTERNAL_H
+#define TB_INTERNAL_H
+
+#include "backend.h"
+
+#include <llvm-c/Core.h>
+#include <stdarg.h>
+
+#define TB_TRIPLE "nvptx64-nvidia-cuda"
+#define TB_GLOBAL_AS 1
+#define TB_SHARED_AS 3
+
+typedef struct TbLowerResult {
+    int64_t flops;
+    int smem_bytes;
+    int threads;
+} TbLowerResult;
+
+void tb_diag(TirDiagFn diag, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int tb_arch_cc(const char *arch);
+
+/* The LLVM values one thread holds for one IR value: n == 1 for scalars, else the
+ * elements the thread owns in its layout's element order (TbView). */
+typedef struct TbVal {
+    int n;
+    LLVMValueRef *e;
+} TbVal;
+
+/* How a tile of a given shape and layout is spread over the threads, seen from one
+ * thread.  The layout is a BLOCKED root, possibly with dimensions sliced away.
+ * Each tile dimension d maps to root dimension rdim[d].  A thread owns n[d]
+ * positions j along d; element j is at coordinate
+ *     ((warp_d * tpw_d + lane_d) * spt_d  mod  shape_d)  +  (j / spt_d) * tile_d + j % spt_d
+ * where tile_d = spt_d * tpw_d * wpc_d.  Elements are numbered with order[0] fastest. */
+typedef struct TbView {
+    int rank;
+    int32_t shape[TIR_MAXRANK];
+    int32_t n[TIR_MAXRANK];
+    int32_t order[TIR_MAXRANK];      /* tile dims, fastest first */
+    int32_t rdim[TIR_MAXRANK];       /* root dim of each tile dim */
+    int total;                       /* elements per thread */
+    const TirLayout *root;
+    int32_t root_idx;
+    bool sliced[TIR_MAXRANK];        /* root dims removed by slices */
+} TbView;
+
+#define TB_MAX_READ_REGIONS 32
+typedef struct TbSmemState {
+    int nread;
+    int32_t read_off[TB_MAX_READ_REGIONS], read_len[TB_MAX_READ_REGIONS];
+    bool reads_unknown;
+} TbSmemState;
+
+typedef struct TbLower {
+    LLVMContextRef c;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMBuilderRef eb;               /* at the end of the entry block: thread-invariant values */
+    LLVMValueRef fn;
+    LLVMBasicBlockRef entry, exit_bb;
+    TirModule *m;
+    TirFunc *f;
+    int cc;
+    bool debug;
+    TbVal *vals;                     /* by TirValue id */
+    int nvals;
+    LLVMValueRef tid, lane, warp;    /* i32 */
+    LLVMValueRef scratch;            /* ptr addrspace(3), sized at the end */
+    int scratch_bytes, scratch_top;
+    /* Scratch bytes read since the last barrier: a write there must wait for a barrier.
+     * reads_unknown: after a loop back edge or join, treat every byte as read. */
+    TbSmemState smem;
+    int errors;
+    TirDiagFn diag;
+    void *ud;
+    int64_t flops;
+    int threads;
+    /* types */
+    LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, gptr, sptr, voidt;
+} TbLower;
+
+LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch,
+                              int cc, bool debug, TbLowerResult *res, TirDiagFn diag, void *ud);
+
+/* lower.c */
+void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+TbVal *tb_val(TbLower *L, const TirValue *v);
+void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e);
+LLVMValueRef *tb_elems(TbLower *L, int n);
+LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s);   /* register type */
+LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s);      /* storage type (i1 -> i8) */
+LLVMTypeRef tb_elem_type(TbLower *L, TirType t);       /* register type of one element */
+LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl,
+                          LLVMValueRef *args, int nargs);
+LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons,
+                    LLVMValueRef *args, int nargs, bool side_effect);
+LLVMValueRef tb_i32(TbLower *L, int64_t v);
+
+/* lower_layout.c */
+bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op);
+void tb_view_multi(const TbView *v, int e, int32_t *j);   /* element index -> j per dim */
+int tb_view_index(const TbView *v, const int32_t *j);    /* j per dim -> element index */
+LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d); /* thread part of coordinate d */
+int32_t tb_view_offset(const TbView *v, int d, int32_t j);    /* constant part */
+LLVMValueRef tb_lane_comp(TbLower *L, const TirLayout *root, int rd);
+LLVMValueRef tb_warp_comp(TbLower *L, const TirLayout *root, int rd);
+LLVMValueRef tb_view_owner(TbLower *L, const TbView *v); /* i1: this thread is the first holder */
+void tb_barrier(TbLower *L);
+/* A fresh scratch region of `bytes` (offset in *off), with a barrier first only if
+ * those bytes may still be read by other threads. */
+LLVMValueRef tb_scratch(TbLower *L, int bytes, int *off);
+/* The region is written: a barrier so that other threads may read it. */
+void tb_scratch_written(TbLower *L, int off, int bytes);
+void tb_smem_join(TbSmemState *into, const TbSmemState *other);
+
+/* lower_elem.c */
+void tb_lower_elementwise(TbLower *L, TirOp *op);
+LLVMValueRef tb_convert(TbLower *L, LLVMValueRef x, TirScalar from, TirScalar to, const TirOp *op);
+LLVMValueRef tb_binop(TbLower *L, TirOpcode code, TirScalar s, LLVMValueRef a, LLVMValueRef b,
+                      const TirOp *op);
+
+/* lower_mem.c */
+void tb_lower_load(TbLower *L, TirOp *op);
+void tb_lower_store(TbLower *L, TirOp *op);
+void tb_lower_atomic(TbLower *L, TirOp *op);
+
+/* lower_reduce.c */
+void tb_lower_reduce(TbLower *L, TirOp *op);
+void tb_lower_convert_layout(TbLower *L, TirOp *op);
+void tb_lower_broadcast(TbLower *L, TirOp *op);
+void tb_lower_expand_dims(TbLower *L, TirOp *op);
+
+#endif

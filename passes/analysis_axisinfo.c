@@ -1,0 +1,267 @@
+/* analysis_axisinfo: divisibility, contiguity and constancy of integer and pointer
+ * values along each dimension, from arange, constants, hints and the runtime's
+ * argument facts, through the arithmetic that builds addresses and masks.  The
+ * layout pass reads it to size vector accesses; nothing is rewritten. */
+#include "passes.h"
+#include "pass_util.h"
+
+#include <string.h>
+
+#define AX_MAXDIV ((int64_t)1 << 30)
+
+static int64_t pow2_div(int64_t c) {
+    if (c == 0) return AX_MAXDIV;
+    uint64_t u = (uint64_t)(c < 0 ? -c : c);
+    int64_t p = (int64_t)(u & -u);
+    return p > AX_MAXDIV ? AX_MAXDIV : p;
+}
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }
+static int32_t max32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+typedef struct {
+    TirAxisInfo *info;
+    int32_t n;
+} AxState;
+
+static TirAxisInfo *ax(AxState *s, const TirValue *v) {
+    static TirAxisInfo none;
+    if (!v || v->id < 0 || v->id >= s->n) {
+        for (int d = 0; d < TIR_MAXRANK; d++) none.div[d] = none.contig[d] = none.constancy[d] = 1;
+        return &none;
+    }
+    return &s->info[v->id];
+}
+
+static int rank_of(const TirValue *v) { return v->ty.rank > 0 ? v->ty.rank : 1; }
+static int32_t dim_of(const TirValue *v, int d) { return v->ty.rank > 0 ? v->ty.shape[d] : 1; }
+
+/* Nothing known: div 1, contig 1, constancy 1. */
+static void unknown(TirAxisInfo *a) {
+    for (int d = 0; d < TIR_MAXRANK; d++) a->div[d] = a->contig[d] = a->constancy[d] = 1;
+}
+
+static int elem_bytes(const TirValue *v) {
+    return tir_scalar_bytes((TirScalar)v->ty.elem);
+}
+
+static void visit(AxState *s, TirOp *op) {
+    if (op->nres < 1) return;
+    TirValue *r = op->res[0];
+    TirAxisInfo *o = ax(s, r);
+    unknown(o);
+    int rank = rank_of(r);
+    TirAxisInfo *a = op->nopnd > 0 ? ax(s, op->opnd[0]) : NULL;
+    TirAxisInfo *b = op->nopnd > 1 ? ax(s, op->opnd[1]) : NULL;
+    switch ((TirOpcode)op->code) {
+    case TIR_OP_CONSTANT:
+        for (int d = 0; d < rank; d++) {
+            o->div[d] = tir_scalar_is_float((TirScalar)r->ty.elem) ? 1 : pow2_div(op->attr.ival);
+            o->constancy[d] = dim_of(r, d);
+        }
+        break;
+    case TIR_OP_ARANGE:
+        o->div[0] = pow2_div(op->attr.i[0]);
+        o->contig[0] = dim_of(r, 0);
+        break;
+    case TIR_OP_SPLAT:
+        for (int d = 0; d < rank; d++) {
+            o->div[d] = a->div[0];
+            o->constancy[d] = dim_of(r, d);
+        }
+        break;
+    case TIR_OP_BROADCAST:
+        for (int d = 0; d < rank; d++) {
+            bool stretched = dim_of(op->opnd[0], d) != dim_of(r, d);
+            o->div[d] = a->div[d];
+            o->contig[d] = stretched ? 1 : a->contig[d];
+            o->constancy[d] = stretched ? dim_of(r, d) : a->constancy[d];
+        }
+        break;
+    case TIR_OP_EXPAND_DIMS: {
+        int axis = (int)op->attr.i[0];
+        for (int d = 0, k = 0; d < rank; d++) {
+            if (d == axis) {
+                o->div[d] = a->div[0];
+                continue;
+            }
+            o->div[d] = a->div[k];
+            o->contig[d] = a->contig[k];
+            o->constancy[d] = a->constancy[k];
+            k++;
+        }
+        break;
+    }
+    case TIR_OP_CONVERT_LAYOUT:
+    case TIR_OP_HINT_MULTIPLE_OF:
+    case TIR_OP_HINT_MAX_CONTIGUOUS:
+        *o = *a;
+        if (op->code == TIR_OP_HINT_MULTIPLE_OF)
+            /* the promise: a multiple of n, so of the largest power of two dividing n */
+            for (int d = 0; d < rank; d++)
+                if (pow2_div(op->attr.i[0]) > o->div[d] && op->attr.i[0] > 0) o->div[d] = pow2_div(op->attr.i[0]);
+        if (op->code == TIR_OP_HINT_MAX_CONTIGUOUS) {
+            int d = rank - 1;
+            int64_t n = op->attr.i[0];
+            int32_t p = 1;
+            while ((int64_t)p * 2 <= n && p < (1 << 30)) p *= 2;
+            o->contig[d] = max32(o->contig[d], min32(p, dim_of(r, d)));
+        }
+        break;
+    case TIR_OP_ADD:
+    case TIR_OP_SUB:
+    case TIR_OP_ADDPTR: {
+        int64_t scale = op->code == TIR_OP_ADDPTR ? elem_bytes(r) : 1;
+        for (int d = 0; d < rank; d++) {
+            int32_t c1 = min32(a->contig[d], b->constancy[d]);
+            int32_t c2 = op->code == TIR_OP_SUB ? 1 : min32(b->contig[d], a->constancy[d]);
+            o->contig[d] = max32(c1, c2);
+            o->div[d] = min64(a->div[d], min64(AX_MAXDIV, b->div[d] * scale));
+            o->constancy[d] = min32(a->constancy[d], b->constancy[d]);
+        }
+        break;
+    }
+    case TIR_OP_MUL:
+        for (int d = 0; d < rank; d++) {
+            o->div[d] = min64(AX_MAXDIV, a->div[d] * b->div[d]);
+            o->constancy[d] = min32(a->constancy[d], b->constancy[d]);
+        }
+        break;
+    case TIR_OP_DIV:
+    case TIR_OP_REM:
+    case TIR_OP_AND:
+    case TIR_OP_OR:
+    case TIR_OP_XOR:
+    case TIR_OP_SELECT:
+    case TIR_OP_MAXIMUM:
+    case TIR_OP_MINIMUM:
+    case TIR_OP_SHL:
+    case TIR_OP_SHR:
+        for (int d = 0; d < rank; d++) {
+            int32_t c = min32(a->constancy[d], b->constancy[d]);
+            if (op->code == TIR_OP_SELECT) c = min32(c, ax(s, op->opnd[2])->constancy[d]);
+            o->constancy[d] = c;
+        }
+        break;
+    case TIR_OP_CMP:
+        /* `x < n` with x contiguous from a multiple of g and n a multiple of g is
+         * constant over aligned groups of g: masks of ragged tails stay vectorisable. */
+        for (int d = 0; d < rank; d++) {
+            int32_t c = min32(a->constancy[d], b->constancy[d]);
+            if (b->constancy[d] == dim_of(r, d) && a->contig[d] > 1) {
+                int64_t g = min64(min64(a->div[d], b->div[d]), a->contig[d]);
+                c = max32(c, (int32_t)g);
+            }
+            if (a->constancy[d] == dim_of(r, d) && b->contig[d] > 1) {
+                int64_t g = min64(min64(a->div[d], b->div[d]), b->contig[d]);
+                c = max32(c, (int32_t)g);
+            }
+            o->constancy[d] = c;
+        }
+        break;
+    case TIR_OP_CAST:
+    case TIR_OP_NOT:
+        for (int d = 0; d < rank; d++) o->constancy[d] = a->constancy[d];
+        if (op->code == TIR_OP_CAST && !r->ty.ptr && tir_scalar_is_int((TirScalar)r->ty.elem) &&
+            tir_scalar_bits((TirScalar)r->ty.elem) >= tir_scalar_bits((TirScalar)op->opnd[0]->ty.elem))
+            *o = *a;
+        break;
+    default:
+        break;
+    }
+}
+
+static void walk_block(AxState *s, TirBlock *blk);
+
+static void visit_region_op(AxState *s, TirOp *op) {
+    if (op->code == TIR_OP_FOR && op->nregion > 0 && op->nopnd >= 3) {
+        TirBlock *body = op->region[0];
+        /* the loop variable: lb + k * step */
+        if (body->nargs > 0) {
+            TirAxisInfo *iv = ax(s, body->args[0]);
+            unknown(iv);
+            iv->div[0] = min64(ax(s, op->opnd[0])->div[0], ax(s, op->opnd[2])->div[0]);
+        }
+        for (int i = 1; i < body->nargs; i++) unknown(ax(s, body->args[i]));
+    }
+    for (int r = 0; r < op->nregion; r++) walk_block(s, op->region[r]);
+    for (int i = 0; i < op->nres; i++) unknown(ax(s, op->res[i]));
+}
+
+static void walk_block(AxState *s, TirBlock *blk) {
+    for (TirOp *op = blk->first; op; op = op->next) {
+        if (op->nregion > 0)
+            visit_region_op(s, op);
+        else
+            visit(s, op);
+    }
+}
+
+TirAxisInfo *analysis_axisinfo(TirFunc *f) {
+    AxState s;
+    s.n = f->next_id;
+    s.info = tir_alloc(f->module->arena, (size_t)(s.n > 0 ? s.n : 1) * sizeof *s.info);
+    for (int i = 0; i < s.n; i++) unknown(&s.info[i]);
+    TirBlock *body = f->body;
+    for (int i = 0; i < body->nargs; i++) {
+        TirValue *p = body->args[i];
+        TirAxisInfo *a = ax(&s, p);
+        int32_t div = f->params ? f->params[i].divisibility : 0;
+        if (p->ty.ptr)
+            a->div[0] = div > 1 ? pow2_div(div) : tir_scalar_bytes((TirScalar)p->ty.elem);
+        else if (f->params && f->params[i].equals_one)
+            a->div[0] = 1;
+        else if (div > 1)
+            a->div[0] = pow2_div(div);
+    }
+    walk_block(&s, body);
+    return s.info;
+}
+
+typedef struct {
+    FILE *out;
+    TirAxisInfo *info;
+    TirFunc *f;
+} AxPrint;
+
+static void print_list64(FILE *o, const char *k, const int64_t *v, int n) {
+    fprintf(o, " %s=[", k);
+    for (int i = 0; i < n; i++) fprintf(o, i ? ", %lld" : "%lld", (long long)v[i]);
+    fprintf(o, "]");
+}
+static void print_list32(FILE *o, const char *k, const int32_t *v, int n) {
+    fprintf(o, " %s=[", k);
+    for (int i = 0; i < n; i++) fprintf(o, i ? ", %d" : "%d", v[i]);
+    fprintf(o, "]");
+}
+
+static void print_value(AxPrint *p, const TirValue *v) {
+    if (v->ty.kind != TIR_K_VALUE) return;
+    if (!v->ty.ptr && !tir_scalar_is_int((TirScalar)v->ty.elem)) return;
+    const TirAxisInfo *a = &p->info[v->id];
+    int rank = rank_of(v);
+    fprintf(p->out, "// axisinfo @%s %%%d:", p->f->name, v->id);
+    print_list64(p->out, "div", a->div, rank);
+    print_list32(p->out, "contig", a->contig, rank);
+    print_list32(p->out, "const", a->constancy, rank);
+    fprintf(p->out, "\n");
+}
+
+static bool print_op(TirOp *op, void *ud) {
+    AxPrint *p = ud;
+    for (int r = 0; r < op->nregion; r++)
+        for (int i = 0; i < op->region[r]->nargs; i++) print_value(p, op->region[r]->args[i]);
+    for (int i = 0; i < op->nres; i++) print_value(p, op->res[i]);
+    return true;
+}
+
+int pass_analysis_axisinfo(TirModule *m, TirPassContext *ctx) {
+    for (TirFunc *f = m->first; f; f = f->next) {
+        TirAxisInfo *info = analysis_axisinfo(f);
+        if (!ctx || !ctx->dump) continue;
+        AxPrint p = {ctx->dump, info, f};
+        for (int i = 0; i < f->body->nargs; i++) print_value(&p, f->body->args[i]);
+        tir_walk_func(f, print_op, &p);
+    }
+    return 0;
+}

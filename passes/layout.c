@@ -1,0 +1,320 @@
+/* layout: give every tile a distributed layout (the tiling pass).
+ *
+ * Values that must share a layout (operands and results of elementwise ops, broadcast,
+ * the operands of a memory op, loop-carried values and their yields, if results) are
+ * joined into classes.  Each class gets one blocked layout, anchored on its widest
+ * provable memory access: size_per_thread along the contiguous dimension is sized so a
+ * thread moves 16 bytes, threads and warps fill the shape fastest dimension first.
+ * Reduction results and expand_dims operands are classes of their own whose layout is
+ * their parent's sliced at the axis.  Where a constraint still disagrees, a
+ * convert_layout is inserted.  Each load/store/atomic records the vector width proven
+ * for it in attr i[1] (elements; 0 or 1: scalar accesses), which the backend trusts. */
+#include "passes.h"
+#include "pass_util.h"
+
+#include <string.h>
+
+typedef struct {
+    int32_t *parent;
+    TirValue **val;      /* by id */
+    int32_t n;
+} Uf;
+
+static int32_t uf_find(Uf *u, int32_t x) {
+    while (u->parent[x] != x) {
+        u->parent[x] = u->parent[u->parent[x]];
+        x = u->parent[x];
+    }
+    return x;
+}
+
+static void uf_join(Uf *u, const TirValue *a, const TirValue *b) {
+    if (!a || !b || !tir_type_is_tile(a->ty) || !tir_type_is_tile(b->ty)) return;
+    if (a->ty.rank != b->ty.rank || a->id >= u->n || b->id >= u->n) return;
+    int32_t x = uf_find(u, a->id), y = uf_find(u, b->id);
+    if (x != y) u->parent[y] = x;
+}
+
+typedef struct {
+    int32_t shape[TIR_MAXRANK];
+    int64_t numel;
+    int rank;
+    int vec, cdim;           /* best memory anchor: vector width, contiguous dim (-1: none) */
+    int32_t slice_parent;    /* value id of a parent-class member, or -1 */
+    int slice_dim;
+    int32_t layout;
+    bool busy;
+} ClassInfo;
+
+typedef struct {
+    TirPassContext *ctx;
+    TirFunc *f;
+    TirModule *m;
+    TirAxisInfo *ax;
+    Uf uf;
+    ClassInfo *cls;          /* by root id */
+    int errors;
+} Lay;
+
+static void record_value(Lay *L, TirValue *v) {
+    if (v && v->id >= 0 && v->id < L->uf.n) L->uf.val[v->id] = v;
+}
+
+static bool collect(TirOp *op, void *ud) {
+    Lay *L = ud;
+    for (int i = 0; i < op->nres; i++) record_value(L, op->res[i]);
+    for (int r = 0; r < op->nregion; r++)
+        for (int i = 0; i < op->region[r]->nargs; i++) record_value(L, op->region[r]->args[i]);
+    return true;
+}
+
+static bool is_mem(const TirOp *op) {
+    switch (op->code) {
+    case TIR_OP_LOAD: case TIR_OP_STORE: case TIR_OP_ATOMIC_ADD: case TIR_OP_ATOMIC_MAX:
+    case TIR_OP_ATOMIC_MIN: case TIR_OP_ATOMIC_XCHG: case TIR_OP_ATOMIC_CAS: return true;
+    default: return false;
+    }
+}
+
+static TirOp *yield_of(TirBlock *b) { return b->last && b->last->code == TIR_OP_YIELD ? b->last : NULL; }
+
+static bool join_op(TirOp *op, void *ud) {
+    Lay *L = ud;
+    unsigned t = tir_op_info[op->code].traits;
+    if ((t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_BROADCAST || op->code == TIR_OP_HINT_MULTIPLE_OF ||
+        op->code == TIR_OP_HINT_MAX_CONTIGUOUS || is_mem(op)) {
+        TirValue *anchor = op->nres ? op->res[0] : (op->nopnd ? op->opnd[0] : NULL);
+        for (int i = 0; i < op->nopnd; i++) uf_join(&L->uf, anchor, op->opnd[i]);
+    } else if (op->code == TIR_OP_FOR && op->nregion) {
+        TirBlock *body = op->region[0];
+        TirOp *y = yield_of(body);
+        for (int c = 0; c < op->nres; c++) {
+            if (3 + c < op->nopnd) uf_join(&L->uf, op->res[c], op->opnd[3 + c]);
+            if (1 + c < body->nargs) uf_join(&L->uf, op->res[c], body->args[1 + c]);
+            if (y && c < y->nopnd) uf_join(&L->uf, op->res[c], y->opnd[c]);
+        }
+    } else if (op->code == TIR_OP_IF) {
+        for (int r = 0; r < op->nregion; r++) {
+            TirOp *y = yield_of(op->region[r]);
+            for (int c = 0; y && c < op->nres && c < y->nopnd; c++) uf_join(&L->uf, op->res[c], y->opnd[c]);
+        }
+    }
+    return true;
+}
+
+static ClassInfo *class_of(Lay *L, const TirValue *v) {
+    return &L->cls[uf_find(&L->uf, v->id)];
+}
+
+/* The widest access this memory op can make: elements per thread along its most
+ * contiguous dimension, bounded by 16 bytes, alignment and mask constancy. */
+static int mem_vec(Lay *L, const TirOp *op, int *cdim) {
+    TirValue *p = op->opnd[0];
+    *cdim = -1;
+    if (!tir_type_is_tile(p->ty)) return 1;
+    const TirAxisInfo *a = &L->ax[p->id];
+    int rank = p->ty.rank, d = rank - 1;
+    for (int k = rank - 1; k >= 0; k--)
+        if (a->contig[k] > a->contig[d]) d = k;
+    *cdim = d;
+    int eb = tir_scalar_bytes((TirScalar)p->ty.elem);
+    int64_t v = 16 / (eb ? eb : 1);
+    if (a->contig[d] < v) v = a->contig[d];
+    int64_t align = a->div[d] / eb;
+    if (align < v) v = align;
+    int mask_at = -1;
+    if (op->code == TIR_OP_LOAD && op->nopnd > 1) mask_at = 1;
+    if (op->code != TIR_OP_LOAD && op->code != TIR_OP_ATOMIC_CAS && op->nopnd > 2) mask_at = 2;
+    if (mask_at > 0) {
+        const TirAxisInfo *mk = &L->ax[op->opnd[mask_at]->id];
+        if (mk->constancy[d] < v) v = mk->constancy[d];
+    }
+    if (p->ty.shape[d] < v) v = p->ty.shape[d];
+    if (is_mem(op) && op->code != TIR_OP_LOAD && op->code != TIR_OP_STORE) v = 1; /* atomics */
+    return v < 1 ? 1 : (int)v;
+}
+
+static bool anchor_op(TirOp *op, void *ud) {
+    Lay *L = ud;
+    if (is_mem(op) && op->nopnd > 0 && tir_type_is_tile(op->opnd[0]->ty)) {
+        int cdim;
+        int v = mem_vec(L, op, &cdim);
+        ClassInfo *c = class_of(L, op->opnd[0]);
+        if (c->cdim < 0 || v > c->vec) {
+            c->vec = v;
+            c->cdim = cdim;
+        }
+    } else if (op->code >= TIR_OP_REDUCE_SUM && op->code <= TIR_OP_ARGMIN && op->nres &&
+               tir_type_is_tile(op->res[0]->ty)) {
+        ClassInfo *c = class_of(L, op->res[0]);
+        if (c->slice_parent < 0) {
+            c->slice_parent = op->opnd[0]->id;
+            c->slice_dim = (int)op->attr.i[0];
+        }
+    } else if (op->code == TIR_OP_EXPAND_DIMS && tir_type_is_tile(op->opnd[0]->ty)) {
+        ClassInfo *c = class_of(L, op->opnd[0]);
+        if (c->slice_parent < 0) {
+            c->slice_parent = op->res[0]->id;
+            c->slice_dim = (int)op->attr.i[0];
+        }
+    }
+    return true;
+}
+
+/* size_per_thread x threads_per_warp x warps_per_cta, fastest dimension first. */
+static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int vec, int cdim, int warps) {
+    TirLayout l;
+    memset(&l, 0, sizeof l);
+    l.kind = TIR_LAYOUT_BLOCKED;
+    l.rank = (uint8_t)rank;
+    if (cdim < 0 || cdim >= rank) cdim = rank - 1;
+    l.order[0] = cdim;
+    for (int d = rank - 1, k = 1; d >= 0; d--)
+        if (d != cdim) l.order[k++] = d;
+    for (int d = 0; d < rank; d++) l.size_per_thread[d] = 1;
+    l.size_per_thread[cdim] = vec < shape[cdim] ? vec : shape[cdim];
+    int lanes = 32, ws = warps;
+    for (int i = 0; i < rank; i++) {
+        int d = l.order[i];
+        int want = shape[d] / l.size_per_thread[d];
+        if (want < 1) want = 1;
+        l.threads_per_warp[d] = want < lanes ? want : lanes;
+        lanes /= l.threads_per_warp[d];
+    }
+    l.threads_per_warp[l.order[0]] *= lanes; /* left-over lanes hold copies */
+    for (int i = 0; i < rank; i++) {
+        int d = l.order[i];
+        int want = shape[d] / (l.size_per_thread[d] * l.threads_per_warp[d]);
+        if (want < 1) want = 1;
+        l.warps_per_cta[d] = want < ws ? want : ws;
+        ws /= l.warps_per_cta[d];
+    }
+    l.warps_per_cta[l.order[rank - 1]] *= ws;
+    return tir_layout_intern(m, &l);
+}
+
+static int32_t slice_layout(TirModule *m, int32_t parent, int dim) {
+    TirLayout l;
+    memset(&l, 0, sizeof l);
+    l.kind = TIR_LAYOUT_SLICE;
+    l.rank = (uint8_t)(m->layouts[parent].kind == TIR_LAYOUT_SLICE ? m->layouts[parent].rank - 1
+                                                                    : m->layouts[parent].rank - 1);
+    l.parent = parent;
+    l.dim = dim;
+    return tir_layout_intern(m, &l);
+}
+
+static int32_t class_layout(Lay *L, int32_t root, int depth) {
+    ClassInfo *c = &L->cls[root];
+    if (c->layout > 0) return c->layout;
+    int warps = L->f->warps > 0 ? L->f->warps : 4;
+    if (c->slice_parent >= 0 && !c->busy && depth < 16) {
+        c->busy = true;
+        int32_t pr = uf_find(&L->uf, c->slice_parent);
+        int32_t pl = class_layout(L, pr, depth + 1);
+        c->busy = false;
+        if (pl > 0 && L->m->layouts[pl].rank == c->rank + 1) {
+            c->layout = slice_layout(L->m, pl, c->slice_dim);
+            return c->layout;
+        }
+    }
+    c->layout = blocked_layout(L->m, c->rank, c->shape, c->cdim >= 0 ? c->vec : 1, c->cdim, warps);
+    return c->layout;
+}
+
+static TirValue *insert_convert(Lay *L, TirOp *before, TirValue *v, int32_t layout) {
+    TirBuilder b;
+    tir_builder_before(&b, before);
+    TirType t = v->ty;
+    t.layout = layout;
+    return tir_op1(&b, TIR_OP_CONVERT_LAYOUT, t, 1, &v);
+}
+
+/* Constraints the classes cannot express: slices of reductions and expand_dims. */
+static bool fix_op(TirOp *op, void *ud) {
+    Lay *L = ud;
+    if (op->code >= TIR_OP_REDUCE_SUM && op->code <= TIR_OP_ARGMIN && op->nres &&
+        tir_type_is_tile(op->res[0]->ty)) {
+        TirValue *r = op->res[0];
+        int32_t want = slice_layout(L->m, op->opnd[0]->ty.layout, (int)op->attr.i[0]);
+        if (r->ty.layout != want) {
+            int32_t have = r->ty.layout;
+            r->ty.layout = want;
+            if (op->next && tir_count_uses(L->f, r) > 0) {
+                TirValue *c = insert_convert(L, op->next, r, have);
+                TirOp *conv = c->def;
+                tir_replace_all_uses(L->f, r, c);
+                conv->opnd[0] = r;
+            }
+        }
+    } else if (op->code == TIR_OP_EXPAND_DIMS && tir_type_is_tile(op->opnd[0]->ty)) {
+        int32_t want = slice_layout(L->m, op->res[0]->ty.layout, (int)op->attr.i[0]);
+        if (op->opnd[0]->ty.layout != want) op->opnd[0] = insert_convert(L, op, op->opnd[0], want);
+    }
+    return true;
+}
+
+/* Record the proven vector width where the final layout lets the access use it. */
+static bool vec_op(TirOp *op, void *ud) {
+    Lay *L = ud;
+    if (!is_mem(op) || !op->nopnd || !tir_type_is_tile(op->opnd[0]->ty)) return true;
+    int cdim;
+    int v = mem_vec(L, op, &cdim);
+    const TirLayout *l = &L->m->layouts[op->opnd[0]->ty.layout];
+    int w = 1;
+    if (l->kind == TIR_LAYOUT_BLOCKED && cdim >= 0 && l->order[0] == cdim) {
+        w = l->size_per_thread[cdim];
+        if (v < w) w = v;
+    }
+    op->attr.i[1] = w > 1 ? w : 0;
+    return true;
+}
+
+static int layout_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
+    Lay L;
+    memset(&L, 0, sizeof L);
+    L.ctx = ctx;
+    L.f = f;
+    L.m = m;
+    L.ax = analysis_axisinfo(f);
+    L.uf.n = f->next_id;
+    int32_t n = L.uf.n > 0 ? L.uf.n : 1;
+    L.uf.parent = tir_alloc(m->arena, (size_t)n * sizeof *L.uf.parent);
+    L.uf.val = tir_alloc(m->arena, (size_t)n * sizeof *L.uf.val);
+    L.cls = tir_alloc(m->arena, (size_t)n * sizeof *L.cls);
+    for (int32_t i = 0; i < L.uf.n; i++) L.uf.parent[i] = i;
+    for (int i = 0; i < f->body->nargs; i++) record_value(&L, f->body->args[i]);
+    tir_walk_func(f, collect, &L);
+    tir_walk_func(f, join_op, &L);
+    for (int32_t i = 0; i < L.uf.n; i++) {
+        L.cls[i].cdim = -1;
+        L.cls[i].slice_parent = -1;
+    }
+    for (int32_t i = 0; i < L.uf.n; i++) {
+        TirValue *v = L.uf.val[i];
+        if (!v || !tir_type_is_tile(v->ty)) continue;
+        ClassInfo *c = &L.cls[uf_find(&L.uf, i)];
+        int64_t ne = tir_type_numel(v->ty);
+        if (ne > c->numel) {
+            c->numel = ne;
+            c->rank = v->ty.rank;
+            memcpy(c->shape, v->ty.shape, sizeof c->shape);
+        }
+    }
+    tir_walk_func(f, anchor_op, &L);
+    for (int32_t i = 0; i < L.uf.n; i++) {
+        TirValue *v = L.uf.val[i];
+        if (!v || !tir_type_is_tile(v->ty)) continue;
+        v->ty.layout = class_layout(&L, uf_find(&L.uf, i), 0);
+    }
+    tir_walk_func(f, fix_op, &L);
+    tir_walk_func(f, vec_op, &L);
+    return L.errors;
+}
+
+int pass_layout(TirModule *m, TirPassContext *ctx) {
+    int errors = 0;
+    for (TirFunc *f = m->first; f; f = f->next)
+        if (f->kind == TIR_FUNC_KERNEL) errors += layout_func(ctx, m, f);
+    return errors;
+}

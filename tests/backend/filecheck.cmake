@@ -1,0 +1,17 @@
+# Runs tb_compile with the options in the file's "// RUN-ARGS: ..." line and FileCheck.
+file(STRINGS ${INPUT} args_line REGEX "^// RUN-ARGS:")
+string(REGEX REPLACE "^// RUN-ARGS:[ ]*" "" args "${args_line}")
+separate_arguments(args UNIX_COMMAND "${args}")
+execute_process(COMMAND ${TB_COMPILE} ${args} ${INPUT}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tb_compile failed (${rc}):\n${err}")
+endif()
+get_filename_component(name ${INPUT} NAME_WE)
+set(tmp ${CMAKE_CURRENT_BINARY_DIR}/${name}.out)
+file(WRITE ${tmp} "${out}")
+execute_process(COMMAND ${FILECHECK} ${INPUT} --input-file=${tmp} RESULT_VARIABLE fc
+                OUTPUT_VARIABLE fo ERROR_VARIABLE fe)
+if(NOT fc EQUAL 0)
+  message(FATAL_ERROR "FileCheck failed:\n${fe}${fo}")
+endif()
