@@ -1,0 +1,114 @@
+/* Shared by sema.c, variants.c, clauses.c and irgen*.c: constant evaluation over
+ * clause-style expressions, and the elaboration context that lowers a kernel
+ * body into tile IR.  Private to the front end. */
+#ifndef TF_SEMA_INTERNAL_H
+#define TF_SEMA_INTERNAL_H
+
+#include "frontend.h"
+
+/* ---- constant evaluation (clauses.c) ------------------------------------------ */
+typedef struct TfConst {
+    bool is_float;
+    int64_t i;
+    double f;
+} TfConst;
+
+typedef enum {
+    TF_EV_OK,       /* value in *out */
+    TF_EV_RUNTIME,  /* names a runtime argument and no argument values were given */
+    TF_EV_FAIL,     /* not constant, unknown name, division by zero, ... (reported when diag) */
+} TfEvalStatus;
+
+typedef struct TfEvalEnv {
+    const AstFile *file;
+    const AstKernel *kernel;          /* NULL: file constants only */
+    const TirConstBinding *consts;    /* bound constants, looked up first */
+    int32_t nconsts;
+    const TfArgValue *args;           /* runtime arguments by parameter index; NULL: unknown */
+    TfDiag *diag;                     /* NULL: silent */
+    int32_t nfile_consts;             /* file constants visible: the first n (-1: all) */
+    int depth;
+} TfEvalEnv;
+
+TfEvalStatus tf_const_eval(TfEvalEnv *e, const AstNode *n, TfConst *out);
+bool tf_const_truthy(TfConst c);
+int tf_find_file_const(const AstFile *f, const char *name);
+int tf_find_param(const AstKernel *k, const char *name);
+const TirConstBinding *tf_find_binding(const TirConstBinding *b, int n, const char *name);
+/* The clause builtins: cdiv, minimum, maximum, next_pow2 (index, or -1). */
+int tf_clause_fn(const char *name);
+int64_t tf_next_pow2(int64_t x);
+
+/* ---- elaboration (irgen.c, irgen_builtins.c) ------------------------------------ */
+/* A value during elaboration.  Compile-time scalars stay unmaterialized (`known`)
+ * until an op needs them, so that shapes and static bounds fold; literals and tuned
+ * constants are `untyped` and take the type of the operand they meet. */
+typedef struct SVal {
+    TirValue *v;
+    TirType ty;          /* for untyped values: the default i32 / f32 */
+    bool known;
+    bool untyped;
+    bool is_void;        /* a call without a result */
+    bool bad;            /* an error was reported; suppress follow-on errors */
+    TfConst c;
+} SVal;
+
+typedef enum { BIND_LET, BIND_VAR, BIND_PARAM } BindKind;
+
+typedef struct Binding {
+    const char *name;
+    SVal val;
+    BindKind kind;
+    uint32_t loc;
+    struct Binding *prev;
+} Binding;
+
+typedef struct SemaCtx {
+    TirModule *m;
+    TirArena *arena;
+    const AstFile *file;
+    const AstKernel *kernel;
+    const TfVariant *variant;
+    TfDiag *d;
+    TirBuilder b;
+    Binding *scope;
+    const AstFn *fn;               /* device function being elaborated, or NULL */
+    const char *fn_stack[64];      /* functions being elaborated, for recursion */
+    int nfn_stack;
+    const char *failed[64];        /* device function instances whose elaboration failed */
+    int nfailed;
+    SVal fn_result;
+    bool fn_has_result;
+    int depth;
+} SemaCtx;
+
+void sema_err(SemaCtx *c, const AstNode *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+SVal sv_bad(void);
+SVal sv_known_int(int64_t v, bool untyped, TirScalar s);
+SVal sv_known_float(double v, bool untyped, TirScalar s);
+SVal sv_value(TirValue *v);
+const char *sema_type_str(SemaCtx *c, TirType t);
+SVal sema_expr(SemaCtx *c, const AstNode *n);
+TirValue *sema_mat(SemaCtx *c, SVal *s);
+/* Gives an untyped value a type: the element type `elem` (error when a float literal
+ * meets an integer type). */
+bool sema_type_literal(SemaCtx *c, SVal *s, TirScalar elem, const AstNode *n);
+/* Makes two values share one element type by the promotion rules. */
+bool sema_unify(SemaCtx *c, SVal *a, SVal *b, const AstNode *n);
+/* The numpy broadcast of two shapes; false when incompatible. */
+bool sema_broadcast_shape(TirType a, TirType b, int *rank, int32_t *shape);
+/* Materializes s with the given shape (splat / expand_dims / broadcast). */
+TirValue *sema_broadcast_to(SemaCtx *c, SVal *s, int rank, const int32_t *shape,
+                            const AstNode *n);
+/* Checks the dims of a tile shape; reports at n. */
+bool sema_check_shape(SemaCtx *c, const AstNode *n, int rank, const int32_t *shape);
+SVal sema_binop(SemaCtx *c, AstOp op, SVal a, SVal b, const AstNode *n);
+bool sema_cast(SemaCtx *c, SVal *s, TirScalar to);
+TfConst sema_convert_const(TfConst v, TirScalar to);
+SVal sema_call_fn(SemaCtx *c, const AstNode *call);
+/* Calls a builtin; *found is false when `name` is no builtin. */
+SVal sema_builtin(SemaCtx *c, const AstNode *call, bool *found);
+bool sema_is_builtin(const char *name);
+
+#endif
