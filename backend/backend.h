@@ -24,6 +24,8 @@ typedef struct TbReport {
     int spill_stores, spill_loads, stack_bytes;
     int static_global_bytes; /* global memory the module itself defines (none today) */
     int64_t flops;           /* floating-point element operations per program, from the IR */
+    int64_t global_bytes;    /* bytes of global memory one program's loads, stores and atomics
+                              * move (each op once: loop bodies are not multiplied) */
     int threads;             /* warps * 32 */
 } TbReport;
 

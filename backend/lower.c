@@ -179,15 +179,6 @@ static TirOp *block_terminator(TirBlock *blk) {
     return blk->last && blk->last->code == TIR_OP_YIELD ? blk->last : NULL;
 }
 
-static bool uses_scratch(TirOp *op, void *ud) {
-    bool *found = ud;
-    bool red = op->code >= TIR_OP_REDUCE_SUM && op->code <= TIR_OP_ARGMIN;
-    bool atom = op->code >= TIR_OP_ATOMIC_ADD && op->code <= TIR_OP_ATOMIC_CAS && op->nres &&
-                !tir_type_is_tile(op->res[0]->ty);
-    if (red || atom || op->code == TIR_OP_CONVERT_LAYOUT) *found = true;
-    return !*found;
-}
-
 static void lower_for(TbLower *L, TirOp *op) {
     TbVal *lb = tb_val(L, op->opnd[0]), *ub = tb_val(L, op->opnd[1]), *st = tb_val(L, op->opnd[2]);
     if (!lb || !ub || !st) return;
@@ -224,11 +215,6 @@ static void lower_for(TbLower *L, TirOp *op) {
     LLVMValueRef cond = LLVMBuildICmp(L->b, signed_iv ? LLVMIntSLT : LLVMIntULT, iv, ub->e[0], "");
     LLVMBuildCondBr(L->b, cond, bodyb, exitb);
     LLVMPositionBuilderAtEnd(L->b, bodyb);
-    /* Scratch reads of the previous iteration may still be in flight. */
-    TbSmemState before = L->smem;
-    bool body_scratch = false;
-    tir_walk_block(body, uses_scratch, &body_scratch);
-    if (body_scratch) L->smem.reads_unknown = true;
     lower_block(L, body);
     TirOp *y = block_terminator(body);
     if (!y || y->nopnd != ncarry) {
@@ -249,7 +235,6 @@ static void lower_for(TbLower *L, TirOp *op) {
         tb_set(L, op->res[c], phi->n, phi->e);
     }
     LLVMPositionBuilderAtEnd(L->b, exitb);
-    tb_smem_join(&L->smem, &before);
     (void)flat_count;
 }
 
@@ -264,20 +249,16 @@ static void lower_if(TbLower *L, TirOp *op) {
     LLVMBasicBlockRef elb = LLVMAppendBasicBlockInContext(L->c, L->fn, "if.else");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "if.end");
     LLVMBuildCondBr(L->b, c->e[0], thb, elb);
-    TbSmemState before = L->smem, after = {0};
     LLVMBasicBlockRef from[2];
     TirOp *ys[2] = {NULL, NULL};
     for (int r = 0; r < 2; r++) {
         LLVMPositionBuilderAtEnd(L->b, r ? elb : thb);
-        L->smem = before;
         if (r < op->nregion) lower_block(L, op->region[r]);
-        tb_smem_join(&after, &L->smem);
         ys[r] = r < op->nregion ? block_terminator(op->region[r]) : NULL;
         from[r] = LLVMGetInsertBlock(L->b);
         LLVMBuildBr(L->b, join);
     }
     LLVMPositionBuilderAtEnd(L->b, join);
-    L->smem = after;
     for (int k = 0; k < op->nres; k++) {
         TbVal *a = ys[0] && k < ys[0]->nopnd ? tb_val(L, ys[0]->opnd[k]) : NULL;
         TbVal *b = ys[1] && k < ys[1]->nopnd ? tb_val(L, ys[1]->opnd[k]) : NULL;
@@ -302,7 +283,24 @@ static void lower_return(TbLower *L, TirOp *op) {
     LLVMPositionBuilderAtEnd(L->b, dead);
 }
 
+/* Global bytes one program moves: loads, stores, atomics (read and write), tload/tstore. */
+static void count_bytes(TbLower *L, TirOp *op) {
+    TirType t;
+    int factor = 1;
+    switch (op->code) {
+    case TIR_OP_LOAD: case TIR_OP_TLOAD: t = op->res[0]->ty; break;
+    case TIR_OP_STORE: if (op->nopnd < 2) return; t = op->opnd[1]->ty; break;
+    case TIR_OP_TSTORE: t = op->opnd[op->nopnd - 1]->ty; break;
+    case TIR_OP_ATOMIC_ADD: case TIR_OP_ATOMIC_MAX: case TIR_OP_ATOMIC_MIN:
+    case TIR_OP_ATOMIC_XCHG: case TIR_OP_ATOMIC_CAS: t = op->res[0]->ty; factor = 2; break;
+    default: return;
+    }
+    int eb = t.ptr ? 8 : tir_scalar_bytes((TirScalar)t.elem);
+    L->global_bytes += tir_type_numel(t) * eb * factor;
+}
+
 static void count_flops(TbLower *L, TirOp *op) {
+    count_bytes(L, op);
     unsigned t = tir_op_info[op->code].traits;
     if (op->nres < 1 || !(t & (TIR_T_ELEMENTWISE | TIR_T_REDUCTION))) return;
     TirType ty = (t & TIR_T_REDUCTION) ? op->opnd[0]->ty : op->res[0]->ty;
@@ -348,19 +346,20 @@ static void lower_op(TbLower *L, TirOp *op) {
     case TIR_OP_RETURN: lower_return(L, op); return;
     case TIR_OP_ASSERT:
         if (!L->debug) return; /* asserts are checked in --debug builds only */
-        tb_error(L, op, "assert in --debug builds is not supported by the GPU backend yet");
+        tb_lower_assert(L, op);
         return;
+    case TIR_OP_BARRIER: tb_barrier(L); return;
+    case TIR_OP_RESHAPE:
+    case TIR_OP_TRANS: tb_lower_permute(L, op); return;
+    case TIR_OP_CUMSUM: tb_lower_cumsum(L, op); return;
+    case TIR_OP_TENSOR_DESC: tb_lower_tensor_desc(L, op); return;
+    case TIR_OP_TLOAD: tb_lower_tload(L, op); return;
+    case TIR_OP_TSTORE: tb_lower_tstore(L, op); return;
+    case TIR_OP_PRINT: tb_lower_print(L, op); return;
     case TIR_OP_DOT: tb_error(L, op, "dot is not supported by the GPU backend yet"); return;
     case TIR_OP_CALL:
         tb_error(L, op, "calls must be inlined before the backend (run the 'inline' pass)");
         return;
-    case TIR_OP_RESHAPE:
-    case TIR_OP_TRANS:
-    case TIR_OP_CUMSUM:
-    case TIR_OP_TENSOR_DESC:
-    case TIR_OP_TLOAD:
-    case TIR_OP_TSTORE:
-    case TIR_OP_PRINT:
     case TIR_OP_FUNC_RETURN:
         tb_error(L, op, "'%s' is not supported by the GPU backend yet", tir_op_info[op->code].name);
         return;
@@ -466,6 +465,9 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     char nt[32];
     snprintf(nt, sizeof nt, "%d", L->threads);
     add_str_attr(L, L->fn, "nvvm.maxntid", nt);
+    /* one resident program per SM is enough: lets ptxas use every register the block
+     * size allows instead of spilling to fit a second one */
+    add_str_attr(L, L->fn, "nvvm.minctasm", "1");
     for (int i = 0; i < body->nargs; i++) {
         LLVMValueRef p = LLVMGetParam(L->fn, (unsigned)i);
         const char *nm = kernel->params && kernel->params[i].name ? kernel->params[i].name : "";
@@ -503,6 +505,7 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     }
     if (res) {
         res->flops = L->flops;
+        res->global_bytes = L->global_bytes;
         res->smem_bytes = L->scratch_bytes;
         res->threads = L->threads;
     }

@@ -3,15 +3,68 @@
  * interpreter does (docs/ir.md). */
 #include "tb_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 static bool is_f8(TirScalar s) { return s == TIR_F8E4M3 || s == TIR_F8E5M2; }
 
-static LLVMValueRef f8_to_f32(TbLower *L, LLVMValueRef x, TirScalar s, const TirOp *op) {
-    if (L->cc < 89) {
-        tb_error(L, op, "f8 types need sm_89 or newer");
-        return LLVMGetUndef(L->f32);
+/* Software f8 conversions for targets without cvt.*e4m3x2/e5m2x2 (before sm_89): exact
+ * widening, and RNE with satfinite narrowing (NaN -> 0x7f, as docs/ir.md and the
+ * interpreter's tir_f32_to_f8*). */
+static LLVMValueRef c32(TbLower *L, uint32_t v) { return LLVMConstInt(L->i32, v, 0); }
+
+static LLVMValueRef f8_to_f32_soft(TbLower *L, LLVMValueRef x, TirScalar s) {
+    LLVMValueRef u = LLVMBuildZExt(L->b, x, L->i32, "");
+    if (s == TIR_F8E5M2) {
+        /* e5m2 is the high byte of an f16: exact */
+        LLVMValueRef h = LLVMBuildBitCast(L->b, LLVMBuildTrunc(L->b, LLVMBuildShl(L->b, u, c32(L, 8), ""), L->i16, ""), L->f16, "");
+        return LLVMBuildFPExt(L->b, h, L->f32, "");
     }
+    /* e4m3: bias 7, no infinities, S.1111.111 is NaN */
+    LLVMValueRef sign = LLVMBuildShl(L->b, LLVMBuildAnd(L->b, u, c32(L, 0x80), ""), c32(L, 24), "");
+    LLVMValueRef mag = LLVMBuildAnd(L->b, u, c32(L, 0x7f), "");
+    LLVMValueRef e = LLVMBuildLShr(L->b, mag, c32(L, 3), "");
+    LLVMValueRef m = LLVMBuildAnd(L->b, mag, c32(L, 7), "");
+    LLVMValueRef normal = LLVMBuildOr(L->b, LLVMBuildShl(L->b, LLVMBuildAdd(L->b, e, c32(L, 120), ""), c32(L, 23), ""),
+                                      LLVMBuildShl(L->b, m, c32(L, 20), ""), "");
+    /* subnormal: m * 2^-9, exact in f32 */
+    LLVMValueRef sub = LLVMBuildBitCast(L->b, LLVMBuildFMul(L->b, LLVMBuildUIToFP(L->b, m, L->f32, ""),
+                                                            LLVMConstReal(L->f32, 1.0 / 512), ""), L->i32, "");
+    LLVMValueRef bits = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, e, c32(L, 0), ""), sub, normal, "");
+    bits = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, mag, c32(L, 0x7f), ""), c32(L, 0x7fc00000), bits, "");
+    return LLVMBuildBitCast(L->b, LLVMBuildOr(L->b, bits, sign, ""), L->f32, "");
+}
+
+static LLVMValueRef f32_to_f8_soft(TbLower *L, LLVMValueRef x, TirScalar s) {
+    bool e4 = s == TIR_F8E4M3;
+    int M = e4 ? 3 : 2, B = e4 ? 7 : 15;
+    uint32_t maxcode = e4 ? 0x7e : 0x7b;
+    LLVMValueRef u = LLVMBuildBitCast(L->b, x, L->i32, "");
+    LLVMValueRef sign = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, LLVMBuildAnd(L->b, u, c32(L, 0x80000000u), ""), c32(L, 24), ""), L->i8, "");
+    LLVMValueRef a = LLVMBuildAnd(L->b, u, c32(L, 0x7fffffff), "");
+    LLVMValueRef af = LLVMBuildBitCast(L->b, a, L->f32, "");
+    /* below the smallest normal: round |x| / 2^(1-B-M) to an integer (RNE) = the code */
+    LLVMValueRef scaled = LLVMBuildFMul(L->b, af, LLVMConstReal(L->f32, (double)(1u << (B - 1 + M))), "");
+    LLVMTypeRef ft = L->f32;
+    LLVMValueRef rint = tb_call_intr(L, "llvm.rint", &ft, 1, &scaled, 1);
+    LLVMValueRef subq = LLVMBuildFPToUI(L->b, rint, L->i32, "");
+    /* normal: rebias, then round the mantissa to M bits (RNE; a carry bumps the exponent) */
+    int sh = 23 - M;
+    LLVMValueRef v = LLVMBuildSub(L->b, a, c32(L, (uint32_t)(127 - B) << 23), "");
+    LLVMValueRef odd = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, v, c32(L, (uint32_t)sh), ""), c32(L, 1), "");
+    LLVMValueRef q = LLVMBuildLShr(L->b, LLVMBuildAdd(L->b, LLVMBuildAdd(L->b, v, c32(L, (1u << (sh - 1)) - 1), ""), odd, ""),
+                                   c32(L, (uint32_t)sh), "");
+    LLVMValueRef is_sub = LLVMBuildICmp(L->b, LLVMIntULT, a, c32(L, (uint32_t)(127 + 1 - B) << 23), "");
+    LLVMValueRef code = LLVMBuildSelect(L->b, is_sub, subq, q, "");
+    /* satfinite: overflow and infinity give the largest finite value */
+    code = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntUGT, code, c32(L, maxcode), ""), c32(L, maxcode), code, "");
+    LLVMValueRef r = LLVMBuildOr(L->b, LLVMBuildTrunc(L->b, code, L->i8, ""), sign, "");
+    LLVMValueRef nan = LLVMBuildICmp(L->b, LLVMIntUGT, a, c32(L, 0x7f800000u), "");
+    return LLVMBuildSelect(L->b, nan, LLVMConstInt(L->i8, 0x7f, 0), r, "");
+}
+
+static LLVMValueRef f8_to_f32(TbLower *L, LLVMValueRef x, TirScalar s, const TirOp *op) {
+    if (L->cc < 89) return f8_to_f32_soft(L, x, s);
     /* cvt.rn.f16x2.e4m3x2 widens two packed f8 values exactly; take the low half. */
     LLVMValueRef w = LLVMBuildZExt(L->b, x, L->i16, "");
     const char *t = s == TIR_F8E4M3 ? "cvt.rn.f16x2.e4m3x2 $0, $1;" : "cvt.rn.f16x2.e5m2x2 $0, $1;";
@@ -21,10 +74,7 @@ static LLVMValueRef f8_to_f32(TbLower *L, LLVMValueRef x, TirScalar s, const Tir
 }
 
 static LLVMValueRef f32_to_f8(TbLower *L, LLVMValueRef x, TirScalar s, const TirOp *op) {
-    if (L->cc < 89) {
-        tb_error(L, op, "f8 types need sm_89 or newer");
-        return LLVMGetUndef(L->i8);
-    }
+    if (L->cc < 89) return f32_to_f8_soft(L, x, s);
     LLVMValueRef args[2] = {LLVMConstReal(L->f32, 0.0), x};
     const char *t = s == TIR_F8E4M3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;"
                                     : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;";
@@ -133,14 +183,192 @@ static LLVMValueRef math_f32(TbLower *L, TirOpcode code, LLVMValueRef x, const T
     }
 }
 
+/* ---- f64 math: range reduction and polynomials in f64 (no approximate hardware
+ * instructions exist for f64).  Accuracy: exp/exp2/log/log2 within a few ulp; sin/cos a few
+ * ulp for |x| < 1e6 (3-part Cody-Waite by pi/2); tanh and sigmoid from exp (series near 0
+ * for tanh); erf: Taylor series below 2.5 and erfc's continued fraction above (absolute
+ * error ~1e-13). ---- */
+
+static LLVMValueRef d(TbLower *L, double v) { return LLVMConstReal(L->f64, v); }
+static LLVMValueRef dfma(TbLower *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+    LLVMValueRef args[3] = {a, b, c};
+    LLVMTypeRef t = L->f64;
+    return tb_call_intr(L, "llvm.fma", &t, 1, args, 3);
+}
+static LLVMValueRef dsel(TbLower *L, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(L->b, c, a, b, "");
+}
+static LLVMValueRef dcmp(TbLower *L, LLVMRealPredicate p, LLVMValueRef a, double b) {
+    return LLVMBuildFCmp(L->b, p, a, d(L, b), "");
+}
+/* Horner: c[0] + r*(c[1] + r*(...)) */
+static LLVMValueRef horner(TbLower *L, LLVMValueRef r, const double *c, int n) {
+    LLVMValueRef p = d(L, c[n - 1]);
+    for (int i = n - 2; i >= 0; i--) p = dfma(L, p, r, d(L, c[i]));
+    return p;
+}
+/* 2^k for an integer-valued double k in [-1100, 1100], as two normal factors. */
+static LLVMValueRef scale2(TbLower *L, LLVMValueRef p, LLVMValueRef k) {
+    LLVMTypeRef ovl[2] = {L->i64, L->f64};
+    LLVMValueRef ki = tb_call_intr(L, "llvm.fptosi.sat", ovl, 2, &k, 1);
+    LLVMTypeRef it = L->i64;
+    LLVMValueRef mm[2] = {ki, LLVMConstInt(L->i64, (unsigned long long)-1100, 1)};
+    ki = tb_call_intr(L, "llvm.smax", &it, 1, mm, 2);
+    mm[0] = ki;
+    mm[1] = LLVMConstInt(L->i64, 1100, 1);
+    ki = tb_call_intr(L, "llvm.smin", &it, 1, mm, 2);
+    LLVMValueRef k1 = LLVMBuildSDiv(L->b, ki, LLVMConstInt(L->i64, 2, 0), "");
+    LLVMValueRef k2 = LLVMBuildSub(L->b, ki, k1, "");
+    LLVMValueRef bias = LLVMConstInt(L->i64, 1023, 0), sh = LLVMConstInt(L->i64, 52, 0);
+    LLVMValueRef f1 = LLVMBuildBitCast(L->b, LLVMBuildShl(L->b, LLVMBuildAdd(L->b, k1, bias, ""), sh, ""), L->f64, "");
+    LLVMValueRef f2 = LLVMBuildBitCast(L->b, LLVMBuildShl(L->b, LLVMBuildAdd(L->b, k2, bias, ""), sh, ""), L->f64, "");
+    return LLVMBuildFMul(L->b, LLVMBuildFMul(L->b, p, f1, ""), f2, "");
+}
+static const double exp_taylor[14] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
+                                      1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800,
+                                      1.0 / 479001600, 1.0 / 6227020800.0};
+#define LN2_HI 6.93147180369123816490e-01
+#define LN2_LO 1.90821492927058770002e-10
+
+/* e^(k ln2 + r) for |r| <= ln2/2, with the limits and NaN of x */
+static LLVMValueRef exp_tail(TbLower *L, LLVMValueRef x, LLVMValueRef k, LLVMValueRef r, double hi, double lo) {
+    LLVMValueRef y = scale2(L, horner(L, r, exp_taylor, 14), k);
+    y = dsel(L, dcmp(L, LLVMRealOGT, x, hi), d(L, INFINITY), y);
+    y = dsel(L, dcmp(L, LLVMRealOLT, x, lo), d(L, 0.0), y);
+    return dsel(L, LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, ""), x, y);
+}
+static LLVMValueRef exp64(TbLower *L, LLVMValueRef x) {
+    LLVMValueRef k = intr1(L, "llvm.rint", LLVMBuildFMul(L->b, x, d(L, 1.4426950408889634), ""));
+    LLVMValueRef nk = LLVMBuildFNeg(L->b, k, "");
+    LLVMValueRef r = dfma(L, nk, d(L, LN2_HI), x);
+    r = dfma(L, nk, d(L, LN2_LO), r);
+    return exp_tail(L, x, k, r, 709.782712893384, -745.2);
+}
+static LLVMValueRef exp2_64(TbLower *L, LLVMValueRef x) {
+    LLVMValueRef k = intr1(L, "llvm.rint", x);
+    LLVMValueRef f = LLVMBuildFSub(L->b, x, k, ""); /* exact */
+    LLVMValueRef r = dfma(L, f, d(L, LN2_HI), LLVMBuildFMul(L->b, f, d(L, LN2_LO), ""));
+    return exp_tail(L, x, k, r, 1024.0, -1075.0);
+}
+/* log(m) for m in [sqrt(1/2), sqrt(2)) by 2 atanh((m-1)/(m+1)); e the binary exponent. */
+static void log_parts(TbLower *L, LLVMValueRef x, LLVMValueRef *e, LLVMValueRef *lm) {
+    LLVMValueRef tiny = dcmp(L, LLVMRealOLT, x, 2.2250738585072014e-308);
+    LLVMValueRef xs = dsel(L, tiny, LLVMBuildFMul(L->b, x, d(L, 18014398509481984.0), ""), x); /* 2^54 */
+    LLVMValueRef bits = LLVMBuildBitCast(L->b, xs, L->i64, "");
+    LLVMValueRef ex = LLVMBuildSub(L->b, LLVMBuildLShr(L->b, bits, LLVMConstInt(L->i64, 52, 0), ""), LLVMConstInt(L->i64, 1023, 0), "");
+    LLVMValueRef mb = LLVMBuildOr(L->b, LLVMBuildAnd(L->b, bits, LLVMConstInt(L->i64, (1ull << 52) - 1, 0), ""),
+                                  LLVMConstInt(L->i64, 1023ull << 52, 0), "");
+    LLVMValueRef m = LLVMBuildBitCast(L->b, mb, L->f64, "");
+    LLVMValueRef big = dcmp(L, LLVMRealOGT, m, 1.4142135623730951);
+    m = dsel(L, big, LLVMBuildFMul(L->b, m, d(L, 0.5), ""), m);
+    LLVMValueRef ef = LLVMBuildSIToFP(L->b, ex, L->f64, "");
+    ef = LLVMBuildFAdd(L->b, ef, dsel(L, big, d(L, 1.0), d(L, 0.0)), "");
+    ef = LLVMBuildFSub(L->b, ef, dsel(L, tiny, d(L, 54.0), d(L, 0.0)), "");
+    LLVMValueRef f = LLVMBuildFDiv(L->b, LLVMBuildFSub(L->b, m, d(L, 1.0), ""), LLVMBuildFAdd(L->b, m, d(L, 1.0), ""), "");
+    LLVMValueRef s2 = LLVMBuildFMul(L->b, f, f, "");
+    double c[12];
+    for (int i = 0; i < 12; i++) c[i] = 1.0 / (2 * i + 1);
+    *lm = LLVMBuildFMul(L->b, LLVMBuildFMul(L->b, d(L, 2.0), f, ""), horner(L, s2, c, 12), "");
+    *e = ef;
+}
+static LLVMValueRef log_limits(TbLower *L, LLVMValueRef x, LLVMValueRef y) {
+    y = dsel(L, dcmp(L, LLVMRealOEQ, x, 0.0), d(L, -INFINITY), y);
+    y = dsel(L, dcmp(L, LLVMRealOLT, x, 0.0), d(L, NAN), y);
+    y = dsel(L, dcmp(L, LLVMRealOEQ, x, INFINITY), x, y);
+    return dsel(L, LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, ""), x, y);
+}
+static LLVMValueRef log64(TbLower *L, LLVMValueRef x, bool base2) {
+    LLVMValueRef e, lm;
+    log_parts(L, x, &e, &lm);
+    LLVMValueRef y = base2 ? dfma(L, lm, d(L, 1.4426950408889634), e)
+                           : dfma(L, e, d(L, LN2_HI), dfma(L, e, d(L, LN2_LO), lm));
+    return log_limits(L, x, y);
+}
+static LLVMValueRef sincos64(TbLower *L, LLVMValueRef x, bool cosine) {
+    LLVMValueRef k = intr1(L, "llvm.rint", LLVMBuildFMul(L->b, x, d(L, 0.63661977236758134), ""));
+    LLVMValueRef nk = LLVMBuildFNeg(L->b, k, "");
+    LLVMValueRef r = dfma(L, nk, d(L, 1.57079632673412561417e+00), x);
+    r = dfma(L, nk, d(L, 6.07710050630396597660e-11), r);
+    r = dfma(L, nk, d(L, 2.02226624871116645580e-21), r);
+    LLVMValueRef r2 = LLVMBuildFMul(L->b, r, r, "");
+    double sc[10], cc[11];
+    double f = 1;
+    for (int i = 0; i < 10; i++) { /* sin: r * sum (-1)^i r^2i / (2i+1)! */
+        if (i) f *= (double)(2 * i) * (2 * i + 1);
+        sc[i] = (i & 1 ? -1.0 : 1.0) / f;
+    }
+    f = 1;
+    for (int i = 0; i < 11; i++) {
+        if (i) f *= (double)(2 * i - 1) * (2 * i);
+        cc[i] = (i & 1 ? -1.0 : 1.0) / f;
+    }
+    LLVMValueRef sn = LLVMBuildFMul(L->b, r, horner(L, r2, sc, 10), "");
+    LLVMValueRef cs = horner(L, r2, cc, 11);
+    LLVMTypeRef ovl[2] = {L->i64, L->f64};
+    LLVMValueRef q = LLVMBuildAnd(L->b, tb_call_intr(L, "llvm.fptosi.sat", ovl, 2, &k, 1), LLVMConstInt(L->i64, 3, 0), "");
+    if (cosine) q = LLVMBuildAnd(L->b, LLVMBuildAdd(L->b, q, LLVMConstInt(L->i64, 1, 0), ""), LLVMConstInt(L->i64, 3, 0), "");
+    /* quadrant q: sin(x) = sin r, cos r, -sin r, -cos r; cos(x) = sin(x + pi/2) */
+    LLVMValueRef odd = LLVMBuildTrunc(L->b, q, L->i1, "");
+    LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntUGE, q, LLVMConstInt(L->i64, 2, 0), "");
+    LLVMValueRef y = dsel(L, odd, cs, sn);
+    y = dsel(L, neg, LLVMBuildFNeg(L->b, y, ""), y);
+    return dsel(L, dcmp(L, LLVMRealUEQ, intr1(L, "llvm.fabs", x), INFINITY), d(L, NAN), y);
+}
+static LLVMValueRef tanh64(TbLower *L, LLVMValueRef x) {
+    LLVMValueRef ax = intr1(L, "llvm.fabs", x);
+    LLVMValueRef t = exp64(L, LLVMBuildFMul(L->b, ax, d(L, 2.0), ""));
+    LLVMValueRef y = LLVMBuildFSub(L->b, d(L, 1.0), LLVMBuildFDiv(L->b, d(L, 2.0), LLVMBuildFAdd(L->b, t, d(L, 1.0), ""), ""), "");
+    /* near 0: the series, x (1 - x^2/3 + 2x^4/15 - ...) */
+    static const double c[8] = {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835, -1382.0 / 155925,
+                                21844.0 / 6081075, -929569.0 / 638512875};
+    LLVMValueRef small = LLVMBuildFMul(L->b, ax, horner(L, LLVMBuildFMul(L->b, ax, ax, ""), c, 8), "");
+    y = dsel(L, dcmp(L, LLVMRealOLT, ax, 0.125), small, y);
+    y = dsel(L, dcmp(L, LLVMRealOGT, ax, 40.0), d(L, 1.0), y);
+    LLVMValueRef args[2] = {y, x};
+    LLVMTypeRef ft = L->f64;
+    return tb_call_intr(L, "llvm.copysign", &ft, 1, args, 2);
+}
+static LLVMValueRef erf64(TbLower *L, LLVMValueRef x) {
+    LLVMValueRef ax = intr1(L, "llvm.fabs", x);
+    LLVMValueRef x2 = LLVMBuildFMul(L->b, ax, ax, "");
+    /* erf = 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n+1)) */
+    double c[60];
+    double f = 1;
+    for (int n = 0; n < 60; n++) {
+        if (n) f *= n;
+        c[n] = (n & 1 ? -1.0 : 1.0) / (f * (2 * n + 1));
+    }
+    LLVMValueRef taylor = LLVMBuildFMul(L->b, LLVMBuildFMul(L->b, ax, horner(L, x2, c, 60), ""), d(L, 1.1283791670955126), "");
+    /* erfc = e^-x^2 / sqrt(pi) / (x + 1/2 / (x + 1 / (x + 3/2 / (x + ...)))) */
+    LLVMValueRef cf = ax;
+    for (int k = 80; k >= 1; k--) cf = LLVMBuildFAdd(L->b, ax, LLVMBuildFDiv(L->b, d(L, k * 0.5), cf, ""), "");
+    LLVMValueRef erfc = LLVMBuildFDiv(L->b, LLVMBuildFMul(L->b, exp64(L, LLVMBuildFNeg(L->b, x2, "")), d(L, 0.5641895835477563), ""), cf, "");
+    LLVMValueRef y = dsel(L, dcmp(L, LLVMRealOLT, ax, 2.5), taylor, LLVMBuildFSub(L->b, d(L, 1.0), erfc, ""));
+    y = dsel(L, dcmp(L, LLVMRealOGE, ax, 6.0), d(L, 1.0), y);
+    y = dsel(L, LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, ""), x, y);
+    LLVMValueRef args[2] = {y, x};
+    LLVMTypeRef ft = L->f64;
+    return tb_call_intr(L, "llvm.copysign", &ft, 1, args, 2);
+}
+
 static LLVMValueRef math_f64(TbLower *L, TirOpcode code, LLVMValueRef x, const TirOp *op) {
     switch (code) {
     case TIR_OP_SQRT: return intr1(L, "llvm.sqrt", x);
     case TIR_OP_RSQRT: return LLVMBuildFDiv(L->b, fconst(L, x, 1.0), intr1(L, "llvm.sqrt", x), "");
     case TIR_OP_FLOOR: return intr1(L, "llvm.floor", x);
     case TIR_OP_CEIL: return intr1(L, "llvm.ceil", x);
+    case TIR_OP_EXP: return exp64(L, x);
+    case TIR_OP_EXP2: return exp2_64(L, x);
+    case TIR_OP_LOG: return log64(L, x, false);
+    case TIR_OP_LOG2: return log64(L, x, true);
+    case TIR_OP_SIN: return sincos64(L, x, false);
+    case TIR_OP_COS: return sincos64(L, x, true);
+    case TIR_OP_TANH: return tanh64(L, x);
+    case TIR_OP_SIGMOID:
+        return LLVMBuildFDiv(L->b, d(L, 1.0), LLVMBuildFAdd(L->b, d(L, 1.0), exp64(L, LLVMBuildFNeg(L->b, x, "")), ""), "");
+    case TIR_OP_ERF: return erf64(L, x);
     default:
-        tb_error(L, op, "'%s' on f64 is not supported by the GPU backend yet", tir_op_info[code].name);
+        tb_error(L, op, "internal: '%s' is not an f64 math op", tir_op_info[code].name);
         return x;
     }
 }

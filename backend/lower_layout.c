@@ -165,59 +165,19 @@ LLVMValueRef tb_view_owner(TbLower *L, const TbView *v) {
     return ok;
 }
 
-void tb_barrier_done(TbLower *L);
-void tb_barrier(TbLower *L) {
-    tb_asm(L, L->voidt, "bar.sync 0;", "~{memory}", NULL, 0, true);
-    tb_barrier_done(L);
-}
+void tb_barrier(TbLower *L) { tb_asm(L, L->voidt, "bar.sync 0;", "~{memory}", NULL, 0, true); }
 
-/* Scratch regions are handed out bump-style, so consecutive uses land on different
- * bytes and need no barrier between them; only a write to bytes that another thread may
- * still be reading (since the last barrier) waits.  This is the proof obligation of
- * DESIGN.md's barrier pass, discharged as the code is built: every write is preceded
- * by a barrier or touches no byte read since the last one, and every read follows the
- * barrier that ends its region's write. */
-static bool overlaps(int a, int alen, int b, int blen) { return a < b + blen && b < a + alen; }
-
-LLVMValueRef tb_scratch(TbLower *L, int bytes, int *off) {
+/* The op's scratch bytes, placed by the smem_alloc pass (attr.smem_off/smem_bytes); the
+ * barriers pass proved that no other thread still reads them when this op writes. */
+LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes) {
+    if (op->attr.smem_bytes < bytes) {
+        tb_error(L, op, "internal: %d bytes of shared scratch reserved, %d needed: run the 'smem_alloc' and "
+                 "'barriers' passes before the backend", op->attr.smem_bytes, bytes);
+        return LLVMGetUndef(L->sptr);
+    }
     if (!L->scratch) L->scratch = LLVMAddGlobalInAddressSpace(L->mod, L->i8, "tilec_scratch.tmp", TB_SHARED_AS);
-    bytes = (bytes + 15) & ~15;
-    if (L->scratch_top + bytes > 48 * 1024) L->scratch_top = 0;
-    int o = L->scratch_top;
-    L->scratch_top += bytes;
-    if (L->scratch_top > L->scratch_bytes) L->scratch_bytes = L->scratch_top;
-    bool wait = L->smem.reads_unknown;
-    for (int i = 0; i < L->smem.nread && !wait; i++)
-        if (overlaps(o, bytes, L->smem.read_off[i], L->smem.read_len[i])) wait = true;
-    if (wait) tb_barrier(L);
-    *off = o;
-    LLVMValueRef idx = tb_i32(L, o);
-    return o ? LLVMBuildGEP2(L->b, L->i8, L->scratch, &idx, 1, "") : L->scratch;
-}
-
-void tb_barrier_done(TbLower *L) {
-    L->smem.nread = 0;
-    L->smem.reads_unknown = false;
-}
-
-void tb_scratch_written(TbLower *L, int off, int bytes) {
-    tb_barrier(L);
-    if (L->smem.nread == TB_MAX_READ_REGIONS) {
-        L->smem.reads_unknown = true;
-        return;
-    }
-    L->smem.read_off[L->smem.nread] = off;
-    L->smem.read_len[L->smem.nread++] = (bytes + 15) & ~15;
-}
-
-void tb_smem_join(TbSmemState *into, const TbSmemState *other) {
-    into->reads_unknown |= other->reads_unknown;
-    for (int i = 0; i < other->nread; i++) {
-        if (into->nread == TB_MAX_READ_REGIONS) {
-            into->reads_unknown = true;
-            return;
-        }
-        into->read_off[into->nread] = other->read_off[i];
-        into->read_len[into->nread++] = other->read_len[i];
-    }
+    int end = op->attr.smem_off + op->attr.smem_bytes;
+    if (end > L->scratch_bytes) L->scratch_bytes = end;
+    LLVMValueRef idx = tb_i32(L, op->attr.smem_off);
+    return op->attr.smem_off ? LLVMBuildGEP2(L->b, L->i8, L->scratch, &idx, 1, "") : L->scratch;
 }

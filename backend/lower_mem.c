@@ -42,6 +42,8 @@ static bool view_has_copies(const TbView *v) {
     return false;
 }
 
+bool tb_view_has_copies(const TbView *v) { return view_has_copies(v); }
+
 /* Register <-> memory form of one element (bools are bytes in memory). */
 static LLVMValueRef to_reg(TbLower *L, LLVMValueRef x, TirType t) {
     if (!t.ptr && t.elem == TIR_I1) return LLVMBuildICmp(L->b, LLVMIntNE, x, LLVMConstNull(L->i8), "");
@@ -114,6 +116,65 @@ static void elems_to_words(TbLower *L, LLVMValueRef vec, Words w, int bytes, LLV
     }
 }
 
+/* n elements of type et from ptrs[], in groups of v (one access each), predicated by
+ * mask[] (NULL: none; with v > 1 the mask is constant over a group), masked-off lanes
+ * giving other[] (NULL: zero). */
+void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef *maskv,
+                   LLVMValueRef *otherv, const char *cache, LLVMValueRef *e) {
+    int eb = mem_bytes(et);
+    LLVMTypeRef mt = mem_elem(L, et);
+    for (int g = 0; g < n; g += v) {
+        int bytes = v * eb;
+        LLVMValueRef vec;
+        if (!maskv && !*cache) {
+            LLVMTypeRef vt = v > 1 ? LLVMVectorType(mt, (unsigned)v) : mt;
+            vec = LLVMBuildLoad2(L->b, vt, ptrs[g], "");
+            LLVMSetAlignment(vec, (unsigned)(v > 1 ? bytes : eb));
+            if (v == 1) vec = LLVMBuildInsertElement(L->b, LLVMGetUndef(LLVMVectorType(mt, 1)), vec, tb_i32(L, 0), "");
+        } else {
+            Words w = words_for(L, bytes);
+            char text[512], cons[128];
+            int k = 0, c = 0;
+            /* zero the outputs first so masked-off lanes never read undefined registers */
+            for (int i = 0; i < w.nw; i++)
+                k += snprintf(text + k, sizeof text - (size_t)k, "mov%s $%d, 0;\n\t",
+                              w.nw > 1 || bytes >= 4 ? ".b32" : ".b16", i);
+            int ai = w.nw, pi = w.nw + 1;
+            if (maskv) k += snprintf(text + k, sizeof text - (size_t)k, "@$%d ", pi);
+            k += snprintf(text + k, sizeof text - (size_t)k, "ld.global%s%s%s ", cache, w.vec, w.ptxt);
+            if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "{");
+            for (int i = 0; i < w.nw; i++)
+                k += snprintf(text + k, sizeof text - (size_t)k, i ? ", $%d" : "$%d", i);
+            if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "}");
+            snprintf(text + k, sizeof text - (size_t)k, ", [$%d];", ai);
+            for (int i = 0; i < w.nw; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "=%s,", w.cons);
+            c += snprintf(cons + c, sizeof cons - (size_t)c, "l");
+            if (maskv) snprintf(cons + c, sizeof cons - (size_t)c, ",b");
+            LLVMValueRef args[2] = {ptrs[g], maskv ? maskv[g] : NULL};
+            LLVMTypeRef rt = w.wt;
+            if (w.nw > 1) {
+                LLVMTypeRef fields[4] = {w.wt, w.wt, w.wt, w.wt};
+                rt = LLVMStructTypeInContext(L->c, fields, (unsigned)w.nw, 0);
+            }
+            LLVMValueRef call = tb_asm(L, rt, text, cons, args, maskv ? 2 : 1, true);
+            LLVMValueRef wv[4];
+            for (int i = 0; i < w.nw; i++)
+                wv[i] = w.nw > 1 ? LLVMBuildExtractValue(L->b, call, (unsigned)i, "") : call;
+            vec = words_to_elems(L, wv, w, bytes, mt, v);
+        }
+        for (int i = 0; i < v; i++) {
+            LLVMValueRef x = to_reg(L, LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), ""), et);
+            /* The asm zeroed masked-off registers; with a vector, the layout pass proved
+             * the mask constant over the group, so its first lane speaks for all. */
+            if (maskv && (otherv || v == 1)) {
+                LLVMValueRef o = otherv ? otherv[g + i] : LLVMConstNull(LLVMTypeOf(x));
+                x = LLVMBuildSelect(L->b, maskv[v > 1 ? g : g + i], x, o, "");
+            }
+            e[g + i] = x;
+        }
+    }
+}
+
 void tb_lower_load(TbLower *L, TirOp *op) {
     TirValue *r = op->res[0];
     TbVal *p = tb_val(L, op->opnd[0]);
@@ -132,61 +193,9 @@ void tb_lower_load(TbLower *L, TirOp *op) {
         return;
     }
     TirType et = tir_elem_type(r->ty);
-    int eb = mem_bytes(et);
-    int v = vector_width(L, op, vp, eb);
-    const char *cache = cache_mod(L, op);
-    LLVMTypeRef mt = mem_elem(L, et);
+    int v = vector_width(L, op, vp, mem_bytes(et));
     LLVMValueRef *e = tb_elems(L, n);
-    for (int g = 0; g < n; g += v) {
-        int bytes = v * eb;
-        LLVMValueRef vec;
-        if (!mask && !*cache) {
-            LLVMTypeRef vt = v > 1 ? LLVMVectorType(mt, (unsigned)v) : mt;
-            vec = LLVMBuildLoad2(L->b, vt, p->e[g], "");
-            LLVMSetAlignment(vec, (unsigned)(v > 1 ? bytes : eb));
-            if (v == 1) vec = LLVMBuildInsertElement(L->b, LLVMGetUndef(LLVMVectorType(mt, 1)), vec, tb_i32(L, 0), "");
-        } else {
-            Words w = words_for(L, bytes);
-            char text[512], cons[128];
-            int k = 0, c = 0;
-            /* zero the outputs first so masked-off lanes never read undefined registers */
-            for (int i = 0; i < w.nw; i++)
-                k += snprintf(text + k, sizeof text - (size_t)k, "mov%s $%d, 0;\n\t",
-                              w.nw > 1 || bytes >= 4 ? ".b32" : ".b16", i);
-            int ai = w.nw, pi = w.nw + 1;
-            if (mask) k += snprintf(text + k, sizeof text - (size_t)k, "@$%d ", pi);
-            k += snprintf(text + k, sizeof text - (size_t)k, "ld.global%s%s%s ", cache, w.vec, w.ptxt);
-            if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "{");
-            for (int i = 0; i < w.nw; i++)
-                k += snprintf(text + k, sizeof text - (size_t)k, i ? ", $%d" : "$%d", i);
-            if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "}");
-            snprintf(text + k, sizeof text - (size_t)k, ", [$%d];", ai);
-            for (int i = 0; i < w.nw; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "=%s,", w.cons);
-            c += snprintf(cons + c, sizeof cons - (size_t)c, "l");
-            if (mask) snprintf(cons + c, sizeof cons - (size_t)c, ",b");
-            LLVMValueRef args[2] = {p->e[g], mask ? mask->e[g] : NULL};
-            LLVMTypeRef rt = w.wt;
-            if (w.nw > 1) {
-                LLVMTypeRef fields[4] = {w.wt, w.wt, w.wt, w.wt};
-                rt = LLVMStructTypeInContext(L->c, fields, (unsigned)w.nw, 0);
-            }
-            LLVMValueRef call = tb_asm(L, rt, text, cons, args, mask ? 2 : 1, true);
-            LLVMValueRef wv[4];
-            for (int i = 0; i < w.nw; i++)
-                wv[i] = w.nw > 1 ? LLVMBuildExtractValue(L->b, call, (unsigned)i, "") : call;
-            vec = words_to_elems(L, wv, w, bytes, mt, v);
-        }
-        for (int i = 0; i < v; i++) {
-            LLVMValueRef x = to_reg(L, LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), ""), et);
-            /* The asm zeroed masked-off registers; with a vector, the layout pass proved
-             * the mask constant over the group, so its first lane speaks for all. */
-            if (mask && (other || v == 1)) {
-                LLVMValueRef o = other ? other->e[g + i] : LLVMConstNull(LLVMTypeOf(x));
-                x = LLVMBuildSelect(L->b, mask->e[v > 1 ? g : g + i], x, o, "");
-            }
-            e[g + i] = x;
-        }
-    }
+    tb_emit_loads(L, et, n, v, p->e, mask ? mask->e : NULL, other ? other->e : NULL, cache_mod(L, op), e);
     tb_set(L, r, n, e);
 }
 
@@ -214,27 +223,32 @@ void tb_lower_store(TbLower *L, TirOp *op) {
         return;
     }
     TirType et = tir_elem_type(vt);
+    int v = vector_width(L, op, vp, mem_bytes(et));
+    tb_emit_stores(L, et, n, v, p->e, x->e, mask ? mask->e : NULL, owner, cache_mod(L, op));
+}
+
+/* n elements to ptrs[] in groups of v, where owner (NULL: everywhere) and mask[] hold. */
+void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef *vals,
+                    LLVMValueRef *maskv, LLVMValueRef owner, const char *cache) {
     int eb = mem_bytes(et);
-    int v = vector_width(L, op, vp, eb);
-    const char *cache = cache_mod(L, op);
     LLVMTypeRef mt = mem_elem(L, et);
     for (int g = 0; g < n; g += v) {
         int bytes = v * eb;
         LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(mt, (unsigned)v));
         for (int i = 0; i < v; i++)
-            vec = LLVMBuildInsertElement(L->b, vec, to_mem(L, x->e[g + i], et), tb_i32(L, i), "");
+            vec = LLVMBuildInsertElement(L->b, vec, to_mem(L, vals[g + i], et), tb_i32(L, i), "");
         LLVMValueRef pred = owner;
-        if (mask) pred = pred ? LLVMBuildAnd(L->b, pred, mask->e[g], "") : mask->e[g];
+        if (maskv) pred = pred ? LLVMBuildAnd(L->b, pred, maskv[g], "") : maskv[g];
         if (!pred && !*cache) {
             LLVMValueRef st = LLVMBuildStore(L->b, v > 1 ? vec : LLVMBuildExtractElement(L->b, vec, tb_i32(L, 0), ""),
-                                             p->e[g]);
+                                             ptrs[g]);
             LLVMSetAlignment(st, (unsigned)(v > 1 ? bytes : eb));
             continue;
         }
         Words w = words_for(L, bytes);
         LLVMValueRef args[6];
         elems_to_words(L, vec, w, bytes, args);
-        args[w.nw] = p->e[g];
+        args[w.nw] = ptrs[g];
         int na = w.nw + 1;
         if (pred) args[na++] = pred;
         char text[256], cons[128];
@@ -323,8 +337,8 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
     }
     if (scalar) {
         /* One thread did it; everyone gets the old value through shared memory. */
-        int soff, sbytes = tir_scalar_bytes((TirScalar)et.elem) > 4 ? 8 : 4;
-        LLVMValueRef s = tb_scratch(L, sbytes, &soff);
+        int sbytes = tir_scalar_bytes((TirScalar)et.elem) > 4 ? 8 : 4;
+        LLVMValueRef s = tb_scratch(L, op, sbytes);
         LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "bcast.write");
         LLVMBasicBlockRef j = LLVMAppendBasicBlockInContext(L->c, L->fn, "bcast.end");
         LLVMBuildCondBr(L->b, owner, wr, j);
@@ -332,7 +346,7 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
         LLVMBuildStore(L->b, e[0], s);
         LLVMBuildBr(L->b, j);
         LLVMPositionBuilderAtEnd(L->b, j);
-        tb_scratch_written(L, soff, sbytes);
+        tb_barrier(L);
         e[0] = LLVMBuildLoad2(L->b, rt, s, "");
     }
     tb_set(L, r, n, e);

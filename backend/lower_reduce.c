@@ -163,8 +163,7 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
             tb_error(L, op, "reduction needs %lld bytes of shared memory (more than 48 KiB)", (long long)bytes);
             return;
         }
-        int soff;
-        LLVMValueRef base = tb_scratch(L, (int)bytes, &soff);
+        LLVMValueRef base = tb_scratch(L, op, (int)bytes);
         LLVMValueRef wk = tb_warp_comp(L, root, rd);
         LLVMValueRef lk = tb_lane_comp(L, root, rd);
         LLVMValueRef writer = LLVMBuildAnd(L->eb, LLVMBuildICmp(L->eb, LLVMIntEQ, lk, tb_i32(L, 0), ""),
@@ -199,7 +198,7 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
         }
         LLVMBuildBr(L->b, join);
         LLVMPositionBuilderAtEnd(L->b, join);
-        tb_scratch_written(L, soff, (int)bytes);
+        tb_barrier(L);
         for (int eo = 0; eo < nout; eo++) {
             for (int w = 0; w < warps; w++) {
                 LLVMValueRef slot = LLVMBuildAdd(L->b, lin[eo], tb_i32(L, w), "");
@@ -255,15 +254,14 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
         tb_error(L, op, "layout conversion needs %lld bytes of shared memory (more than 48 KiB)", (long long)bytes);
         return;
     }
-    int soff;
-    LLVMValueRef base = tb_scratch(L, (int)bytes, &soff);
+    LLVMValueRef base = tb_scratch(L, op, (int)bytes);
     for (int e = 0; e < sv.total; e++) {
         LLVMValueRef off = LLVMBuildMul(L->b, linear_coord(L, &sv, e), tb_i32(L, eb), "");
         LLVMValueRef v = is_bool ? LLVMBuildZExt(L->b, x->e[e], L->i8, "") : x->e[e];
         LLVMValueRef st = LLVMBuildStore(L->b, v, scratch_at(L, base, off));
         LLVMSetAlignment(st, (unsigned)eb);
     }
-    tb_scratch_written(L, soff, (int)bytes);
+    tb_barrier(L);
     LLVMValueRef *r = tb_elems(L, dv.total);
     for (int e = 0; e < dv.total; e++) {
         LLVMValueRef off = LLVMBuildMul(L->b, linear_coord(L, &dv, e), tb_i32(L, eb), "");

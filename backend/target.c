@@ -141,6 +141,7 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
     }
     if (report) {
         report->flops = lr.flops;
+        report->global_bytes = lr.global_bytes;
         report->smem_bytes = lr.smem_bytes;
         report->threads = lr.threads;
     }

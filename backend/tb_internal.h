@@ -13,7 +13,7 @@
 #define TB_SHARED_AS 3
 
 typedef struct TbLowerResult {
-    int64_t flops;
+    int64_t flops, global_bytes;
     int smem_bytes;
     int threads;
 } TbLowerResult;
@@ -46,13 +46,6 @@ typedef struct TbView {
     bool sliced[TIR_MAXRANK];        /* root dims removed by slices */
 } TbView;
 
-#define TB_MAX_READ_REGIONS 32
-typedef struct TbSmemState {
-    int nread;
-    int32_t read_off[TB_MAX_READ_REGIONS], read_len[TB_MAX_READ_REGIONS];
-    bool reads_unknown;
-} TbSmemState;
-
 typedef struct TbLower {
     LLVMContextRef c;
     LLVMModuleRef mod;
@@ -68,14 +61,11 @@ typedef struct TbLower {
     int nvals;
     LLVMValueRef tid, lane, warp;    /* i32 */
     LLVMValueRef scratch;            /* ptr addrspace(3), sized at the end */
-    int scratch_bytes, scratch_top;
-    /* Scratch bytes read since the last barrier: a write there must wait for a barrier.
-     * reads_unknown: after a loop back edge or join, treat every byte as read. */
-    TbSmemState smem;
+    int scratch_bytes;
     int errors;
     TirDiagFn diag;
     void *ud;
-    int64_t flops;
+    int64_t flops, global_bytes;
     int threads;
     /* types */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, gptr, sptr, voidt;
@@ -108,12 +98,9 @@ LLVMValueRef tb_lane_comp(TbLower *L, const TirLayout *root, int rd);
 LLVMValueRef tb_warp_comp(TbLower *L, const TirLayout *root, int rd);
 LLVMValueRef tb_view_owner(TbLower *L, const TbView *v); /* i1: this thread is the first holder */
 void tb_barrier(TbLower *L);
-/* A fresh scratch region of `bytes` (offset in *off), with a barrier first only if
- * those bytes may still be read by other threads. */
-LLVMValueRef tb_scratch(TbLower *L, int bytes, int *off);
-/* The region is written: a barrier so that other threads may read it. */
-void tb_scratch_written(TbLower *L, int off, int bytes);
-void tb_smem_join(TbSmemState *into, const TbSmemState *other);
+/* The op's shared scratch (its smem_alloc placement); the caller writes it, calls
+ * tb_barrier, then reads: the one barrier of every scratch op (passes/barriers.c). */
+LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes);
 
 /* lower_elem.c */
 void tb_lower_elementwise(TbLower *L, TirOp *op);
@@ -125,6 +112,22 @@ LLVMValueRef tb_binop(TbLower *L, TirOpcode code, TirScalar s, LLVMValueRef a, L
 void tb_lower_load(TbLower *L, TirOp *op);
 void tb_lower_store(TbLower *L, TirOp *op);
 void tb_lower_atomic(TbLower *L, TirOp *op);
+void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef *mask,
+                   LLVMValueRef *other, const char *cache, LLVMValueRef *out);
+void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef *vals,
+                    LLVMValueRef *mask, LLVMValueRef owner, const char *cache);
+bool tb_view_has_copies(const TbView *v);
+
+/* lower_shape.c */
+void tb_lower_permute(TbLower *L, TirOp *op);      /* reshape, trans */
+void tb_lower_cumsum(TbLower *L, TirOp *op);
+void tb_lower_tensor_desc(TbLower *L, TirOp *op);
+void tb_lower_tload(TbLower *L, TirOp *op);
+void tb_lower_tstore(TbLower *L, TirOp *op);
+void tb_lower_print(TbLower *L, TirOp *op);
+void tb_lower_assert(TbLower *L, TirOp *op);
+LLVMValueRef tb_shfl(TbLower *L, const char *kind, LLVMValueRef x, LLVMValueRef lane_or_delta, int c);
+LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d); /* coordinate d of element e */
 
 /* lower_reduce.c */
 void tb_lower_reduce(TbLower *L, TirOp *op);

@@ -408,6 +408,9 @@ static int op_program_id(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 
 static int op_return(TiInterp *ip, TiFrame *fr, const TirOp *op) { return TI_RET; }
 
+/* Programs run one at a time here, so an intra-program barrier orders nothing. */
+static int op_barrier(TiInterp *ip, TiFrame *fr, const TirOp *op) { return TI_OK; }
+
 static int op_stray_terminator(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     return ti_error(ip, op, "interp: terminator in the middle of a block");
 }
@@ -484,6 +487,7 @@ static const TiOpFn ti_handlers[TIR_NOPS] = {
     [TIR_OP_CALL] = op_call,
     [TIR_OP_FUNC_RETURN] = op_stray_terminator,
     [TIR_OP_RETURN] = op_return,
+    [TIR_OP_BARRIER] = op_barrier,
 };
 
 static int exec_op(TiInterp *ip, TiFrame *fr, const TirOp *op) {

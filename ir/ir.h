@@ -142,6 +142,10 @@ typedef struct TirAttr {
     int64_t ival;            /* integer / bool constant */
     double fval;             /* float constant (inf and nan allowed) */
     const char *s;           /* string attribute or NULL */
+    /* Shared-memory scratch of an op that exchanges data between warps (reductions,
+     * scans, layout conversions, trans/reshape): byte offset and size, set by the
+     * smem_alloc pass; smem_bytes 0: none.  Not part of the text form. */
+    int32_t smem_off, smem_bytes;
 } TirAttr;
 
 struct TirOp {

@@ -838,6 +838,17 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
             ws(p);
             size_t ks = p->pos, kn = ident_len(p);
             int which = -1;
+            if ((code == TIR_OP_LOAD || code == TIR_OP_STORE) && kn == 3 && memcmp(p->src + ks, "vec", 3) == 0) {
+                /* the per-access vector width: elements per ld/st, a power of two */
+                p->pos += kn;
+                if (!expect(p, '=', "after an attribute name") || !parse_int(p, &a->i[1], "vec")) return false;
+                if (a->i[1] < 1 || a->i[1] > 16 || (a->i[1] & (a->i[1] - 1))) {
+                    error_at(p, ks, "vec must be a power of two from 1 to 16");
+                    return false;
+                }
+                ws(p);
+                continue;
+            }
             for (int j = 0; form >= 0 && j < 2; j++) {
                 const char *key = attr_forms[form].keys[j];
                 if (key && strlen(key) == kn && memcmp(key, p->src + ks, kn) == 0) which = j;

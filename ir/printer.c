@@ -101,9 +101,19 @@ static void put_double(FILE *out, double v) {
     fputs(buf, out);
 }
 
+/* vec=N: the per-access vector width the layout pass proved (attr i[1] of load and
+ * store); printed so that a reparsed module keeps its vector accesses. */
+static bool has_vec(const TirOp *op) {
+    return (op->code == TIR_OP_LOAD || op->code == TIR_OP_STORE) && op->attr.i[1] > 1;
+}
+
 static void put_attrs(Printer *p, const TirOp *op) {
     FILE *out = p->out;
     const TirAttr *a = &op->attr;
+    if (op->code == TIR_OP_STORE && has_vec(op)) {
+        fprintf(out, " {vec=%lld}", (long long)a->i[1]);
+        return;
+    }
     switch (tir_attr_kind((TirOpcode)op->code)) {
     case TIR_A_NONE: return;
     case TIR_A_VALUE: {
@@ -131,7 +141,10 @@ static void put_attrs(Printer *p, const TirOp *op) {
         if (a->s && *a->s) {
             fputs(" {cache=", out);
             put_string(out, a->s);
+            if (has_vec(op)) fprintf(out, ", vec=%lld", (long long)a->i[1]);
             fputc('}', out);
+        } else if (has_vec(op)) {
+            fprintf(out, " {vec=%lld}", (long long)a->i[1]);
         }
         return;
     case TIR_A_TF32:

@@ -451,6 +451,9 @@ static void check_op_types(Verifier *vf, const TirOp *op) {
     case TIR_OP_RETURN:
         if (vf->f->kind != TIR_FUNC_KERNEL) FAIL("return ends a kernel; device functions use func_return");
         return;
+    case TIR_OP_BARRIER:
+        if (vf->f->kind != TIR_FUNC_KERNEL) FAIL("barrier is only in kernels");
+        return;
     default:
         if (traits & TIR_T_MATH) {
             check_elementwise_same(vf, op, 0, false, true);

@@ -82,7 +82,7 @@ static bool join_op(TirOp *op, void *ud) {
     Lay *L = ud;
     unsigned t = tir_op_info[op->code].traits;
     if ((t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_BROADCAST || op->code == TIR_OP_HINT_MULTIPLE_OF ||
-        op->code == TIR_OP_HINT_MAX_CONTIGUOUS || is_mem(op)) {
+        op->code == TIR_OP_HINT_MAX_CONTIGUOUS || op->code == TIR_OP_CUMSUM || is_mem(op)) {
         TirValue *anchor = op->nres ? op->res[0] : (op->nopnd ? op->opnd[0] : NULL);
         for (int i = 0; i < op->nopnd; i++) uf_join(&L->uf, anchor, op->opnd[i]);
     } else if (op->code == TIR_OP_FOR && op->nregion) {

@@ -55,5 +55,15 @@ TirAxisInfo *analysis_axisinfo(TirFunc *f);
 int pass_analysis_axisinfo(TirModule *m, TirPassContext *ctx); /* prints to ctx->dump */
 int pass_layout(TirModule *m, TirPassContext *ctx);
 int pass_fuse(TirModule *m, TirPassContext *ctx);
+/* smem_alloc.c: shared-memory scratch offsets (attr.smem_off/smem_bytes) by liveness.
+ * barriers.c: explicit `barrier` ops where a scratch write could race with an earlier
+ * read, then the proof that every shared-memory write/read pair is ordered;
+ * barriers_check: the proof alone (a failure is an error). */
+int pass_smem_alloc(TirModule *m, TirPassContext *ctx);
+int pass_barriers(TirModule *m, TirPassContext *ctx);
+int pass_barriers_check(TirModule *m, TirPassContext *ctx);
+/* Bytes of shared scratch `op` needs between warps (0: none); the backend lowers an
+ * op with scratch through shared memory, one barrier between its writes and reads. */
+int32_t pass_smem_need(const TirModule *m, const TirOp *op);
 
 #endif

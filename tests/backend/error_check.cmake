@@ -1,7 +1,15 @@
-# tb_compile must fail with the message in the file's "// ERROR: ..." line.
+# tb_compile must fail with the message in the file's "// ERROR: ..." line; options come
+# from an optional "// RUN-ARGS: ..." line (default --emit=ptx).
 file(STRINGS ${INPUT} want REGEX "^// ERROR:")
 string(REGEX REPLACE "^// ERROR:[ ]*" "" want "${want}")
-execute_process(COMMAND ${TB_COMPILE} --emit=ptx ${INPUT}
+file(STRINGS ${INPUT} args_line REGEX "^// RUN-ARGS:")
+if(args_line)
+  string(REGEX REPLACE "^// RUN-ARGS:[ ]*" "" args "${args_line}")
+  separate_arguments(args UNIX_COMMAND "${args}")
+else()
+  set(args --emit=ptx)
+endif()
+execute_process(COMMAND ${TB_COMPILE} ${args} ${INPUT}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc EQUAL 0)
   message(FATAL_ERROR "expected an error, tb_compile succeeded")

@@ -1,0 +1,262 @@
+/* Compiling: variants of a kernel, lowering one variant to tile IR through the pass
+ * pipeline, and emitting the result. */
+#include "driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The last pass the interpreter and `--emit=tir` need; layouts come after it. */
+#define DRIVER_LAST_TIR_PASS "canonicalize"
+
+static bool kernel_ok(const tile_program *p, int k)
+{
+    return p && k >= 0 && k < p->file->nkernels;
+}
+
+/* Whether `name` is something a define can fix in kernel k. */
+static bool kernel_has_constant(const AstKernel *kn, const char *name)
+{
+    if (!strcmp(name, "warps") || !strcmp(name, "stages"))
+        return true;
+    for (int i = 0; i < kn->nparams; i++)
+        if (kn->params[i].is_const && !strcmp(kn->params[i].name, name))
+            return true;
+    for (int i = 0; i < kn->ntunes; i++)
+        if (!strcmp(kn->tunes[i].name, name))
+            return true;
+    for (int i = 0; i < kn->nconsts; i++)
+        if (!strcmp(kn->consts[i].name, name))
+            return true;
+    return false;
+}
+
+/* Variants of kernel k.  `only_relevant`: drop the defines that name nothing in this
+ * kernel (compiling every kernel of a file, where -D S=.. may concern one of them). */
+static tile_status variants_get(tile_program *p, int k, bool all, bool only_relevant,
+                                tile_variants **out)
+{
+    if (!out)
+        return TILE_ERR_INVALID;
+    *out = NULL;
+    if (!kernel_ok(p, k))
+        return TILE_ERR_NOT_FOUND;
+    tile_variants *v = calloc(1, sizeof *v);
+    if (!v)
+        return TILE_ERR_INVALID;
+    v->arena = tir_arena_new();
+    int ndefs;
+    TfDefine *defs = driver_defines(v->arena, p->ctx, NULL, 0, &ndefs);
+    if (only_relevant) {
+        int kept = 0;
+        for (int i = 0; i < ndefs; i++)
+            if (kernel_has_constant(&p->file->kernels[k], defs[i].name))
+                defs[kept++] = defs[i];
+        ndefs = kept;
+    }
+    int before = p->diag.nerrors;
+    v->n = tf_variants(v->arena, p->file, k, defs, ndefs, !all, &v->v, &p->diag);
+    if (v->n <= 0 || p->diag.nerrors > before) {
+        tile_variants_free(v);
+        return TILE_ERR_COMPILE;
+    }
+    *out = v;
+    return TILE_OK;
+}
+
+tile_status tile_variants_get(tile_program *p, int k, bool all, tile_variants **out)
+{
+    return variants_get(p, k, all, false, out);
+}
+
+void tile_variants_free(tile_variants *v)
+{
+    if (!v)
+        return;
+    tir_arena_free(v->arena);
+    free(v);
+}
+
+int tile_variants_count(const tile_variants *v) { return v ? v->n : 0; }
+
+int tile_variant_const_count(const tile_variants *v, int i)
+{
+    return v && i >= 0 && i < v->n ? v->v[i].nconsts : 0;
+}
+
+void tile_variant_const(const tile_variants *v, int i, int j, const char **name,
+                        double *value, bool *is_float)
+{
+    if (!v || i < 0 || i >= v->n || j < 0 || j >= v->v[i].nconsts)
+        return;
+    const TirConstBinding *b = &v->v[i].consts[j];
+    if (name)
+        *name = b->name;
+    if (value)
+        *value = b->is_float ? b->fval : (double)b->ival;
+    if (is_float)
+        *is_float = b->is_float;
+}
+
+void driver_variant_text(const TfVariant *v, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < v->nconsts && k < n; i++) {
+        const TirConstBinding *b = &v->consts[i];
+        int w = b->is_float ? snprintf(buf + k, n - k, "%s%s=%g", i ? ", " : "", b->name, b->fval)
+                            : snprintf(buf + k, n - k, "%s%s=%lld", i ? ", " : "", b->name,
+                                       (long long)b->ival);
+        if (w < 0)
+            break;
+        k += (size_t)w;
+    }
+}
+
+TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v)
+{
+    tile_ctx *c = p->ctx;
+    TirModule *m = tir_module_new(a);
+    m->source_name = p->file->path;
+    int before = p->diag.nerrors;
+    if (!tf_elaborate(m, p->file, k, v, &p->diag) || p->diag.nerrors > before)
+        return NULL;
+    /* The front end's output is checked before any pass sees it, so that a front-end
+     * bug shows as a verifier message rather than a pass misbehaving. */
+    if (tir_verify_module(m, driver_sink, c))
+        return NULL;
+    TirPassContext pc = {
+        .arch = c->arch,
+        .opt_level = c->opt_level,
+        .verify_each = c->debug,
+        .diag = driver_sink,
+        .ud = c,
+        .print_after = c->print_after,
+        .dump = c->print_after ? c->dump : NULL,
+    };
+    if (tir_run_pipeline(m, &pc, DRIVER_LAST_TIR_PASS))
+        return NULL;
+    return m;
+}
+
+bool tile_emit_supported(tile_emit_kind kind)
+{
+    return kind == TILE_EMIT_TIR;
+}
+
+/* Growable text: the emitted modules, one after another. */
+typedef struct Text {
+    char *s;
+    size_t len, cap;
+    bool failed;
+} Text;
+
+static void text_add(Text *t, const char *s, size_t n)
+{
+    if (t->failed)
+        return;
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + n + 1)
+            cap *= 2;
+        char *grown = realloc(t->s, cap);
+        if (!grown) {
+            t->failed = true;
+            return;
+        }
+        t->s = grown;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->len, s, n);
+    t->len += n;
+    t->s[t->len] = 0;
+}
+
+static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_relevant,
+                                   Text *t)
+{
+    tile_variants *vs;
+    tile_status s = variants_get(p, k, all, only_relevant, &vs);
+    if (s != TILE_OK)
+        return s;
+    for (int i = 0; i < vs->n && s == TILE_OK; i++) {
+        TirArena *a = tir_arena_new();
+        TirModule *m = driver_lower(p, a, k, &vs->v[i]);
+        if (!m) {
+            s = TILE_ERR_COMPILE;
+        } else {
+            char *text = tir_print_module_to_string(m);
+            if (text) {
+                if (t->len)
+                    text_add(t, "\n", 1);
+                text_add(t, text, strlen(text));
+                free(text);
+            } else {
+                t->failed = true;
+            }
+        }
+        tir_arena_free(a);
+    }
+    tile_variants_free(vs);
+    return s;
+}
+
+tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
+                      char **out, size_t *len)
+{
+    if (!p || !out)
+        return TILE_ERR_INVALID;
+    *out = NULL;
+    if (len)
+        *len = 0;
+    if (k >= p->file->nkernels || k < -1) {
+        driver_error(p->ctx, "no kernel number %d in '%s'", k, p->file->path);
+        return TILE_ERR_NOT_FOUND;
+    }
+    if (!tile_emit_supported(kind)) {
+        driver_error(p->ctx, "--emit=%s is not supported yet in this build (no GPU backend); "
+                             "use --emit=tir", tile_emit_kind_name(kind));
+        return TILE_ERR_UNSUPPORTED;
+    }
+    p->diag.nerrors = 0;
+    Text t = {0};
+    tile_status s = TILE_OK;
+    if (k < 0) {
+        /* Compiling every kernel: a define must concern at least one of them. */
+        const tile_ctx *c = p->ctx;
+        for (int i = 0; i < c->ndefines; i++) {
+            bool used = false;
+            for (int j = 0; j < p->file->nkernels && !used; j++)
+                used = kernel_has_constant(&p->file->kernels[j], c->defines[i].name);
+            if (!used) {
+                driver_error(p->ctx, "-D %s names no constant of any kernel in '%s'",
+                             c->defines[i].name, p->file->path);
+                s = TILE_ERR_COMPILE;
+            }
+        }
+        if (s != TILE_OK)
+            return s;
+    }
+    /* Every kernel is compiled even after one fails, so all errors are reported. */
+    for (int i = k < 0 ? 0 : k; i < (k < 0 ? p->file->nkernels : k + 1); i++) {
+        tile_status si = emit_kernel_tir(p, i, all_variants, k < 0, &t);
+        if (s == TILE_OK)
+            s = si;
+    }
+    if (s == TILE_OK && t.failed)
+        s = TILE_ERR_INVALID;
+    if (s != TILE_OK) {
+        free(t.s);
+        return s;
+    }
+    if (!t.s)
+        text_add(&t, "", 0);
+    *out = t.s;
+    if (len)
+        *len = t.len;
+    return t.failed ? TILE_ERR_INVALID : TILE_OK;
+}
+
+tile_status tile_emit_tir(tile_program *p, int k, char **out)
+{
+    return tile_emit(p, k, TILE_EMIT_TIR, false, out, NULL);
+}

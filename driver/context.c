@@ -1,0 +1,311 @@
+/* The compile context: options, defines, diagnostics; plus the small tables of the
+ * public API (statuses, scalar kinds, emit kinds, architectures). */
+#include "driver.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_text[] = {
+#define X(id, text) text,
+    TILE_STATUSES(X)
+#undef X
+};
+
+const char *tile_status_string(tile_status s)
+{
+    if ((unsigned)s >= TILE_NSTATUS)
+        return "unknown status";
+    return status_text[s];
+}
+
+/* The public scalar enum mirrors the IR's table (ir.h TIR_SCALARS) entry by entry,
+ * so a kind converts by value; keep the two lists in the same order. */
+_Static_assert((int)TILE_NSCALARS == (int)TIR_NSCALARS, "tile_scalar must mirror TirScalar");
+
+static const char *const scalar_text[] = {
+#define X(id, text) text,
+    TILE_SCALARS(X)
+#undef X
+};
+
+const char *tile_scalar_name(tile_scalar s)
+{
+    return (unsigned)s < TILE_NSCALARS ? scalar_text[s] : "?";
+}
+
+size_t tile_scalar_size(tile_scalar s)
+{
+    return (unsigned)s < TILE_NSCALARS ? (size_t)tir_scalar_bytes((TirScalar)s) : 0;
+}
+
+bool tile_scalar_is_float(tile_scalar s)
+{
+    return (unsigned)s < TILE_NSCALARS && tir_scalar_is_float((TirScalar)s);
+}
+
+bool tile_scalar_is_signed(tile_scalar s)
+{
+    return (unsigned)s < TILE_NSCALARS && !tir_scalar_is_float((TirScalar)s) &&
+           tir_scalar_is_signed((TirScalar)s);
+}
+
+static const char *const emit_text[] = {
+#define X(id, text) text,
+    TILE_EMIT_KINDS(X)
+#undef X
+};
+
+int tile_emit_kind_from_name(const char *name)
+{
+    for (int i = 0; name && i < TILE_NEMIT; i++)
+        if (!strcmp(name, emit_text[i]))
+            return i;
+    return -1;
+}
+
+const char *tile_emit_kind_name(tile_emit_kind k)
+{
+    return (unsigned)k < TILE_NEMIT ? emit_text[k] : "?";
+}
+
+/* The targets of TOOLS.md; the backend will pick instructions per entry. */
+static const char *const known_archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+
+bool tile_arch_is_known(const char *arch)
+{
+    for (size_t i = 0; arch && i < sizeof known_archs / sizeof *known_archs; i++)
+        if (!strcmp(arch, known_archs[i]))
+            return true;
+    return false;
+}
+
+void driver_sink(void *ud, const char *msg)
+{
+    tile_ctx *c = ud;
+    /* Notes follow their error; keep the error as "the last error". */
+    if (strstr(msg, ": note: ") == NULL || !c->last_error) {
+        char *copy = strdup(msg);
+        if (copy) {
+            free(c->last_error);
+            c->last_error = copy;
+        }
+    }
+    if (c->diag)
+        c->diag(c->diag_ud, msg);
+}
+
+void driver_error(tile_ctx *c, const char *fmt, ...)
+{
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "error: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+    va_end(ap);
+    driver_sink(c, buf);
+}
+
+tile_ctx *tile_ctx_new(void)
+{
+    tile_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    strcpy(c->arch, "sm_90a");
+    c->opt_level = 3;
+    return c;
+}
+
+static void define_free(DriverDefine *d)
+{
+    free(d->name);
+    free(d->ivals);
+    free(d->fvals);
+    free(d->is_float);
+}
+
+void tile_ctx_clear_defines(tile_ctx *c)
+{
+    for (int i = 0; i < c->ndefines; i++)
+        define_free(&c->defines[i]);
+    free(c->defines);
+    c->defines = NULL;
+    c->ndefines = 0;
+}
+
+void tile_ctx_free(tile_ctx *c)
+{
+    if (!c)
+        return;
+    tile_ctx_clear_defines(c);
+    free(c->print_after);
+    free(c->last_error);
+    free(c);
+}
+
+void tile_ctx_set_diag(tile_ctx *c, tile_diag_fn fn, void *ud)
+{
+    c->diag = fn;
+    c->diag_ud = ud;
+}
+
+tile_status tile_ctx_set_arch(tile_ctx *c, const char *arch)
+{
+    if (!tile_arch_is_known(arch)) {
+        driver_error(c, "unknown architecture '%s' (known: sm_80 sm_86 sm_89 sm_90 sm_90a)",
+                     arch ? arch : "(null)");
+        return TILE_ERR_INVALID;
+    }
+    strcpy(c->arch, arch);
+    return TILE_OK;
+}
+
+tile_status tile_ctx_set_opt_level(tile_ctx *c, int level)
+{
+    if (level != 0 && level != 3) {
+        driver_error(c, "optimization level must be 0 or 3, not %d", level);
+        return TILE_ERR_INVALID;
+    }
+    c->opt_level = level;
+    return TILE_OK;
+}
+
+void tile_ctx_set_debug(tile_ctx *c, bool debug) { c->debug = debug; }
+
+const char *tile_ctx_last_error(const tile_ctx *c)
+{
+    return c && c->last_error ? c->last_error : "";
+}
+
+tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out)
+{
+    if (pass && strcmp(pass, "all") && !tir_pass_find(pass)) {
+        driver_error(c, "unknown pass '%s' for --print-after", pass);
+        return TILE_ERR_INVALID;
+    }
+    char *copy = NULL;
+    if (pass && !(copy = strdup(pass)))
+        return TILE_ERR_INVALID;
+    free(c->print_after);
+    c->print_after = copy;
+    c->dump = out;
+    return TILE_OK;
+}
+
+/* One define value: an integer (decimal or 0x, '_' separators), a float, or
+ * true/false.  Returns false when the text is none of these. */
+static bool parse_value(const char *s, size_t n, int64_t *iv, double *fv, bool *is_float)
+{
+    char buf[64];
+    size_t k = 0;
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != '_')
+            buf[k++] = s[i];
+    buf[k] = 0;
+    if (!strcmp(buf, "true") || !strcmp(buf, "false")) {
+        *iv = buf[0] == 't';
+        *fv = (double)*iv;
+        *is_float = false;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 0);
+    if (*end == 0 && errno == 0 && end != buf) {
+        *iv = v;
+        *fv = (double)v;
+        *is_float = false;
+        return true;
+    }
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (*end == 0 && end != buf && errno == 0) {
+        *fv = d;
+        *iv = (int64_t)d;
+        *is_float = true;
+        return true;
+    }
+    return false;
+}
+
+tile_status tile_ctx_define(tile_ctx *c, const char *text)
+{
+    const char *eq = text ? strchr(text, '=') : NULL;
+    bool name_ok = eq && eq > text && (isalpha((unsigned char)text[0]) || text[0] == '_');
+    for (const char *q = text; name_ok && q < eq; q++)
+        name_ok = isalnum((unsigned char)*q) || *q == '_';
+    if (!name_ok || !eq[1]) {
+        driver_error(c, "bad define '%s': expected NAME=VALUE[,VALUE...]", text ? text : "");
+        return TILE_ERR_INVALID;
+    }
+    DriverDefine d = {0};
+    int cap = 1;
+    for (const char *q = eq + 1; *q; q++)
+        cap += *q == ',';
+    d.name = strndup(text, (size_t)(eq - text));
+    d.ivals = calloc(cap, sizeof *d.ivals);
+    d.fvals = calloc(cap, sizeof *d.fvals);
+    d.is_float = calloc(cap, sizeof *d.is_float);
+    if (!d.name || !d.ivals || !d.fvals || !d.is_float) {
+        define_free(&d);
+        return TILE_ERR_INVALID;
+    }
+    const char *v = eq + 1;
+    for (;;) {
+        const char *comma = strchr(v, ',');
+        size_t len = comma ? (size_t)(comma - v) : strlen(v);
+        if (!parse_value(v, len, &d.ivals[d.nvals], &d.fvals[d.nvals], &d.is_float[d.nvals])) {
+            driver_error(c, "bad value '%.*s' in define '%s': expected an integer, a float, "
+                            "true or false", (int)len, v, text);
+            define_free(&d);
+            return TILE_ERR_INVALID;
+        }
+        d.nvals++;
+        if (!comma)
+            break;
+        v = comma + 1;
+    }
+    for (int i = 0; i < c->ndefines; i++)
+        if (!strcmp(c->defines[i].name, d.name)) {
+            define_free(&c->defines[i]);
+            c->defines[i] = d;
+            return TILE_OK;
+        }
+    DriverDefine *grown = realloc(c->defines, (c->ndefines + 1) * sizeof *grown);
+    if (!grown) {
+        define_free(&d);
+        return TILE_ERR_INVALID;
+    }
+    c->defines = grown;
+    c->defines[c->ndefines++] = d;
+    return TILE_OK;
+}
+
+TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, int nextra,
+                         int *n)
+{
+    TfDefine *out = tir_alloc(a, (c->ndefines + nextra + 1) * sizeof *out);
+    int k = 0;
+    for (int i = 0; i < nextra; i++)
+        out[k++] = extra[i];
+    /* A value given as an argument wins over a define of the same name. */
+    for (int i = 0; i < c->ndefines; i++) {
+        bool shadowed = false;
+        for (int j = 0; j < nextra; j++)
+            shadowed |= !strcmp(extra[j].name, c->defines[i].name);
+        if (shadowed)
+            continue;
+        out[k].name = c->defines[i].name;
+        out[k].ivals = c->defines[i].ivals;
+        out[k].fvals = c->defines[i].fvals;
+        out[k].is_float = c->defines[i].is_float;
+        out[k].nvals = c->defines[i].nvals;
+        k++;
+    }
+    *n = k;
+    return out;
+}

@@ -1,0 +1,72 @@
+/* Internals of the compiler library shared by the files of driver/.  Nothing here is
+ * public: include/tile/tile.h is the only interface users see. */
+#ifndef TILE_DRIVER_H
+#define TILE_DRIVER_H
+
+#include "tile/tile.h"
+#include "ir.h"
+#include "frontend.h"
+#include "passes.h"
+#include "interp.h"
+
+typedef struct DriverDefine {
+    char *name;
+    int64_t *ivals;
+    double *fvals;
+    bool *is_float;
+    int32_t nvals;
+} DriverDefine;
+
+struct tile_ctx {
+    tile_diag_fn diag;
+    void *diag_ud;
+    char arch[16];
+    int opt_level;
+    bool debug;
+    DriverDefine *defines;
+    int ndefines;
+    char *print_after;       /* NULL: no dumps */
+    FILE *dump;
+    char *last_error;        /* malloc'd; NULL: none */
+};
+
+/* The tune space of one kernel, evaluated once at load. */
+typedef struct DriverTune {
+    const char *name;
+    double *values;
+    int nvalues;
+    bool ok;                 /* false: not a list of literal numbers */
+} DriverTune;
+
+struct tile_program {
+    tile_ctx *ctx;
+    TirArena *arena;         /* the AST and everything of the file */
+    TfDiag diag;
+    AstFile *file;
+    DriverTune **tunes;      /* per kernel: file->kernels[k].ntunes entries */
+};
+
+struct tile_variants {
+    TirArena *arena;
+    TfVariant *v;
+    int n;
+};
+
+/* The sink every library message goes through: remembers it as the last error and
+ * hands it to the user's callback. */
+void driver_sink(void *ud, const char *msg);
+/* A printf-style error without a source location ("error: MSG"). */
+void driver_error(tile_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The context's defines plus `extra`, as the front end wants them (in arena a). */
+TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, int nextra,
+                         int *n);
+/* The parameter's scalar kind; -1 when the type name is unknown. */
+int driver_param_scalar(const AstParam *p);
+/* Elaborates variant v of kernel k into a new module in `a` and runs the pipeline up
+ * to `canonicalize`.  NULL after reporting errors. */
+TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v);
+/* "BLOCK=1024, warps=4, stages=2" into buf. */
+void driver_variant_text(const TfVariant *v, char *buf, size_t n);
+
+#endif

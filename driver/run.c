@@ -1,0 +1,262 @@
+/* Running a kernel on the reference interpreter: argument checks, the choice of a
+ * variant by the launch-time `where` clauses, the grid, the run. */
+#include "driver.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool tile_device_available(tile_device d)
+{
+    /* The CUDA device arrives with the GPU backend and runtime (issue 4). */
+    return d == TILE_DEVICE_INTERP;
+}
+
+/* Whether v fits the integer parameter type s. u64 takes the non-negative int64
+ * range: a tile_arg carries integers as int64_t. */
+static bool int_fits(TirScalar s, int64_t v)
+{
+    if (s == TIR_I1)
+        return v == 0 || v == 1;
+    int bits = tir_scalar_bits(s);
+    if (tir_scalar_is_signed(s))
+        return bits >= 64 || (v >= -(INT64_C(1) << (bits - 1)) && v < (INT64_C(1) << (bits - 1)));
+    return v >= 0 && (bits >= 64 || v < (INT64_C(1) << bits));
+}
+
+static const char *arg_kind_text(tile_arg_kind k)
+{
+    static const char *const text[] = {"nothing", "an integer", "a float", "a buffer"};
+    return (unsigned)k < 4 ? text[k] : "an unknown argument kind";
+}
+
+/* Checks one argument against its parameter, filling the launch-time value.
+ * Returns false after reporting an error that names the parameter. */
+static bool check_arg(tile_ctx *c, const char *kname, const AstParam *ap, const tile_arg *a,
+                      TfArgValue *val)
+{
+    int s = driver_param_scalar(ap);
+    if (s < 0) {
+        driver_error(c, "kernel '%s': parameter '%s' has an unknown type '%s'", kname,
+                     ap->name, ap->type_name ? ap->type_name : "?");
+        return false;
+    }
+    const char *tname = tir_scalar_name((TirScalar)s);
+    if (ap->is_ptr) {
+        if (a->kind != TILE_ARG_BUFFER) {
+            driver_error(c, "kernel '%s': parameter '%s' is a pointer (*%s) but was given %s",
+                         kname, ap->name, tname, arg_kind_text(a->kind));
+            return false;
+        }
+        if (!a->buf.ptr && a->buf.bytes) {
+            driver_error(c, "kernel '%s': parameter '%s': a NULL buffer of %zu bytes", kname,
+                         ap->name, a->buf.bytes);
+            return false;
+        }
+        return true;
+    }
+    if (a->kind == TILE_ARG_NONE && ap->is_const)
+        return true;
+    if (a->kind == TILE_ARG_BUFFER || a->kind == TILE_ARG_NONE) {
+        driver_error(c, "kernel '%s': parameter '%s' is a scalar (%s) but was given %s", kname,
+                     ap->name, tname, arg_kind_text(a->kind));
+        return false;
+    }
+    if (tir_scalar_is_float((TirScalar)s)) {
+        val->fval = a->kind == TILE_ARG_FLOAT ? a->f64 : (double)a->i64;
+        val->ival = (int64_t)val->fval;
+        return true;
+    }
+    if (a->kind != TILE_ARG_INT) {
+        driver_error(c, "kernel '%s': parameter '%s' is %s but was given a float (%g)", kname,
+                     ap->name, tname, a->f64);
+        return false;
+    }
+    if (!int_fits((TirScalar)s, a->i64)) {
+        driver_error(c, "kernel '%s': value %lld is out of range for parameter '%s' (%s)",
+                     kname, (long long)a->i64, ap->name, tname);
+        return false;
+    }
+    val->ival = a->i64;
+    val->fval = (double)a->i64;
+    return true;
+}
+
+/* The largest grid the GPU launches (x, y, z), so interpreter runs mean the same. */
+static const int64_t grid_max[3] = {INT32_MAX, 65535, 65535};
+
+static tile_status pick_grid(tile_program *p, int k, const TfVariant *v,
+                             const TfArgValue *vals, const tile_run_options *o,
+                             int64_t grid[3])
+{
+    tile_ctx *c = p->ctx;
+    const char *kname = p->file->kernels[k].name;
+    bool given = o->grid[0] || o->grid[1] || o->grid[2];
+    if (given) {
+        for (int i = 0; i < 3; i++)
+            grid[i] = o->grid[i] ? o->grid[i] : 1;
+    } else if (!tf_eval_grid(p->file, k, v, vals, grid)) {
+        driver_error(c, "kernel '%s' has no grid clause: give the grid (--grid=X[,Y[,Z]])",
+                     kname);
+        return TILE_ERR_GRID;
+    }
+    for (int i = 0; i < 3; i++)
+        if (grid[i] < 0 || grid[i] > grid_max[i] || (given && grid[i] == 0)) {
+            driver_error(c, "kernel '%s': grid size %lld on axis %d is out of range "
+                            "(1..%lld)", kname, (long long)grid[i], i, (long long)grid_max[i]);
+            return TILE_ERR_GRID;
+        }
+    return TILE_OK;
+}
+
+/* The interpreter's run-time errors carry no severity; the API's messages do. */
+static void run_error_sink(void *ud, const char *msg)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "error: %s", msg);
+    driver_sink(ud, buf);
+}
+
+tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
+                     tile_run_options *o)
+{
+    if (!p || !o || (nargs && !args))
+        return TILE_ERR_INVALID;
+    tile_ctx *c = p->ctx;
+    o->chosen[0] = 0;
+    memset(o->grid_used, 0, sizeof o->grid_used);
+    if (k < 0 || k >= p->file->nkernels) {
+        driver_error(c, "no kernel number %d in '%s'", k, p->file->path);
+        return TILE_ERR_NOT_FOUND;
+    }
+    if (o->device != TILE_DEVICE_INTERP) {
+        driver_error(c, "no CUDA device backend in this build; use the interpreter");
+        return TILE_ERR_UNSUPPORTED;
+    }
+    const AstKernel *kn = &p->file->kernels[k];
+    if (nargs != kn->nparams) {
+        driver_error(c, "kernel '%s' takes %d arguments, %d given", kn->name, kn->nparams,
+                     nargs);
+        return TILE_ERR_ARGS;
+    }
+    p->diag.nerrors = 0;
+
+    /* Check every argument before anything runs, reporting each bad one. */
+    TirArena *a = tir_arena_new();
+    TfArgValue *vals = tir_alloc(a, (kn->nparams + 1) * sizeof *vals);
+    TfDefine *extra = tir_alloc(a, (kn->nparams + 1) * sizeof *extra);
+    int nextra = 0, bad = 0;
+    for (int i = 0; i < kn->nparams; i++) {
+        const AstParam *ap = &kn->params[i];
+        if (!check_arg(c, kn->name, ap, &args[i], &vals[i])) {
+            bad++;
+            continue;
+        }
+        if (ap->is_const && args[i].kind != TILE_ARG_NONE) {
+            TfDefine *d = &extra[nextra++];
+            d->name = ap->name;
+            d->ivals = tir_memdup(a, &vals[i].ival, sizeof vals[i].ival);
+            d->fvals = tir_memdup(a, &vals[i].fval, sizeof vals[i].fval);
+            bool is_float = tir_scalar_is_float((TirScalar)driver_param_scalar(ap));
+            d->is_float = tir_memdup(a, &is_float, sizeof is_float);
+            d->nvals = 1;
+        }
+    }
+    tile_status st = TILE_OK;
+    if (bad) {
+        st = TILE_ERR_ARGS;
+        goto done;
+    }
+
+    int ndefs;
+    TfDefine *defs = driver_defines(a, c, extra, nextra, &ndefs);
+    TfVariant *vs;
+    int nv = tf_variants(a, p->file, k, defs, ndefs, false, &vs, &p->diag);
+    if (nv <= 0 || p->diag.nerrors) {
+        st = TILE_ERR_COMPILE;
+        goto done;
+    }
+
+    /* The first variant whose launch-time `where` clauses all hold. */
+    int chosen = -1, failed_where = -1;
+    for (int i = 0; i < nv && chosen < 0; i++) {
+        int w = tf_eval_where(p->file, k, &vs[i], vals);
+        if (w < 0)
+            chosen = i;
+        else
+            failed_where = w;
+    }
+    if (chosen < 0) {
+        const AstNode *pred = kn->wheres[failed_where];
+        char last[256];
+        driver_variant_text(&vs[nv - 1], last, sizeof last);
+        tf_error(&p->diag, pred->loc, pred->end,
+                 "no variant of kernel '%s' admits these arguments: `where %.*s` does not "
+                 "hold (last variant tried: %s)", kn->name, (int)(pred->end - pred->loc),
+                 p->file->src + pred->loc, last);
+        st = TILE_ERR_NO_VARIANT;
+        goto done;
+    }
+    const TfVariant *v = &vs[chosen];
+    driver_variant_text(v, o->chosen, sizeof o->chosen);
+
+    int64_t grid[3];
+    if ((st = pick_grid(p, k, v, vals, o, grid)) != TILE_OK)
+        goto done;
+    memcpy(o->grid_used, grid, sizeof grid);
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+        goto done;              /* an empty grid (n = 0): nothing to run */
+
+    TirModule *m = driver_lower(p, a, k, v);
+    TirFunc *f = m ? tir_module_find(m, kn->name) : NULL;
+    if (!f) {
+        if (m)
+            driver_error(c, "internal: kernel '%s' missing after lowering", kn->name);
+        st = TILE_ERR_COMPILE;
+        goto done;
+    }
+
+    /* The IR kernel's parameters are the runtime ones, in declaration order. */
+    int nrt = 0;
+    for (int i = 0; i < kn->nparams; i++)
+        nrt += !kn->params[i].is_const;
+    if (f->body->nargs != nrt) {
+        driver_error(c, "internal: kernel '%s' lowered with %d parameters, expected %d",
+                     kn->name, f->body->nargs, nrt);
+        st = TILE_ERR_COMPILE;
+        goto done;
+    }
+    TirArg *targs = tir_alloc(a, (nrt + 1) * sizeof *targs);
+    TirBuffer *bufs = tir_alloc(a, (kn->nparams + 1) * sizeof *bufs);
+    int nbufs = 0;
+    for (int i = 0, r = 0; i < kn->nparams; i++) {
+        const AstParam *ap = &kn->params[i];
+        if (ap->is_const)
+            continue;
+        TirScalar s = (TirScalar)driver_param_scalar(ap);
+        if (ap->is_ptr) {
+            targs[r].p = args[i].buf.ptr;
+            if (args[i].buf.ptr)
+                bufs[nbufs++] = (TirBuffer){args[i].buf.ptr, args[i].buf.bytes, ap->name};
+        } else if (tir_scalar_is_float(s)) {
+            targs[r].f = tir_round_to(s, vals[i].fval);
+        } else {
+            targs[r].i = vals[i].ival;
+        }
+        r++;
+    }
+    TirInterpOptions io = {
+        .grid = {grid[0], grid[1], grid[2]},
+        .bufs = bufs,
+        .nbufs = nbufs,
+        .diag = run_error_sink,
+        .ud = c,
+        .print_out = o->print_out,
+        .debug = c->debug,
+    };
+    if (tir_interp_run(f, targs, &io))
+        st = TILE_ERR_RUN;
+done:
+    tir_arena_free(a);
+    return st;
+}

@@ -1,0 +1,247 @@
+/* tile.h: the public API of the tilec compiler library (and its CPU interpreter).
+ *
+ * Lua-style: opaque handles, every call returns a tile_status, nothing internal is
+ * exposed, and the library never prints or exits on its own.  Every message (compile
+ * errors formatted as "FILE:LINE:COL: error: MSG" with the source line and a caret,
+ * argument errors, run-time errors of the interpreter) goes to the context's
+ * diagnostics callback, and the last error is also kept for tile_ctx_last_error.
+ *
+ *   tile_ctx      options: arch, -O level, debug, defines, --print-after, diagnostics
+ *   tile_program  one parsed and checked .tile file (from a path or from memory)
+ *   kernels       enumerated by index: name, parameters, tune space
+ *   emit          text IR now; llvm / ptx / cubin / bundle / header once a GPU backend
+ *                 is built (tile_emit says TILE_ERR_UNSUPPORTED until then)
+ *   run           one launch on a device: today the interpreter; the device enum leaves
+ *                 room for cuda without changing these signatures
+ *
+ * Handles are not thread-safe: use one context per thread. */
+#ifndef TILE_TILE_H
+#define TILE_TILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status ------------------------------------------------------------------- */
+#define TILE_STATUSES(X) \
+    X(TILE_OK,              "success") \
+    X(TILE_ERR_INVALID,     "invalid argument to the API") \
+    X(TILE_ERR_IO,          "cannot read or write a file") \
+    X(TILE_ERR_COMPILE,     "compile error") \
+    X(TILE_ERR_NOT_FOUND,   "no such kernel") \
+    X(TILE_ERR_ARGS,        "kernel arguments do not match its parameters") \
+    X(TILE_ERR_NO_VARIANT,  "no variant admits these arguments") \
+    X(TILE_ERR_GRID,        "no grid: give one or add a grid clause") \
+    X(TILE_ERR_RUN,         "run-time error in the kernel") \
+    X(TILE_ERR_UNSUPPORTED, "not supported in this build")
+
+typedef enum tile_status {
+#define X(id, text) id,
+    TILE_STATUSES(X)
+#undef X
+    TILE_NSTATUS
+} tile_status;
+
+/* A static string describing the status ("compile error"). */
+const char *tile_status_string(tile_status s);
+
+/* ---- context ------------------------------------------------------------------- */
+typedef struct tile_ctx tile_ctx;
+typedef struct tile_program tile_program;
+
+/* Receives each whole formatted message (several lines for a compile error). */
+typedef void (*tile_diag_fn)(void *ud, const char *msg);
+
+tile_ctx *tile_ctx_new(void);                   /* NULL only when out of memory */
+void tile_ctx_free(tile_ctx *c);
+void tile_ctx_set_diag(tile_ctx *c, tile_diag_fn fn, void *ud);
+/* "sm_80" "sm_86" "sm_89" "sm_90" "sm_90a" (default "sm_90a"); others: TILE_ERR_INVALID. */
+tile_status tile_ctx_set_arch(tile_ctx *c, const char *arch);
+bool tile_arch_is_known(const char *arch);
+tile_status tile_ctx_set_opt_level(tile_ctx *c, int level);   /* 0 or 3 (default 3) */
+void tile_ctx_set_debug(tile_ctx *c, bool debug);              /* check assert(), verify IR */
+/* "NAME=V[,V...]": fixes a const parameter or a tuned constant; several values ask for
+ * several variants.  Values: integers (decimal, 0x), floats, true/false.  A second
+ * define of the same name replaces the first.  Bad syntax: TILE_ERR_INVALID. */
+tile_status tile_ctx_define(tile_ctx *c, const char *name_eq_values);
+void tile_ctx_clear_defines(tile_ctx *c);
+/* --print-after=PASS|all: IR dumps after that pass (each pass for "all") go to `out`.
+ * NULL pass: no dumps.  An unknown pass name is TILE_ERR_INVALID. */
+tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out);
+/* The last error message reported through this context ("" when none). */
+const char *tile_ctx_last_error(const tile_ctx *c);
+
+/* ---- programs ------------------------------------------------------------------- */
+/* Parse and check a whole file; every error goes to the diagnostics callback.
+ * On failure *out is NULL and the status is TILE_ERR_IO or TILE_ERR_COMPILE. */
+tile_status tile_program_load_file(tile_ctx *c, const char *path, tile_program **out);
+/* `name` is used in messages; `src` need not be NUL-terminated and is copied. */
+tile_status tile_program_load_source(tile_ctx *c, const char *name, const char *src,
+                                     size_t len, tile_program **out);
+void tile_program_free(tile_program *p);
+
+/* ---- kernels: names, parameters, tune space ------------------------------------- */
+/* Scalar kinds, as in the language. */
+#define TILE_SCALARS(X) \
+    X(TILE_BOOL, "bool") X(TILE_I8, "i8") X(TILE_I16, "i16") X(TILE_I32, "i32") \
+    X(TILE_I64, "i64") X(TILE_U8, "u8") X(TILE_U16, "u16") X(TILE_U32, "u32") \
+    X(TILE_U64, "u64") X(TILE_F16, "f16") X(TILE_BF16, "bf16") X(TILE_F32, "f32") \
+    X(TILE_F64, "f64") X(TILE_F8E4M3, "f8e4m3") X(TILE_F8E5M2, "f8e5m2")
+
+typedef enum tile_scalar {
+#define X(id, text) id,
+    TILE_SCALARS(X)
+#undef X
+    TILE_NSCALARS
+} tile_scalar;
+
+const char *tile_scalar_name(tile_scalar s);
+size_t tile_scalar_size(tile_scalar s);         /* bytes in memory; bool is 1 */
+bool tile_scalar_is_float(tile_scalar s);
+bool tile_scalar_is_signed(tile_scalar s);      /* signed integers */
+
+typedef struct tile_param_info {
+    const char *name;
+    tile_scalar type;        /* the scalar, or the pointee of a pointer */
+    bool is_pointer;
+    bool is_const;           /* `const NAME: T`: a specialization argument */
+} tile_param_info;
+
+int tile_program_kernel_count(const tile_program *p);
+/* Index of the kernel named `name`, or -1. */
+int tile_program_find_kernel(const tile_program *p, const char *name);
+const char *tile_kernel_name(const tile_program *p, int k);
+bool tile_kernel_has_grid(const tile_program *p, int k);
+int tile_kernel_param_count(const tile_program *p, int k);
+tile_status tile_kernel_param(const tile_program *p, int k, int i, tile_param_info *out);
+/* The tune space: every `tune NAME in [...]` item in order.  Values are given as
+ * doubles (integers exactly); TILE_ERR_UNSUPPORTED when an item is not a list of
+ * literal numbers or file-level constants. */
+int tile_kernel_tune_count(const tile_program *p, int k);
+tile_status tile_kernel_tune(const tile_program *p, int k, int i, const char **name,
+                             const double **values, int *nvalues);
+
+/* ---- variants --------------------------------------------------------------------- */
+/* A set of variants of one kernel for the context's defines (constant-only `where`
+ * clauses already applied).  `all` false: only the first value of each tune list
+ * not fixed by a define. */
+typedef struct tile_variants tile_variants;
+tile_status tile_variants_get(tile_program *p, int k, bool all, tile_variants **out);
+void tile_variants_free(tile_variants *v);
+int tile_variants_count(const tile_variants *v);
+/* Constants of variant i (tuned names, const params, fixed consts, warps, stages). */
+int tile_variant_const_count(const tile_variants *v, int i);
+void tile_variant_const(const tile_variants *v, int i, int j, const char **name,
+                        double *value, bool *is_float);
+
+/* ---- emit ----------------------------------------------------------------------- */
+#define TILE_EMIT_KINDS(X) \
+    X(TILE_EMIT_TIR, "tir") X(TILE_EMIT_LLVM, "llvm") X(TILE_EMIT_PTX, "ptx") \
+    X(TILE_EMIT_CUBIN, "cubin") X(TILE_EMIT_BUNDLE, "bundle") X(TILE_EMIT_HEADER, "header")
+
+typedef enum tile_emit_kind {
+#define X(id, text) id,
+    TILE_EMIT_KINDS(X)
+#undef X
+    TILE_NEMIT
+} tile_emit_kind;
+
+/* -1 when unknown. */
+int tile_emit_kind_from_name(const char *name);
+const char *tile_emit_kind_name(tile_emit_kind k);
+/* Whether this build can produce `kind` (tir always; the others with a GPU backend). */
+bool tile_emit_supported(tile_emit_kind kind);
+
+/* Emits kernel `k` (-1: every kernel of the file), its first variant or all variants
+ * for the context's defines, as `kind`.  *out is malloc'd (NUL-terminated for text
+ * kinds), the caller frees it; *len excludes the terminator.  For TILE_EMIT_TIR the
+ * pass pipeline runs up to and including `canonicalize`. */
+tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
+                      char **out, size_t *len);
+/* Text IR of the first variant of every kernel (or of kernel k >= 0). */
+tile_status tile_emit_tir(tile_program *p, int k, char **out);
+
+/* ---- host data ------------------------------------------------------------------ */
+/* Element conversions as the GPU stores values: floats round to nearest even into
+ * the format (f8 saturates to its largest finite value), integers wrap at their width,
+ * bool stores 0 or 1. */
+void tile_store_elements(tile_scalar t, void *dst, const double *src, size_t n);
+void tile_load_elements(tile_scalar t, double *dst, const void *src, size_t n);
+
+typedef enum tile_fill_kind {
+    TILE_FILL_ZEROS,
+    /* uniform: floats in [0, 1); signed integers in [-8, 7]; unsigned in [0, 15];
+     * bool 0 or 1.  Small integers keep sums and products exact in tests. */
+    TILE_FILL_RAND,
+    /* standard normal (floats only; integers: TILE_ERR_INVALID) */
+    TILE_FILL_RANDN,
+} tile_fill_kind;
+
+/* Fills n elements of type t deterministically from `seed`, the same on every
+ * machine: splitmix64 gives 64-bit words; a uniform double is the top 53 bits times
+ * 2^-53; normals come from Box-Muller on pairs of uniforms (u1 = 1 - u, so log(u1) is
+ * finite), both outputs used; each value is computed in double and stored with
+ * tile_store_elements (round to nearest even).  Integer `rand` values are
+ * (word >> 60) - 8 for signed types and word >> 60 for unsigned ones. */
+tile_status tile_fill(tile_scalar t, void *dst, size_t n, tile_fill_kind kind, uint64_t seed);
+
+/* ---- run ------------------------------------------------------------------------ */
+typedef enum tile_device { TILE_DEVICE_INTERP, TILE_DEVICE_CUDA } tile_device;
+/* Whether `d` can run in this build on this machine. */
+bool tile_device_available(tile_device d);
+
+typedef enum tile_arg_kind {
+    TILE_ARG_NONE,           /* const parameters: take the value from the defines */
+    TILE_ARG_INT,            /* integer and bool parameters */
+    TILE_ARG_FLOAT,          /* float parameters */
+    TILE_ARG_BUFFER,         /* pointer parameters: a host buffer of `bytes` bytes */
+} tile_arg_kind;
+
+typedef struct tile_arg {
+    tile_arg_kind kind;
+    union {
+        int64_t i64;
+        double f64;
+        struct { void *ptr; size_t bytes; } buf;
+    };
+} tile_arg;
+
+static inline tile_arg tile_arg_int(int64_t v) { tile_arg a = {.kind = TILE_ARG_INT}; a.i64 = v; return a; }
+static inline tile_arg tile_arg_float(double v) { tile_arg a = {.kind = TILE_ARG_FLOAT}; a.f64 = v; return a; }
+static inline tile_arg tile_arg_buffer(void *p, size_t bytes)
+{
+    tile_arg a = {.kind = TILE_ARG_BUFFER};
+    a.buf.ptr = p;
+    a.buf.bytes = bytes;
+    return a;
+}
+
+typedef struct tile_run_options {
+    tile_device device;      /* TILE_DEVICE_INTERP; cuda: TILE_ERR_UNSUPPORTED until built */
+    int64_t grid[3];         /* all 0: from the kernel's grid clause */
+    FILE *print_out;         /* where print() writes; NULL: discarded */
+    /* filled in by tile_run: the variant and grid that ran, for -v */
+    char chosen[256];        /* "BLOCK=1024, warps=4, stages=2" */
+    int64_t grid_used[3];
+} tile_run_options;
+
+/* Runs kernel k once.  args: one per parameter in declaration order (nargs must equal
+ * the parameter count); const parameters take TILE_ARG_NONE (their value comes from
+ * the defines) or TILE_ARG_INT / TILE_ARG_FLOAT (their value).  Every argument is
+ * checked (kind, integer range) before anything runs; a mismatch is TILE_ERR_ARGS with
+ * a message naming the parameter.  The first variant whose launch-time `where`
+ * clauses hold runs; when none does, TILE_ERR_NO_VARIANT with a message naming the
+ * failing predicate and its location.  Memory accesses are checked against the
+ * buffers; a violation or a failed assert is TILE_ERR_RUN. */
+tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
+                     tile_run_options *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,323 @@
+/* smem_alloc: shared-memory scratch for the ops that exchange data between warps
+ * (cross-warp reductions and scans, layout conversions, trans, reshape, the broadcast
+ * of a scalar atomic's old value), placed by liveness.
+ *
+ * Every such op is lowered as: its writes, one barrier, its reads (backend/).  Its
+ * bytes are therefore busy from its writes until the next barrier after its reads:
+ * the internal barrier of the next scratch op, or an explicit `barrier`.  Two ops
+ * interfere when the second's writes can come while the first's bytes are busy, i.e.
+ * no scratch op lies between them on some path (a loop's back edge included).  Offsets
+ * are assigned first-fit in program order, away from every interfering op placed
+ * before: consecutive ops ping-pong between two regions and never need a barrier of
+ * their own, while ops further apart reuse the same bytes.  What first-fit cannot
+ * avoid (an op that interferes with itself around a loop) the barriers pass fixes. */
+#include "pass_util.h"
+
+#include <string.h>
+
+/* The blocked root of a layout and, for each tile dim, its root dim. */
+static const TirLayout *root_of(const TirModule *m, int32_t idx, int rank, int32_t *rdim) {
+    if (idx <= 0 || idx >= m->nlayouts) return NULL;
+    int32_t slices[TIR_MAXRANK];
+    int ns = 0;
+    const TirLayout *l = &m->layouts[idx];
+    while (l->kind == TIR_LAYOUT_SLICE && ns < TIR_MAXRANK) {
+        slices[ns++] = l->dim;
+        if (l->parent <= 0 || l->parent >= m->nlayouts) return NULL;
+        l = &m->layouts[l->parent];
+    }
+    if (l->kind != TIR_LAYOUT_BLOCKED) return NULL;
+    int32_t map[TIR_MAXRANK];
+    int cur = l->rank;
+    for (int i = 0; i < cur; i++) map[i] = i;
+    for (int s = ns - 1; s >= 0; s--) {
+        int d = slices[s];
+        if (d < 0 || d >= cur) return NULL;
+        for (int i = d; i < cur - 1; i++) map[i] = map[i + 1];
+        cur--;
+    }
+    if (cur != rank) return NULL;
+    memcpy(rdim, map, sizeof map);
+    return l;
+}
+
+/* Warps along `axis` that hold distinct data (the backend's rule, lower_reduce.c). */
+static int warps_along(const TirModule *m, TirType t, int axis) {
+    int32_t rdim[TIR_MAXRANK];
+    const TirLayout *l = root_of(m, t.layout, t.rank, rdim);
+    if (!l || axis < 0 || axis >= t.rank) return 1;
+    int rd = rdim[axis];
+    int64_t per = (int64_t)l->size_per_thread[rd] * l->threads_per_warp[rd];
+    int64_t w = t.shape[axis] / per;
+    if (w < 1) w = 1;
+    if (w > l->warps_per_cta[rd]) w = l->warps_per_cta[rd];
+    return (int)w;
+}
+
+static int elem_bytes(TirType t) {
+    if (t.ptr) return 8;
+    int b = tir_scalar_bytes((TirScalar)t.elem);
+    return b < 1 ? 1 : b;
+}
+
+/* Accumulators: narrow floats in f32, bools summed in i32; at least 4 bytes a slot. */
+static int acc_bytes(TirType t) {
+    int b = elem_bytes(t);
+    return b < 4 ? 4 : b;
+}
+
+int32_t pass_smem_need(const TirModule *m, const TirOp *op) {
+    switch (op->code) {
+    case TIR_OP_REDUCE_SUM: case TIR_OP_REDUCE_MAX: case TIR_OP_REDUCE_MIN:
+    case TIR_OP_ARGMAX: case TIR_OP_ARGMIN: {
+        TirType in = op->opnd[0]->ty;
+        if (!tir_type_is_tile(in)) return 0;
+        int w = warps_along(m, in, (int)op->attr.i[0]);
+        if (w <= 1) return 0;
+        int64_t numel = op->nres && tir_type_is_tile(op->res[0]->ty) ? tir_type_numel(op->res[0]->ty) : 1;
+        bool arg = op->code == TIR_OP_ARGMAX || op->code == TIR_OP_ARGMIN;
+        int64_t b = numel * w * acc_bytes(in) + (arg ? numel * w * 4 : 0);
+        return (int32_t)(b > INT32_MAX ? INT32_MAX : b);
+    }
+    case TIR_OP_CUMSUM: {
+        TirType in = op->opnd[0]->ty;
+        if (!tir_type_is_tile(in)) return 0;
+        int axis = (int)op->attr.i[0];
+        int w = warps_along(m, in, axis);
+        if (w <= 1) return 0;
+        /* one total per (row, repetition, warp): at most numel / (lanes * spt) per warp */
+        int64_t rows = tir_type_numel(in) / (axis >= 0 && axis < in.rank ? in.shape[axis] : 1);
+        int32_t rdim[TIR_MAXRANK];
+        const TirLayout *l = root_of(m, in.layout, in.rank, rdim);
+        int64_t span = l ? (int64_t)l->size_per_thread[rdim[axis]] * l->threads_per_warp[rdim[axis]] * l->warps_per_cta[rdim[axis]] : 1;
+        int64_t reps = in.shape[axis] / span;
+        if (reps < 1) reps = 1;
+        int64_t b = rows * reps * w * acc_bytes(in);
+        return (int32_t)(b > INT32_MAX ? INT32_MAX : b);
+    }
+    case TIR_OP_CONVERT_LAYOUT:
+        if (!tir_type_is_tile(op->opnd[0]->ty) || op->opnd[0]->ty.layout == op->res[0]->ty.layout) return 0;
+        /* fall through */
+    case TIR_OP_TRANS:
+    case TIR_OP_RESHAPE: {
+        TirType in = op->opnd[0]->ty;
+        if (!tir_type_is_tile(in)) return 0;
+        int64_t b = tir_type_numel(in) * elem_bytes(in);
+        return (int32_t)(b > INT32_MAX ? INT32_MAX : b);
+    }
+    case TIR_OP_ATOMIC_ADD: case TIR_OP_ATOMIC_MAX: case TIR_OP_ATOMIC_MIN:
+    case TIR_OP_ATOMIC_XCHG: case TIR_OP_ATOMIC_CAS:
+        /* a scalar atomic: one thread does it, the old value goes to all through smem */
+        return op->nres && !tir_type_is_tile(op->res[0]->ty) ? 8 : 0;
+    default: return 0;
+    }
+}
+
+/* ---- interference: which scratch ops may write while another's bytes are busy ---- */
+
+typedef struct Alloc {
+    TirOp **ops;          /* scratch ops in program order */
+    int n, cap;
+    uint8_t *edge;        /* n x n, symmetric */
+    TirModule *m;
+} Alloc;
+
+/* The set of ops whose bytes may be busy at a program point: a bit set over ops. */
+typedef struct Busy {
+    uint64_t *w;
+    int nw;
+} Busy;
+
+static int op_index(const Alloc *A, const TirOp *op) {
+    for (int i = 0; i < A->n; i++)
+        if (A->ops[i] == op) return i;
+    return -1;
+}
+
+static bool collect(TirOp *op, void *ud) {
+    Alloc *A = ud;
+    int32_t need = pass_smem_need(A->m, op);
+    op->attr.smem_off = 0;
+    op->attr.smem_bytes = 0;
+    if (need > 0) {
+        if (A->n == A->cap) {
+            int cap = A->cap ? A->cap * 2 : 16;
+            TirOp **n = tir_alloc(A->m->arena, (size_t)cap * sizeof *n);
+            if (A->n) memcpy(n, A->ops, (size_t)A->n * sizeof *n);
+            A->ops = n;
+            A->cap = cap;
+        }
+        A->ops[A->n++] = op;
+        op->attr.smem_bytes = (need + 15) & ~15;
+    }
+    return true;
+}
+
+/* Walks a block with the busy set, calling `at` for every scratch op and `bar` for
+ * every barrier; shared with the barriers pass through the callbacks. */
+typedef struct Flow {
+    int nw;
+    TirArena *arena;
+    void *ud;
+    int (*index)(void *ud, const TirOp *op);     /* scratch op number, or -1 */
+    void (*at)(void *ud, TirOp *op, int idx, const uint64_t *busy); /* before its writes */
+} Flow;
+
+static uint64_t *bs_new(const Flow *F) { return tir_alloc(F->arena, (size_t)(F->nw ? F->nw : 1) * 8); }
+static void bs_or(const Flow *F, uint64_t *a, const uint64_t *b) {
+    for (int i = 0; i < F->nw; i++) a[i] |= b[i];
+}
+static bool bs_eq(const Flow *F, const uint64_t *a, const uint64_t *b) {
+    return memcmp(a, b, (size_t)F->nw * 8) == 0;
+}
+
+static void flow_block(const Flow *F, TirBlock *blk, uint64_t *busy);
+
+static void flow_op(const Flow *F, TirOp *op, uint64_t *busy) {
+    if (op->code == TIR_OP_BARRIER) {
+        memset(busy, 0, (size_t)F->nw * 8);
+        return;
+    }
+    if (op->code == TIR_OP_FOR && op->nregion) {
+        /* iterate to a fixed point: busy at the head = before the loop | end of the body */
+        uint64_t *head = bs_new(F), *end = bs_new(F);
+        memcpy(head, busy, (size_t)F->nw * 8);
+        for (int it = 0; it < 64; it++) {
+            memcpy(end, head, (size_t)F->nw * 8);
+            flow_block(F, op->region[0], end);
+            uint64_t *next = bs_new(F);
+            memcpy(next, busy, (size_t)F->nw * 8);
+            bs_or(F, next, end);
+            if (bs_eq(F, next, head)) break;
+            memcpy(head, next, (size_t)F->nw * 8);
+        }
+        /* the loop may run zero times: the exit sees the head's set */
+        memcpy(busy, head, (size_t)F->nw * 8);
+        return;
+    }
+    if (op->code == TIR_OP_IF) {
+        uint64_t *out = bs_new(F);
+        for (int r = 0; r < op->nregion; r++) {
+            uint64_t *b = bs_new(F);
+            memcpy(b, busy, (size_t)F->nw * 8);
+            flow_block(F, op->region[r], b);
+            bs_or(F, out, b);
+        }
+        if (op->nregion < 2) bs_or(F, out, busy);
+        memcpy(busy, out, (size_t)F->nw * 8);
+        return;
+    }
+    int idx = F->index(F->ud, op);
+    if (idx < 0) return;
+    F->at(F->ud, op, idx, busy);
+    /* its internal barrier ends every earlier op's reads; its own bytes are now busy */
+    memset(busy, 0, (size_t)F->nw * 8);
+    busy[idx / 64] |= 1ull << (idx % 64);
+}
+
+static void flow_block(const Flow *F, TirBlock *blk, uint64_t *busy) {
+    for (TirOp *op = blk->first; op; op = op->next) flow_op(F, op, busy);
+}
+
+static int alloc_index(void *ud, const TirOp *op) { return op->attr.smem_bytes > 0 ? op_index(ud, op) : -1; }
+
+static void alloc_at(void *ud, TirOp *op, int idx, const uint64_t *busy) {
+    Alloc *A = ud;
+    for (int j = 0; j < A->n; j++)
+        if (busy[j / 64] >> (j % 64) & 1) {
+            A->edge[idx * A->n + j] = 1;
+            A->edge[j * A->n + idx] = 1;
+        }
+}
+
+static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
+    Alloc A = {.m = m};
+    tir_walk_func(f, collect, &A);
+    if (!A.n) return 0;
+    A.edge = tir_alloc(m->arena, (size_t)A.n * (size_t)A.n);
+    Flow F = {.nw = (A.n + 63) / 64, .arena = m->arena, .ud = &A, .index = alloc_index, .at = alloc_at};
+    uint64_t *busy = bs_new(&F);
+    flow_block(&F, f->body, busy);
+    /* first fit in program order, away from the interfering ops already placed */
+    int32_t top = 0;
+    for (int i = 0; i < A.n; i++) {
+        TirOp *op = A.ops[i];
+        int32_t size = op->attr.smem_bytes, off = 0;
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (int j = 0; j < i; j++) {
+                if (!A.edge[i * A.n + j]) continue;
+                int32_t o = A.ops[j]->attr.smem_off, s = A.ops[j]->attr.smem_bytes;
+                if (off < o + s && o < off + size) {
+                    off = o + s;
+                    moved = true;
+                }
+            }
+        }
+        op->attr.smem_off = off;
+        if (off + size > top) top = off + size;
+    }
+    /* 48 KiB: what a kernel may use without opting in to more (static shared memory) */
+    if (top > 48 * 1024)
+        return pass_error(ctx, "smem_alloc", f, "the kernel needs %d bytes of shared scratch (more than 48 KiB): "
+                          "use smaller blocks", (int)top);
+    return 0;
+}
+
+int pass_smem_alloc(TirModule *m, TirPassContext *ctx) {
+    int errors = 0;
+    for (TirFunc *f = m->first; f; f = f->next)
+        if (f->kind == TIR_FUNC_KERNEL) errors += alloc_func(ctx, m, f);
+    return errors;
+}
+
+/* ---- shared with barriers.c ---- */
+
+/* Runs the busy-set dataflow over f: `at` sees each scratch op (ops with smem_bytes)
+ * with the set of scratch ops whose bytes may be busy before its writes. */
+typedef void (*PassSmemVisit)(void *ud, TirOp *op, TirOp *const *busy_ops, int nbusy);
+
+typedef struct Visit {
+    Alloc A;
+    PassSmemVisit fn;
+    void *ud;
+    TirOp **tmp;
+} Visit;
+
+static int visit_index(void *ud, const TirOp *op) {
+    Visit *V = ud;
+    return op->attr.smem_bytes > 0 ? op_index(&V->A, op) : -1;
+}
+
+static void visit_at(void *ud, TirOp *op, int idx, const uint64_t *busy) {
+    Visit *V = ud;
+    int k = 0;
+    for (int j = 0; j < V->A.n; j++)
+        if (busy[j / 64] >> (j % 64) & 1) V->tmp[k++] = V->A.ops[j];
+    V->fn(V->ud, op, V->tmp, k);
+}
+
+static bool collect_placed(TirOp *op, void *ud) {
+    Alloc *A = ud;
+    if (op->attr.smem_bytes <= 0) return true;
+    if (A->n == A->cap) {
+        int cap = A->cap ? A->cap * 2 : 16;
+        TirOp **n = tir_alloc(A->m->arena, (size_t)cap * sizeof *n);
+        if (A->n) memcpy(n, A->ops, (size_t)A->n * sizeof *n);
+        A->ops = n;
+        A->cap = cap;
+    }
+    A->ops[A->n++] = op;
+    return true;
+}
+
+void pass_smem_flow(TirModule *m, TirFunc *f, PassSmemVisit fn, void *ud);
+void pass_smem_flow(TirModule *m, TirFunc *f, PassSmemVisit fn, void *ud) {
+    Visit V = {.A = {.m = m}, .fn = fn, .ud = ud};
+    tir_walk_func(f, collect_placed, &V.A);
+    if (!V.A.n) return;
+    V.tmp = tir_alloc(m->arena, (size_t)V.A.n * sizeof *V.tmp);
+    Flow F = {.nw = (V.A.n + 63) / 64, .arena = m->arena, .ud = &V, .index = visit_index, .at = visit_at};
+    uint64_t *busy = bs_new(&F);
+    flow_block(&F, f->body, busy);
+}

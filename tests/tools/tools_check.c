@@ -1,0 +1,181 @@
+/* tools_check: the C side of the tilec CLI tests.  It writes input files for
+ * `tilec run ... x=@FILE`, checks the bytes that `--save` wrote against values
+ * computed here, and tests the public data helpers (tile_fill, element conversions).
+ * Exit 0 when the check holds; otherwise a message and exit 1. */
+#include "tile/tile.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("FAIL: ");
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    return 1;
+}
+
+/* The whole file, or NULL; *n gets its size. */
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *buf = malloc(1 << 20);
+    *n = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    return buf;
+}
+
+static int write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n || fclose(f))
+        return fail("cannot write %s", path);
+    return 0;
+}
+
+/* Elements of type t in the file, compared exactly with want[]. */
+static int expect_values(const char *path, tile_scalar t, const double *want, size_t n)
+{
+    size_t bytes;
+    unsigned char *buf = slurp(path, &bytes);
+    if (!buf)
+        return fail("cannot read %s", path);
+    if (bytes != n * tile_scalar_size(t)) {
+        free(buf);
+        return fail("%s: %zu bytes, expected %zu", path, bytes, n * tile_scalar_size(t));
+    }
+    double *got = malloc((n + 1) * sizeof *got);
+    tile_load_elements(t, got, buf, n);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (got[i] != want[i])
+            rc = fail("%s element %zu: %.17g, expected %.17g", path, i, got[i], want[i]);
+    free(got);
+    free(buf);
+    return rc;
+}
+
+/* tile_fill and the element conversions: determinism, ranges, statistics, RNE. */
+static int check_fill(void)
+{
+    enum { N = 20000 };
+    static float a[N], b[N];
+    tile_fill(TILE_F32, a, N, TILE_FILL_RANDN, 7);
+    tile_fill(TILE_F32, b, N, TILE_FILL_RANDN, 7);
+    if (memcmp(a, b, sizeof a))
+        return fail("randn with one seed differs between calls");
+    tile_fill(TILE_F32, b, N, TILE_FILL_RANDN, 8);
+    if (!memcmp(a, b, sizeof a))
+        return fail("randn ignores the seed");
+    double mean = 0, var = 0;
+    for (int i = 0; i < N; i++)
+        mean += a[i];
+    mean /= N;
+    for (int i = 0; i < N; i++)
+        var += (a[i] - mean) * (a[i] - mean);
+    var /= N;
+    if (fabs(mean) > 0.05 || fabs(var - 1) > 0.05)
+        return fail("randn mean %g variance %g", mean, var);
+    tile_fill(TILE_F32, a, N, TILE_FILL_RAND, 3);
+    for (int i = 0; i < N; i++)
+        if (!(a[i] >= 0 && a[i] < 1))
+            return fail("rand f32 value %g out of [0, 1)", a[i]);
+    static int8_t i8[N];
+    static uint16_t u16[N];
+    tile_fill(TILE_I8, i8, N, TILE_FILL_RAND, 3);
+    tile_fill(TILE_U16, u16, N, TILE_FILL_RAND, 3);
+    int lo = 100, hi = -100;
+    for (int i = 0; i < N; i++) {
+        lo = i8[i] < lo ? i8[i] : lo;
+        hi = i8[i] > hi ? i8[i] : hi;
+        if (u16[i] > 15)
+            return fail("rand u16 value %d out of [0, 15]", u16[i]);
+    }
+    if (lo != -8 || hi != 7)
+        return fail("rand i8 range [%d, %d], expected [-8, 7]", lo, hi);
+    if (tile_fill(TILE_I32, i8, 1, TILE_FILL_RANDN, 0) != TILE_ERR_INVALID)
+        return fail("randn accepted an integer type");
+    /* RNE into f16: 1 + 2^-11 is a tie between 1 and 1 + 2^-10 (even: 1);
+     * 1 + 3 * 2^-11 ties between 1 + 2^-10 and 1 + 2^-9 (even: 1 + 2^-9). */
+    double in[2] = {1 + 0x1p-11, 1 + 3 * 0x1p-11}, out[2];
+    uint16_t h[2];
+    tile_store_elements(TILE_F16, h, in, 2);
+    tile_load_elements(TILE_F16, out, h, 2);
+    if (out[0] != 1.0 || out[1] != 1 + 0x1p-9)
+        return fail("f16 rounding gave %.10g and %.10g", out[0], out[1]);
+    return 0;
+}
+
+static int run_mode(int argc, char **argv, double *want);
+
+int main(int argc, char **argv)
+{
+    size_t n = argc >= 4 ? strtoull(argv[3], NULL, 10) : 0;
+    double *want = calloc(n + 1, sizeof *want);
+    int rc = run_mode(argc, argv, want);
+    free(want);
+    return rc;
+}
+
+static int run_mode(int argc, char **argv, double *want)
+{
+    if (argc < 2)
+        return fail("usage: tools_check MODE ...");
+    const char *mode = argv[1];
+    if (!strcmp(mode, "fill"))
+        return check_fill();
+    if (argc < 4)
+        return fail("%s: missing arguments", mode);
+    const char *path = argv[2];
+    size_t n = strtoull(argv[3], NULL, 10);
+    if (!strcmp(mode, "write-seq-f32")) {       /* 1, 2, ..., n as f32 */
+        float *v = malloc((n + 1) * sizeof *v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (float)(i + 1);
+        int rc = write_file(path, v, n * sizeof *v);
+        free(v);
+        return rc;
+    }
+    if (!strcmp(mode, "write-bytes")) {         /* n bytes of 0x11 */
+        unsigned char *b = memset(malloc(n + 1), 0x11, n);
+        int rc = write_file(path, b, n);
+        free(b);
+        return rc;
+    }
+    if (!strcmp(mode, "iota")) {                /* i32: 3 * i */
+        for (size_t i = 0; i < n; i++)
+            want[i] = 3.0 * (double)i;
+        return expect_values(path, TILE_I32, want, n);
+    }
+    if (!strcmp(mode, "axpy")) {                /* f32: a * x + y, x = rand seed 1, y = rand seed 2 */
+        double a = atof(argv[4]);
+        float *x = malloc((n + 1) * 4), *y = malloc((n + 1) * 4);
+        tile_fill(TILE_F32, x, n, TILE_FILL_RAND, 1);
+        tile_fill(TILE_F32, y, n, TILE_FILL_RAND, 2);
+        for (size_t i = 0; i < n; i++) {
+            float p = (float)a * x[i];          /* rounded to f32 before the add, as the IR does */
+            want[i] = (float)(p + y[i]);
+        }
+        free(x);
+        free(y);
+        return expect_values(path, TILE_F32, want, n);
+    }
+    /* the given values, of the type named by the mode: "f32", "i64", "i32" */
+    for (int t = 0; t < TILE_NSCALARS; t++)
+        if (!strcmp(mode, tile_scalar_name((tile_scalar)t))) {
+            if ((size_t)argc < 4 + n)
+                return fail("%s: fewer values than %zu", mode, n);
+            for (size_t i = 0; i < n; i++)
+                want[i] = atof(argv[4 + i]);
+            return expect_values(path, (tile_scalar)t, want, n);
+        }
+    return fail("unknown mode %s", mode);
+}

@@ -1,0 +1,606 @@
+/* tilec: the command line of the tile compiler (spec/TOOLS.md).
+ *
+ *   tilec FILE.tile [-o OUT] [--emit=KIND] [--arch=..] [-D NAME=V[,V...]]... [--kernel NAME]
+ *                   [--print-after=PASS|all] [--debug] [-O0|-O3] [-v] [--report]
+ *   tilec run FILE.tile --kernel NAME [--device=cuda|interp] [--grid=X[,Y[,Z]]]
+ *                   [-D NAME=V]... [--bench[=N]] ARG... [--save NAME=PATH]...
+ *
+ * Exit status: 0 success, 1 a compile or run error, 2 a bad command line (with usage).
+ * Only the public API (tile/tile.h) is used. */
+#include "tile/tile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: tilec FILE.tile [-o OUT] [--emit=tir|llvm|ptx|cubin|bundle|header] [--arch=sm_90a]\n"
+    "             [-D NAME=V[,V...]]... [--kernel NAME] [--print-after=PASS|all] [--debug]\n"
+    "             [-O0|-O3] [-v] [--report]\n"
+    "       tilec run FILE.tile --kernel NAME [--device=cuda|interp] [--grid=X[,Y[,Z]]]\n"
+    "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] ARG... [--save NAME=PATH]...\n"
+    "  ARG: name=VALUE (scalar), name=@PATH (raw little-endian elements), name=zeros:COUNT,\n"
+    "       name=rand:COUNT[:SEED], name=randn:COUNT[:SEED]\n";
+
+enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
+
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("tilec: error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\n", stderr);
+    fputs(usage_text, stderr);
+    exit(EXIT_USAGE);
+}
+
+static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("tilec: error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\n", stderr);
+}
+
+/* The library's messages: located ones are printed as they are; the others get the
+ * tool's name in front, as cc does. */
+static void print_diag(void *ud, const char *msg)
+{
+    (void)ud;
+    size_t n = strlen(msg);
+    if (!strncmp(msg, "error: ", 7))
+        fputs("tilec: ", stderr);
+    fputs(msg, stderr);
+    if (n == 0 || msg[n - 1] != '\n')
+        fputc('\n', stderr);
+}
+
+/* Options shared by both commands. */
+typedef struct Common {
+    const char *file;
+    const char *kernel;
+    bool verbose, debug;
+    int opt_level;
+    const char **defines;
+    int ndefines;
+} Common;
+
+/* "-X VALUE" or "-XVALUE" or "--x=VALUE" / "--x VALUE": the option's value, or NULL
+ * when argv[*i] is not this option. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n))
+        return NULL;
+    if (a[n] == '=' && name[1] == '-')
+        return a + n + 1;
+    if (a[n] == 0) {
+        if (*i + 1 >= argc)
+            usage_error("option '%s' needs a value", name);
+        return argv[++*i];
+    }
+    if (name[1] != '-')  /* short options take their value attached: -DNAME=V, -oOUT */
+        return a + n;
+    return NULL;
+}
+
+static bool parse_common(int argc, char **argv, int *i, Common *c)
+{
+    const char *v;
+    const char *a = argv[*i];
+    if (!strcmp(a, "-v")) c->verbose = true;
+    else if (!strcmp(a, "--debug")) c->debug = true;
+    else if (!strcmp(a, "-O0")) c->opt_level = 0;
+    else if (!strcmp(a, "-O3")) c->opt_level = 3;
+    else if ((v = opt_value(argc, argv, i, "--kernel"))) c->kernel = v;
+    else if ((v = opt_value(argc, argv, i, "-D"))) c->defines[c->ndefines++] = v;
+    else return false;
+    return true;
+}
+
+static tile_ctx *make_ctx(const Common *c)
+{
+    tile_ctx *ctx = tile_ctx_new();
+    if (!ctx) {
+        error("out of memory");
+        exit(EXIT_ERROR);
+    }
+    tile_ctx_set_diag(ctx, print_diag, NULL);
+    tile_ctx_set_debug(ctx, c->debug);
+    tile_ctx_set_opt_level(ctx, c->opt_level);
+    /* Bad -D syntax is a command-line error: check it before any work. */
+    tile_ctx_set_diag(ctx, NULL, NULL);
+    for (int i = 0; i < c->ndefines; i++)
+        if (tile_ctx_define(ctx, c->defines[i]) != TILE_OK)
+            usage_error("%s", tile_ctx_last_error(ctx) + strlen("error: "));
+    tile_ctx_set_diag(ctx, print_diag, NULL);
+    return ctx;
+}
+
+static void check_file(const char *path)
+{
+    if (!path)
+        usage_error("no input file");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        usage_error("cannot open '%s': %s", path, strerror(errno));
+    fclose(f);
+}
+
+static int find_kernel(tile_program *p, const char *name, const char *file)
+{
+    int k = tile_program_find_kernel(p, name);
+    if (k < 0) {
+        error("no kernel '%s' in '%s'", name, file);
+        int n = tile_program_kernel_count(p);
+        if (n) {
+            fputs("  kernels:", stderr);
+            for (int i = 0; i < n; i++)
+                fprintf(stderr, " %s", tile_kernel_name(p, i));
+            fputs("\n", stderr);
+        }
+    }
+    return k;
+}
+
+/* With -v: which constants the first variant took, since without -D the first value
+ * of each tune list is used. */
+static void describe_first_variant(tile_program *p, int k)
+{
+    tile_variants *vs;
+    if (tile_variants_get(p, k, false, &vs) != TILE_OK)
+        return;
+    fprintf(stderr, "tilec: kernel '%s': variant [", tile_kernel_name(p, k));
+    for (int j = 0; j < tile_variant_const_count(vs, 0); j++) {
+        const char *name;
+        double value;
+        bool is_float;
+        tile_variant_const(vs, 0, j, &name, &value, &is_float);
+        fprintf(stderr, is_float ? "%s%s=%g" : "%s%s=%.0f", j ? ", " : "", name, value);
+    }
+    fprintf(stderr, "]%s\n", tile_kernel_tune_count(p, k)
+                                 ? " (the first value of each tune list not fixed by -D)" : "");
+    tile_variants_free(vs);
+}
+
+/* ---- tilec FILE.tile ------------------------------------------------------------- */
+static int cmd_compile(int argc, char **argv)
+{
+    Common c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))};
+    const char *out_path = NULL, *emit = "cubin", *arch = "sm_90a", *print_after = NULL;
+    bool report = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (parse_common(argc, argv, &i, &c)) continue;
+        else if ((v = opt_value(argc, argv, &i, "--emit"))) emit = v;
+        else if ((v = opt_value(argc, argv, &i, "--arch"))) arch = v;
+        else if ((v = opt_value(argc, argv, &i, "--print-after"))) print_after = v;
+        else if (!strcmp(a, "--report")) report = true;
+        else if ((v = opt_value(argc, argv, &i, "-o"))) out_path = v;
+        else if (a[0] == '-' && a[1]) usage_error("unknown option '%s'", a);
+        else if (c.file) usage_error("more than one input file ('%s' and '%s')", c.file, a);
+        else c.file = a;
+    }
+    int kind = tile_emit_kind_from_name(emit);
+    if (kind < 0)
+        usage_error("unknown --emit kind '%s' (tir llvm ptx cubin bundle header)", emit);
+    if (!tile_arch_is_known(arch))
+        usage_error("unknown architecture '%s' (sm_80 sm_86 sm_89 sm_90 sm_90a)", arch);
+    check_file(c.file);
+    tile_ctx *ctx = make_ctx(&c);
+    tile_ctx_set_arch(ctx, arch);
+    if (print_after && tile_ctx_set_print_after(ctx, print_after, stderr) != TILE_OK)
+        usage_error("unknown pass '%s' for --print-after", print_after);
+    free(c.defines);
+
+    if (report) {
+        error("--report is not supported yet in this build (no GPU backend)");
+        return EXIT_ERROR;
+    }
+    if (!tile_emit_supported((tile_emit_kind)kind)) {
+        error("--emit=%s is not supported yet in this build (no GPU backend); use --emit=tir",
+              emit);
+        return EXIT_ERROR;
+    }
+    tile_program *p;
+    if (tile_program_load_file(ctx, c.file, &p) != TILE_OK)
+        return EXIT_ERROR;
+    int k = -1;
+    if (c.kernel && (k = find_kernel(p, c.kernel, c.file)) < 0)
+        return EXIT_ERROR;
+    if (c.verbose) {
+        /* Errors of these variants are reported by the compile that follows (once). */
+        tile_ctx_set_diag(ctx, NULL, NULL);
+        for (int i = k < 0 ? 0 : k; i < (k < 0 ? tile_program_kernel_count(p) : k + 1); i++)
+            describe_first_variant(p, i);
+        tile_ctx_set_diag(ctx, print_diag, NULL);
+    }
+    bool all = kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER;
+    char *text;
+    size_t len;
+    if (tile_emit(p, k, (tile_emit_kind)kind, all, &text, &len) != TILE_OK)
+        return EXIT_ERROR;
+    FILE *out = stdout;
+    if (out_path && strcmp(out_path, "-") && !(out = fopen(out_path, "wb"))) {
+        error("cannot write '%s': %s", out_path, strerror(errno));
+        return EXIT_ERROR;
+    }
+    bool ok = fwrite(text, 1, len, out) == len;
+    ok &= (out == stdout ? fflush(out) : fclose(out)) == 0;
+    free(text);
+    tile_program_free(p);
+    tile_ctx_free(ctx);
+    if (!ok) {
+        error("cannot write '%s'", out_path ? out_path : "standard output");
+        return EXIT_ERROR;
+    }
+    return 0;
+}
+
+/* ---- tilec run -------------------------------------------------------------------- */
+typedef struct RunArg {
+    const char *text;        /* "name=value" as given */
+} RunArg;
+
+static bool parse_i64(const char *s, int64_t *out)
+{
+    char buf[80];
+    size_t k = 0;
+    for (; *s && k + 1 < sizeof buf; s++)
+        if (*s != '_')
+            buf[k++] = *s;
+    if (*s || k == 0)
+        return false;
+    buf[k] = 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 0);
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* A count or a seed: a non-negative integer. */
+static bool parse_u64(const char *s, size_t n, uint64_t *out)
+{
+    char buf[32];
+    if (n == 0 || n >= sizeof buf || s[0] == '-' || s[0] == '+')
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 0);
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool is_buffer_spec(const char *v)
+{
+    return v[0] == '@' || !strncmp(v, "zeros:", 6) || !strncmp(v, "rand:", 5) ||
+           !strncmp(v, "randn:", 6);
+}
+
+/* Largest buffer `tilec run` creates: enough for any test, small enough that a typo
+ * in a count fails cleanly instead of exhausting memory. */
+#define MAX_BUFFER_BYTES ((uint64_t)1 << 36)
+
+/* Builds the buffer for pointer parameter `pi` from its spec. */
+static bool make_buffer(const tile_param_info *pi, const char *v, tile_arg *out)
+{
+    size_t esize = tile_scalar_size(pi->type);
+    const char *tn = tile_scalar_name(pi->type);
+    if (v[0] == '@') {
+        FILE *f = fopen(v + 1, "rb");
+        if (!f) {
+            error("argument '%s': cannot open '%s': %s", pi->name, v + 1, strerror(errno));
+            return false;
+        }
+        size_t cap = 1 << 16, len = 0;
+        char *buf = malloc(cap);
+        size_t got;
+        while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+            len += got;
+            if (len == cap) {
+                char *grown = cap < MAX_BUFFER_BYTES ? realloc(buf, cap * 2) : NULL;
+                if (!grown) {
+                    free(buf);
+                    buf = NULL;
+                }
+                buf = grown;
+                cap *= 2;
+            }
+        }
+        bool bad = !buf || ferror(f);
+        fclose(f);
+        if (bad) {
+            free(buf);
+            error("argument '%s': cannot read '%s'", pi->name, v + 1);
+            return false;
+        }
+        if (len % esize) {
+            free(buf);
+            error("argument '%s': '%s' has %zu bytes, not a multiple of %zu (the size of %s)",
+                  pi->name, v + 1, len, esize, tn);
+            return false;
+        }
+        *out = tile_arg_buffer(buf, len);
+        return true;
+    }
+    tile_fill_kind kind = v[0] == 'z' ? TILE_FILL_ZEROS
+                          : !strncmp(v, "randn:", 6) ? TILE_FILL_RANDN : TILE_FILL_RAND;
+    const char *spec = strchr(v, ':') + 1;
+    const char *colon = strchr(spec, ':');
+    uint64_t count, seed = 0;
+    if (!parse_u64(spec, colon ? (size_t)(colon - spec) : strlen(spec), &count) ||
+        (colon && (kind == TILE_FILL_ZEROS || !parse_u64(colon + 1, strlen(colon + 1), &seed)))) {
+        error("argument '%s': bad buffer '%s' (zeros:COUNT, rand:COUNT[:SEED], "
+              "randn:COUNT[:SEED])", pi->name, v);
+        return false;
+    }
+    if (count > MAX_BUFFER_BYTES / esize) {
+        error("argument '%s': %llu elements is too many", pi->name, (unsigned long long)count);
+        return false;
+    }
+    if (kind == TILE_FILL_RANDN && !tile_scalar_is_float(pi->type)) {
+        error("argument '%s': randn needs a float pointee, not %s (use rand:)", pi->name, tn);
+        return false;
+    }
+    void *buf = malloc(count > 0 ? count * esize : 1);
+    if (!buf) {
+        error("argument '%s': out of memory for %llu elements", pi->name,
+              (unsigned long long)count);
+        return false;
+    }
+    tile_fill(pi->type, buf, count, kind, seed);
+    *out = tile_arg_buffer(buf, count * esize);
+    return true;
+}
+
+static bool make_scalar(const tile_param_info *pi, const char *v, tile_arg *out)
+{
+    const char *tn = tile_scalar_name(pi->type);
+    if (pi->type == TILE_BOOL) {
+        if (strcmp(v, "true") && strcmp(v, "false")) {
+            error("argument '%s': expected true or false for bool, got '%s'", pi->name, v);
+            return false;
+        }
+        *out = tile_arg_int(v[0] == 't');
+        return true;
+    }
+    if (tile_scalar_is_float(pi->type)) {
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (!*v || *end || (errno && d != 0)) {
+            error("argument '%s': expected a number for %s, got '%s'", pi->name, tn, v);
+            return false;
+        }
+        *out = tile_arg_float(d);
+        return true;
+    }
+    int64_t i;
+    if (!parse_i64(v, &i)) {
+        error("argument '%s': expected an integer for %s, got '%s'", pi->name, tn, v);
+        return false;
+    }
+    int bits = (int)tile_scalar_size(pi->type) * 8;
+    bool fits = tile_scalar_is_signed(pi->type)
+                    ? bits >= 64 || (i >= -(INT64_C(1) << (bits - 1)) && i < (INT64_C(1) << (bits - 1)))
+                    : i >= 0 && (bits >= 64 || i < (INT64_C(1) << bits));
+    if (!fits) {
+        error("argument '%s': %s is out of range for %s", pi->name, v, tn);
+        return false;
+    }
+    *out = tile_arg_int(i);
+    return true;
+}
+
+static bool parse_grid(const char *s, int64_t grid[3])
+{
+    int n = 0;
+    while (n < 3) {
+        char *end;
+        errno = 0;
+        if (*s < '0' || *s > '9')
+            return false;
+        long long v = strtoll(s, &end, 10);
+        if (errno || v <= 0 || v > INT32_MAX)
+            return false;
+        grid[n++] = v;
+        if (*end == 0)
+            return true;
+        if (*end != ',')
+            return false;
+        s = end + 1;
+    }
+    return false;
+}
+
+static bool save_buffer(const char *path, const tile_arg *a)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        error("cannot write '%s': %s", path, strerror(errno));
+        return false;
+    }
+    bool ok = fwrite(a->buf.ptr, 1, a->buf.bytes, f) == a->buf.bytes;
+    ok &= fclose(f) == 0;
+    if (!ok)
+        error("cannot write '%s'", path);
+    return ok;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    Common c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))};
+    const char **saves = calloc(argc + 1, sizeof(char *));
+    RunArg *rargs = calloc(argc + 1, sizeof *rargs);
+    int nsaves = 0, nrargs = 0;
+    const char *device = NULL, *grid_text = NULL;
+    bool bench = false;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (parse_common(argc, argv, &i, &c)) continue;
+        else if ((v = opt_value(argc, argv, &i, "--device"))) device = v;
+        else if ((v = opt_value(argc, argv, &i, "--grid"))) grid_text = v;
+        else if ((v = opt_value(argc, argv, &i, "--save"))) saves[nsaves++] = v;
+        else if (!strcmp(a, "--bench") || !strncmp(a, "--bench=", 8)) bench = true;
+        else if (a[0] == '-' && a[1]) usage_error("unknown option '%s'", a);
+        else if (!c.file) c.file = a;
+        else if (!strchr(a, '=') || a[0] == '=')
+            usage_error("bad argument '%s': expected name=VALUE", a);
+        else rargs[nrargs++].text = a;
+    }
+    if (device && strcmp(device, "cuda") && strcmp(device, "interp"))
+        usage_error("unknown device '%s' (cuda or interp)", device);
+    int64_t grid[3] = {0, 0, 0};
+    if (grid_text && !parse_grid(grid_text, grid))
+        usage_error("bad --grid '%s': expected X[,Y[,Z]], each a positive integer", grid_text);
+    for (int i = 0; i < nsaves; i++) {
+        const char *eq = strchr(saves[i], '=');
+        if (!eq || eq == saves[i] || !eq[1])
+            usage_error("bad --save '%s': expected NAME=PATH", saves[i]);
+    }
+    if (!c.kernel)
+        usage_error("tilec run needs --kernel NAME");
+    check_file(c.file);
+    tile_ctx *ctx = make_ctx(&c);
+    free(c.defines);
+
+    tile_device dev = TILE_DEVICE_INTERP;
+    if (device && !strcmp(device, "cuda")) {
+        error("--device=cuda: no GPU backend is built yet in this build; use --device=interp");
+        return EXIT_ERROR;
+    }
+    if (!device && !tile_device_available(TILE_DEVICE_CUDA))
+        fputs("tilec: no CUDA device backend in this build; running on the interpreter\n",
+              stderr);
+    if (bench) {
+        error("--bench is not supported yet in this build (no GPU backend)");
+        return EXIT_ERROR;
+    }
+
+    tile_program *p;
+    if (tile_program_load_file(ctx, c.file, &p) != TILE_OK)
+        return EXIT_ERROR;
+    int k = find_kernel(p, c.kernel, c.file);
+    if (k < 0)
+        return EXIT_ERROR;
+
+    /* Match every ARG to a parameter, then check that each runtime parameter has one;
+     * report every problem before giving up, and run nothing on any. */
+    int np = tile_kernel_param_count(p, k);
+    tile_arg *args = calloc(np + 1, sizeof *args);
+    tile_param_info *pis = calloc(np + 1, sizeof *pis);
+    bool *given = calloc(np + 1, sizeof *given);
+    int bad = 0;
+    for (int j = 0; j < np; j++)
+        tile_kernel_param(p, k, j, &pis[j]);
+    for (int i = 0; i < nrargs; i++) {
+        const char *eq = strchr(rargs[i].text, '=');
+        size_t nlen = (size_t)(eq - rargs[i].text);
+        int j = 0;
+        while (j < np && (strlen(pis[j].name) != nlen || strncmp(pis[j].name, rargs[i].text, nlen)))
+            j++;
+        if (j == np) {
+            error("kernel '%s' has no parameter '%.*s'", c.kernel, (int)nlen, rargs[i].text);
+            bad++;
+            continue;
+        }
+        const tile_param_info *pi = &pis[j];
+        const char *v = eq + 1;
+        if (given[j]) {
+            error("argument '%s' given twice", pi->name);
+            bad++;
+            continue;
+        }
+        given[j] = true;
+        if (pi->is_pointer && !is_buffer_spec(v)) {
+            error("argument '%s' is a pointer (*%s): give @PATH, zeros:COUNT, rand:COUNT[:SEED] "
+                  "or randn:COUNT[:SEED], not '%s'", pi->name, tile_scalar_name(pi->type), v);
+            bad++;
+        } else if (!pi->is_pointer && is_buffer_spec(v)) {
+            error("argument '%s' is a scalar (%s%s), not a buffer ('%s')", pi->name,
+                  pi->is_const ? "const " : "", tile_scalar_name(pi->type), v);
+            bad++;
+        } else if (!(pi->is_pointer ? make_buffer(pi, v, &args[j]) : make_scalar(pi, v, &args[j]))) {
+            bad++;
+        }
+    }
+    for (int j = 0; j < np; j++)
+        if (!given[j] && !pis[j].is_const) {
+            error("missing argument '%s' (%s%s) of kernel '%s'", pis[j].name,
+                  pis[j].is_pointer ? "*" : "", tile_scalar_name(pis[j].type), c.kernel);
+            bad++;
+        }
+    for (int i = 0; i < nsaves; i++) {
+        const char *eq = strchr(saves[i], '=');
+        size_t nlen = (size_t)(eq - saves[i]);
+        int j = 0;
+        while (j < np && (strlen(pis[j].name) != nlen || strncmp(pis[j].name, saves[i], nlen)))
+            j++;
+        if (j == np || !pis[j].is_pointer) {
+            error("--save '%.*s': kernel '%s' has no pointer parameter of that name", (int)nlen,
+                  saves[i], c.kernel);
+            bad++;
+        }
+    }
+    int rc = EXIT_ERROR;
+    if (bad)
+        goto done;
+
+    tile_run_options o = {.device = dev, .grid = {grid[0], grid[1], grid[2]}, .print_out = stdout};
+    tile_status st = tile_run(p, k, args, np, &o);
+    fflush(stdout);
+    if (c.verbose && o.chosen[0])
+        fprintf(stderr, "tilec: ran kernel '%s' variant [%s] on grid (%lld, %lld, %lld) on the "
+                        "interpreter\n", c.kernel, o.chosen, (long long)o.grid_used[0],
+                (long long)o.grid_used[1], (long long)o.grid_used[2]);
+    if (st != TILE_OK)
+        goto done;
+    rc = 0;
+    for (int i = 0; i < nsaves; i++) {
+        const char *eq = strchr(saves[i], '=');
+        size_t nlen = (size_t)(eq - saves[i]);
+        for (int j = 0; j < np; j++)
+            if (strlen(pis[j].name) == nlen && !strncmp(pis[j].name, saves[i], nlen) &&
+                !save_buffer(eq + 1, &args[j]))
+                rc = EXIT_ERROR;
+    }
+done:
+    for (int j = 0; j < np; j++)
+        if (args[j].kind == TILE_ARG_BUFFER)
+            free(args[j].buf.ptr);
+    free(args);
+    free(pis);
+    free(given);
+    free(saves);
+    free(rargs);
+    tile_program_free(p);
+    tile_ctx_free(ctx);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "run"))
+        return cmd_run(argc, argv);
+    return cmd_compile(argc, argv);
+}
