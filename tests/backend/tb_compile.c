@@ -42,20 +42,11 @@ typedef struct Opts {
     bool report, div16;
 } Opts;
 
-/* The backend's own passes, after the IR pipeline (skipped when the pipeline has them). */
-static const char *const backend_passes[] = {"smem_alloc", "barriers"};
-
-/* The backend's passes by name, for as long as the pipeline table does not list them. */
-static const TirPassInfo own_passes[] = {
-    {"smem_alloc", pass_smem_alloc, ""},
-    {"barriers", pass_barriers, ""},
-    {"barriers_check", pass_barriers_check, ""},
-};
+/* The passes after the target-independent pipeline, in pipeline order. */
+static const char *const backend_passes[] = {"layout", "fuse", "smem_alloc", "barriers"};
 
 static int run_named(TirModule *m, TirPassContext *ctx, const char *name) {
     const TirPassInfo *p = tir_pass_find(name);
-    for (size_t i = 0; !p && i < sizeof own_passes / sizeof own_passes[0]; i++)
-        if (strcmp(own_passes[i].name, name) == 0) p = &own_passes[i];
     if (!p) {
         fprintf(stderr, "error: no pass named '%s'\n", name);
         return 1;
@@ -63,15 +54,9 @@ static int run_named(TirModule *m, TirPassContext *ctx, const char *name) {
     return tir_run_pass(m, ctx, p);
 }
 
-static bool in_pipeline(const char *name) {
-    for (int i = 0; i < tir_pipeline_len; i++)
-        if (strcmp(tir_pipeline[i].name, name) == 0) return true;
-    return false;
-}
-
 static int run_backend_passes(TirModule *m, TirPassContext *ctx) {
     for (size_t i = 0; i < sizeof backend_passes / sizeof backend_passes[0]; i++)
-        if (!in_pipeline(backend_passes[i]) && run_named(m, ctx, backend_passes[i])) return 1;
+        if (run_named(m, ctx, backend_passes[i])) return 1;
     return 0;
 }
 
@@ -114,7 +99,7 @@ static int compile_tir(const char *path, const char *text, size_t len, const Opt
         snprintf(buf, sizeof buf, "%s", o->passes);
         for (char *s = strtok(buf, ","); s && !err; s = strtok(NULL, ",")) err = run_named(m, &ctx, s);
     } else {
-        err = run_named(m, &ctx, "layout") || run_named(m, &ctx, "fuse") || run_backend_passes(m, &ctx);
+        err = run_backend_passes(m, &ctx);
     }
     if (!err) err = emit_module(m, o, "");
     tir_arena_free(a);
@@ -203,7 +188,7 @@ static int compile_tile(const char *path, const char *text, size_t len, const Op
                     if (!tir_type_is_tile(f->body->args[i]->ty) &&
                         (f->body->args[i]->ty.ptr || tir_scalar_is_int((TirScalar)f->body->args[i]->ty.elem)))
                         f->params[i].divisibility = 16;
-            if (!ok || tir_verify_module(m, diag, NULL) || tir_run_pipeline(m, &ctx, NULL) || run_backend_passes(m, &ctx)) {
+            if (!ok || tir_verify_module(m, diag, NULL) || tir_run_pipeline(m, &ctx, NULL)) {
                 fprintf(stderr, "%s%s: failed before the backend\n", K->name, suffix);
                 errors++;
             } else {
