@@ -1,0 +1,115 @@
+/* libtilert: load tilec kernels (bundles ahead of time, or .tile sources just in time),
+ * launch them with checked arguments, autotune their variants, cache the results.
+ *
+ * Opaque handles, status codes, no global state beyond what tile_rt_open returns, no
+ * printing (messages go to tile_rt_last_error and the optional log callback).
+ * Launches are thread-safe. */
+#ifndef TILE_RUNTIME_H
+#define TILE_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tile_rt_status {
+    TILE_RT_OK = 0,
+    TILE_RT_ERR_NO_DRIVER,     /* libcuda could not be loaded, or has no usable device */
+    TILE_RT_ERR_CUDA,          /* a CUDA call failed: the message names it and the error string */
+    TILE_RT_ERR_BUNDLE,        /* a bundle is truncated, corrupted, or of another version */
+    TILE_RT_ERR_COMPILE,       /* JIT compilation failed (the message holds the diagnostics) */
+    TILE_RT_ERR_NOT_FOUND,     /* no kernel of that name */
+    TILE_RT_ERR_ARGS,          /* wrong argument count, kind or range: names the parameter */
+    TILE_RT_ERR_NO_VARIANT,    /* no variant admits these arguments: names the predicate */
+    TILE_RT_ERR_IO,
+    TILE_RT_ERR_INVALID,       /* a NULL handle or a bad option */
+    TILE_RT_ERR_UNSUPPORTED,   /* this build or device cannot do it */
+    TILE_RT_ERR_RUN,           /* the interpreter device stopped: out of bounds, assert */
+} tile_rt_status;
+const char *tile_rt_status_string(tile_rt_status s);
+
+typedef enum tile_rt_device_kind { TILE_RT_CUDA, TILE_RT_INTERP } tile_rt_device_kind;
+
+typedef struct tile_rt tile_rt;               /* an open device: CUDA context or interpreter */
+typedef struct tile_rt_module tile_rt_module; /* a loaded bundle or source */
+typedef struct tile_rt_kernel tile_rt_kernel;
+
+/* ---- devices ------------------------------------------------------------------- */
+typedef struct tile_rt_options {
+    int device_ordinal;          /* CUDA device, default 0 */
+    const char *cache_dir;       /* NULL: $TILE_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec */
+    int tune;                    /* -1: from $TILE_TUNE (default on); 0 off; 1 on */
+    int tune_log;                /* -1: from $TILE_TUNE_LOG; 1: one line per trial to the log */
+    void (*log)(void *ud, const char *line); /* trial lines, progress; NULL: stderr for those only */
+    void *log_ud;
+} tile_rt_options;
+
+/* Opens a device.  On a machine without a driver, returns TILE_RT_ERR_NO_DRIVER and
+ * *out stays NULL; the reason is in tile_rt_open_error(). */
+tile_rt_status tile_rt_open(tile_rt_device_kind kind, const tile_rt_options *opt, tile_rt **out);
+const char *tile_rt_open_error(void); /* thread-local message of the last failed open */
+void tile_rt_close(tile_rt *rt);
+const char *tile_rt_last_error(const tile_rt *rt); /* per-thread message of the last failure */
+/* "NVIDIA H200 (sm_90a)" or "interpreter" */
+const char *tile_rt_device_name(const tile_rt *rt);
+
+/* ---- modules ------------------------------------------------------------------- */
+tile_rt_status tile_rt_load_bundle_file(tile_rt *rt, const char *path, tile_rt_module **out);
+tile_rt_status tile_rt_load_bundle(tile_rt *rt, const void *data, size_t len, tile_rt_module **out);
+/* Just in time: parses and checks now; each variant compiles on first need and is
+ * cached on disk keyed by source hash, variant, arch and compiler version. */
+tile_rt_status tile_rt_load_source_file(tile_rt *rt, const char *path, tile_rt_module **out);
+tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *src, size_t len,
+                                   tile_rt_module **out);
+void tile_rt_module_free(tile_rt_module *m);
+
+tile_rt_status tile_rt_get_kernel(tile_rt_module *m, const char *name, tile_rt_kernel **out);
+int tile_rt_kernel_param_count(const tile_rt_kernel *k);
+const char *tile_rt_kernel_param_name(const tile_rt_kernel *k, int i);
+
+/* ---- launching ----------------------------------------------------------------- */
+typedef enum tile_rt_arg_kind {
+    TILE_RT_ARG_I64,             /* any integer or bool parameter (range-checked) */
+    TILE_RT_ARG_F64,             /* any float parameter */
+    TILE_RT_ARG_PTR,             /* a pointer parameter: a device address (CUDA) or host buffer (interp) */
+} tile_rt_arg_kind;
+
+typedef struct tile_rt_arg {
+    tile_rt_arg_kind kind;
+    union {
+        int64_t i64;
+        double f64;
+        struct { void *ptr; size_t bytes; } buf;   /* bytes: size of the allocation if known, else 0 */
+    };
+} tile_rt_arg;
+
+/* One argument per runtime parameter, in declaration order; `const` parameters are not
+ * passed here but fixed by tile_rt_set_const (or by the bundle's variants).
+ * stream: a CUstream (NULL: the default stream); grid: NULL to use the grid clause.
+ * Chooses (autotuning on first use of a new key) the variant, specializes on
+ * arguments divisible by 16 and integers equal to 1, and launches asynchronously. */
+tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
+                              void *stream, const int64_t *grid);
+/* Sets a const parameter's value for later launches of k. */
+tile_rt_status tile_rt_set_const(tile_rt_kernel *k, const char *name, int64_t ival, double fval);
+/* The variant chosen for the last launch: "BLOCK=1024, warps=4, stages=2" */
+const char *tile_rt_last_variant(const tile_rt_kernel *k);
+
+/* Device memory helpers for tools and tests (CUDA: cuMemAlloc; interp: malloc). */
+tile_rt_status tile_rt_alloc(tile_rt *rt, size_t bytes, void **out);
+tile_rt_status tile_rt_free(tile_rt *rt, void *p);
+tile_rt_status tile_rt_copy_to_device(tile_rt *rt, void *dst, const void *src, size_t bytes);
+tile_rt_status tile_rt_copy_to_host(tile_rt *rt, void *dst, const void *src, size_t bytes);
+tile_rt_status tile_rt_synchronize(tile_rt *rt);
+
+/* Times `reps` launches with device events after `warmup` launches; median in ms. */
+tile_rt_status tile_rt_bench(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
+                             const int64_t *grid, int warmup, int reps, double *median_ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
