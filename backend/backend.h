@@ -15,6 +15,11 @@ typedef struct TbOptions {
     int opt_level;           /* 0: no LLVM optimisation (and ptxas -O0), else O3 */
     bool debug;              /* assert checks on */
     const char *ptxas;       /* NULL: $TILEC_PTXAS, the configured path, then PATH */
+    /* Optional: errors about one op that has a source location go here (loc: the byte
+     * offset in the source file, msg: the bare message) instead of to diag, so the
+     * caller can print FILE:LINE:COL with a caret.  NULL: diag with the byte offset. */
+    void (*diag_at)(void *ud, uint32_t loc, const char *msg);
+    void *diag_at_ud;
 } TbOptions;
 
 /* What ptxas (and the lowering) says about one kernel variant. -1: unknown. */
@@ -27,6 +32,11 @@ typedef struct TbReport {
     int64_t global_bytes;    /* bytes of global memory one program's loads, stores and atomics
                               * move (each op once: loop bodies are not multiplied) */
     int threads;             /* warps * 32 */
+    /* seconds spent in each phase of tb_emit (for -v timing; 0 when not reached) */
+    double t_build;          /* tile IR -> LLVM IR, verification */
+    double t_opt;            /* LLVM default<O3> */
+    double t_codegen;        /* NVPTX -> PTX text */
+    double t_ptxas;          /* ptxas (cubin only) */
 } TbReport;
 
 /* Lowers `kernel` (a kernel of m whose tiles all carry layouts) and produces `kind`:

@@ -11,7 +11,9 @@ void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (op && op->loc != TIR_NOLOC)
+    if (op && op->loc != TIR_NOLOC && L->opt && L->opt->diag_at)
+        L->opt->diag_at(L->opt->diag_at_ud, op->loc, msg);
+    else if (op && op->loc != TIR_NOLOC)
         tb_diag(L->diag, L->ud, "%s: error: %s (op '%s' at offset %u)", L->f->name, msg,
                 tir_op_info[op->code].name, op->loc);
     else if (op)
@@ -228,7 +230,9 @@ static void lower_for(TbLower *L, TirOp *op) {
     for (int c = 0; c < ncarry; c++) {
         TbVal *phi = tb_val(L, body->args[1 + c]), *yv = tb_val(L, y->opnd[c]);
         if (!phi || !yv || yv->n != phi->n) {
-            tb_error(L, op, "internal: yielded value %d does not match the carried value", c);
+            /* a missing value is the trace of an error already reported */
+            if (!L->errors)
+                tb_error(L, op, "internal: yielded value %d does not match the carried value", c);
             return;
         }
         for (int i = 0; i < phi->n; i++) LLVMAddIncoming(phi->e[i], &yv->e[i], &latch, 1);
@@ -423,13 +427,15 @@ static void finish_scratch(TbLower *L) {
 }
 
 LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch,
-                              int cc, bool debug, TbLowerResult *res, TirDiagFn diag, void *ud) {
+                              int cc, const TbOptions *opt, TbLowerResult *res, TirDiagFn diag,
+                              void *ud) {
     TbLower Ls = {0}, *L = &Ls;
     L->c = c;
     L->m = m;
     L->f = kernel;
     L->cc = cc;
-    L->debug = debug;
+    L->opt = opt;
+    L->debug = opt && opt->debug;
     L->diag = diag;
     L->ud = ud;
     if (!kernel || kernel->kind != TIR_FUNC_KERNEL) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ARCH(name, compute capability, PTX features): each arch gets the oldest PTX ISA
  * version that has every instruction the backend emits for it, so older drivers load it. */
@@ -78,6 +79,12 @@ static LLVMTargetMachineRef make_tm(const TbArch *a, int opt_level, TirDiagFn di
                                    LLVMRelocDefault, LLVMCodeModelDefault);
 }
 
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static char *dup_mem(const char *p, size_t n) {
     char *s = malloc(n + 1);
     if (!s) return NULL;
@@ -102,11 +109,13 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
         memset(report, 0, sizeof *report);
         report->regs = report->spill_loads = report->spill_stores = report->stack_bytes = -1;
     }
+    TbReport times = {0};
+    double t0 = now_s();
     LLVMTargetMachineRef tm = make_tm(a, opt->opt_level, diag, ud);
     if (!tm) return 1;
     LLVMContextRef ctx = LLVMContextCreate();
     TbLowerResult lr = {0};
-    LLVMModuleRef mod = tb_lower_kernel(ctx, m, kernel, a->name, a->cc, opt->debug, &lr, diag, ud);
+    LLVMModuleRef mod = tb_lower_kernel(ctx, m, kernel, a->name, a->cc, opt, &lr, diag, ud);
     int errors = 0;
     if (!mod) {
         errors = 1;
@@ -127,6 +136,8 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
         goto done_mod;
     }
     LLVMDisposeMessage(verr);
+    double t1 = now_s();
+    times.t_build = t1 - t0;
     if (opt->opt_level) {
         LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
         LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
@@ -139,6 +150,8 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
             goto done_mod;
         }
     }
+    double t2 = now_s();
+    times.t_opt = t2 - t1;
     if (report) {
         report->flops = lr.flops;
         report->global_bytes = lr.global_bytes;
@@ -163,6 +176,8 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
     }
     const char *ptx = LLVMGetBufferStart(buf);
     size_t plen = LLVMGetBufferSize(buf);
+    double t3 = now_s();
+    times.t_codegen = t3 - t2;
     if (kind == TB_OUT_PTX) {
         *out = dup_mem(ptx, plen);
         *len = plen;
@@ -170,10 +185,17 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
         TbOptions o = *opt;
         o.arch = a->name;
         errors = tb_ptxas(ptx, plen, &o, kernel->name, out, len, report, diag, ud);
+        times.t_ptxas = now_s() - t3;
     }
     LLVMDisposeMemoryBuffer(buf);
 done_mod:
     LLVMDisposeModule(mod);
+    if (report) {
+        report->t_build = times.t_build;
+        report->t_opt = times.t_opt;
+        report->t_codegen = times.t_codegen;
+        report->t_ptxas = times.t_ptxas;
+    }
 done:
     LLVMContextDispose(ctx);
     LLVMDisposeTargetMachine(tm);

@@ -65,6 +65,7 @@ typedef struct TbLower {
     int errors;
     TirDiagFn diag;
     void *ud;
+    const TbOptions *opt;            /* diag_at for located errors; may be NULL */
     int64_t flops, global_bytes;
     int threads;
     /* types */
@@ -72,7 +73,8 @@ typedef struct TbLower {
 } TbLower;
 
 LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch,
-                              int cc, bool debug, TbLowerResult *res, TirDiagFn diag, void *ud);
+                              int cc, const TbOptions *opt, TbLowerResult *res, TirDiagFn diag,
+                              void *ud);
 
 /* lower.c */
 void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -1,6 +1,7 @@
 /* Compiling: variants of a kernel, lowering one variant to tile IR through the pass
  * pipeline, and emitting the result. */
 #include "driver.h"
+#include "bundle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ static bool kernel_has_constant(const AstKernel *kn, const char *name)
 
 /* Variants of kernel k.  `only_relevant`: drop the defines that name nothing in this
  * kernel (compiling every kernel of a file, where -D S=.. may concern one of them). */
-static tile_status variants_get(tile_program *p, int k, bool all, bool only_relevant,
+tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_relevant,
                                 tile_variants **out)
 {
     if (!out)
@@ -65,7 +66,7 @@ static tile_status variants_get(tile_program *p, int k, bool all, bool only_rele
 
 tile_status tile_variants_get(tile_program *p, int k, bool all, tile_variants **out)
 {
-    return variants_get(p, k, all, false, out);
+    return driver_variants_get(p, k, all, false, out);
 }
 
 void tile_variants_free(tile_variants *v)
@@ -112,18 +113,102 @@ void driver_variant_text(const TfVariant *v, char *buf, size_t n)
     }
 }
 
-TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v)
+/* Whether kernel function f has a runtime parameter `name`; its type in *ty. */
+static bool kernel_param(const AstKernel *kn, const char *name, const AstParam **out)
+{
+    for (int i = 0; i < kn->nparams; i++)
+        if (!kn->params[i].is_const && !strcmp(kn->params[i].name, name)) {
+            *out = &kn->params[i];
+            return true;
+        }
+    return false;
+}
+
+/* Whether fact `facts` fits parameter `ap`: div16 for pointers and integers, one for
+ * integers. */
+static const char *assumption_misfit(const AstParam *ap, unsigned facts)
+{
+    int s = driver_param_scalar(ap);
+    bool is_int = !ap->is_ptr && s >= 0 && s != TIR_I1 && !tir_scalar_is_float((TirScalar)s);
+    if ((facts & TILE_ASSUME_ONE) && !is_int)
+        return "only an integer parameter can be assumed equal to 1";
+    if ((facts & TILE_ASSUME_DIV16) && !ap->is_ptr && !is_int)
+        return "only pointer and integer parameters can be assumed divisible by 16";
+    return NULL;
+}
+
+bool driver_check_assumptions(tile_program *p)
+{
+    const tile_ctx *c = p->ctx;
+    bool ok = true;
+    for (int i = 0; i < c->nassumes; i++) {
+        const DriverAssume *as = &c->assumes[i];
+        if (!as->facts || !strcmp(as->name, "*"))
+            continue;
+        bool found = false;
+        for (int k = 0; k < p->file->nkernels; k++) {
+            const AstParam *ap;
+            if (!kernel_param(&p->file->kernels[k], as->name, &ap))
+                continue;
+            found = true;
+            const char *why = assumption_misfit(ap, as->facts);
+            if (why) {
+                driver_error(p->ctx, "assumption on '%s' of kernel '%s': %s", as->name,
+                             p->file->kernels[k].name, why);
+                ok = false;
+            }
+        }
+        if (!found) {
+            driver_error(p->ctx, "assumption on '%s': no kernel in '%s' has a parameter of that "
+                                 "name", as->name, p->file->path);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* Copies the context's launch facts onto the kernel's parameter infos, which the
+ * specialize pass turns into multiple_of hints and constants. */
+static void apply_assumptions(const tile_ctx *c, TirModule *m)
+{
+    for (TirFunc *f = m->first; f; f = f->next) {
+        if (f->kind != TIR_FUNC_KERNEL || !f->params)
+            continue;
+        for (int i = 0; i < f->body->nargs; i++) {
+            TirType t = f->body->args[i]->ty;
+            if (tir_type_is_tile(t))
+                continue;
+            bool is_int = !t.ptr && t.elem != TIR_I1 && !tir_scalar_is_float((TirScalar)t.elem);
+            for (int j = 0; j < c->nassumes; j++) {
+                const DriverAssume *as = &c->assumes[j];
+                bool all = !strcmp(as->name, "*");
+                if (!all && (!f->params[i].name || strcmp(as->name, f->params[i].name)))
+                    continue;
+                if ((as->facts & TILE_ASSUME_DIV16) && (t.ptr || is_int))
+                    f->params[i].divisibility = 16;
+                if ((as->facts & TILE_ASSUME_ONE) && is_int && !all)
+                    f->params[i].equals_one = true;
+            }
+        }
+    }
+}
+
+TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full)
 {
     tile_ctx *c = p->ctx;
     TirModule *m = tir_module_new(a);
     m->source_name = p->file->path;
     int before = p->diag.nerrors;
+    double t0 = driver_now();
     if (!tf_elaborate(m, p->file, k, v, &p->diag) || p->diag.nerrors > before)
         return NULL;
     /* The front end's output is checked before any pass sees it, so that a front-end
      * bug shows as a verifier message rather than a pass misbehaving. */
     if (tir_verify_module(m, driver_sink, c))
         return NULL;
+    apply_assumptions(c, m);
+    double t1 = driver_now();
+    driver_time(c, TILE_PHASE_IRGEN, t1 - t0);
     TirPassContext pc = {
         .arch = c->arch,
         .opt_level = c->opt_level,
@@ -133,14 +218,43 @@ TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v)
         .print_after = c->print_after,
         .dump = c->print_after ? c->dump : NULL,
     };
-    if (tir_run_pipeline(m, &pc, DRIVER_LAST_TIR_PASS))
-        return NULL;
-    return m;
+    int errors = tir_run_pipeline(m, &pc, full ? NULL : DRIVER_LAST_TIR_PASS);
+    driver_time(c, TILE_PHASE_PASSES, driver_now() - t1);
+    return errors ? NULL : m;
+}
+
+TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v)
+{
+    return driver_lower_to(p, a, k, v, false);
 }
 
 bool tile_emit_supported(tile_emit_kind kind)
 {
-    return kind == TILE_EMIT_TIR;
+    return kind == TILE_EMIT_TIR || (driver_have_backend() && (kind == TILE_EMIT_LLVM ||
+                                     kind == TILE_EMIT_PTX || kind == TILE_EMIT_CUBIN ||
+                                     kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER));
+}
+
+tile_status driver_check_request(tile_program *p, int k)
+{
+    tile_status s = TILE_OK;
+    if (k < 0) {
+        /* Compiling every kernel: a define must concern at least one of them. */
+        const tile_ctx *c = p->ctx;
+        for (int i = 0; i < c->ndefines; i++) {
+            bool used = false;
+            for (int j = 0; j < p->file->nkernels && !used; j++)
+                used = kernel_has_constant(&p->file->kernels[j], c->defines[i].name);
+            if (!used) {
+                driver_error(p->ctx, "-D %s names no constant of any kernel in '%s'",
+                             c->defines[i].name, p->file->path);
+                s = TILE_ERR_COMPILE;
+            }
+        }
+    }
+    if (!driver_check_assumptions(p))
+        s = TILE_ERR_COMPILE;
+    return s;
 }
 
 /* Growable text: the emitted modules, one after another. */
@@ -175,7 +289,7 @@ static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_r
                                    Text *t)
 {
     tile_variants *vs;
-    tile_status s = variants_get(p, k, all, only_relevant, &vs);
+    tile_status s = driver_variants_get(p, k, all, only_relevant, &vs);
     if (s != TILE_OK)
         return s;
     for (int i = 0; i < vs->n && s == TILE_OK; i++) {
@@ -217,25 +331,22 @@ tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_vari
                              "use --emit=tir", tile_emit_kind_name(kind));
         return TILE_ERR_UNSUPPORTED;
     }
+    /* A bundle and a header hold every variant the defines leave (TOOLS.md). */
+    size_t n;
+    if (kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
+        tile_status sb = kind == TILE_EMIT_BUNDLE ? driver_emit_bundle(p, k, true, true, out, &n)
+                                                  : driver_emit_header(p, k, true, out, &n);
+        if (len)
+            *len = sb == TILE_OK ? n : 0;
+        return sb;
+    }
+    if (kind != TILE_EMIT_TIR)
+        return driver_emit_one(p, k, kind, all_variants, out, len);
     p->diag.nerrors = 0;
     Text t = {0};
-    tile_status s = TILE_OK;
-    if (k < 0) {
-        /* Compiling every kernel: a define must concern at least one of them. */
-        const tile_ctx *c = p->ctx;
-        for (int i = 0; i < c->ndefines; i++) {
-            bool used = false;
-            for (int j = 0; j < p->file->nkernels && !used; j++)
-                used = kernel_has_constant(&p->file->kernels[j], c->defines[i].name);
-            if (!used) {
-                driver_error(p->ctx, "-D %s names no constant of any kernel in '%s'",
-                             c->defines[i].name, p->file->path);
-                s = TILE_ERR_COMPILE;
-            }
-        }
-        if (s != TILE_OK)
-            return s;
-    }
+    tile_status s = driver_check_request(p, k);
+    if (s != TILE_OK)
+        return s;
     /* Every kernel is compiled even after one fails, so all errors are reported. */
     for (int i = k < 0 ? 0 : k; i < (k < 0 ? p->file->nkernels : k + 1); i++) {
         tile_status si = emit_kernel_tir(p, i, all_variants, k < 0, &t);

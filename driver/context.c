@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const status_text[] = {
 #define X(id, text) text,
@@ -140,6 +141,7 @@ void tile_ctx_free(tile_ctx *c)
     if (!c)
         return;
     tile_ctx_clear_defines(c);
+    tile_ctx_clear_assumptions(c);
     free(c->print_after);
     free(c->last_error);
     free(c);
@@ -308,4 +310,79 @@ TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, 
     }
     *n = k;
     return out;
+}
+
+/* ---- launch assumptions ------------------------------------------------------------ */
+tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts)
+{
+    if (!c || !param || !*param || (facts & ~(unsigned)(TILE_ASSUME_DIV16 | TILE_ASSUME_ONE)))
+        return TILE_ERR_INVALID;
+    if (!strcmp(param, "*") && (facts & TILE_ASSUME_ONE)) {
+        driver_error(c, "only a named integer parameter can be assumed equal to 1");
+        return TILE_ERR_INVALID;
+    }
+    for (int i = 0; i < c->nassumes; i++)
+        if (!strcmp(c->assumes[i].name, param)) {
+            c->assumes[i].facts = facts ? c->assumes[i].facts | facts : 0;
+            return TILE_OK;
+        }
+    if (!facts)
+        return TILE_OK;
+    DriverAssume *grown = realloc(c->assumes, (size_t)(c->nassumes + 1) * sizeof *grown);
+    if (!grown)
+        return TILE_ERR_INVALID;
+    c->assumes = grown;
+    if (!(c->assumes[c->nassumes].name = strdup(param)))
+        return TILE_ERR_INVALID;
+    c->assumes[c->nassumes++].facts = facts;
+    return TILE_OK;
+}
+
+void tile_ctx_clear_assumptions(tile_ctx *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->nassumes; i++)
+        free(c->assumes[i].name);
+    free(c->assumes);
+    c->assumes = NULL;
+    c->nassumes = 0;
+}
+
+/* ---- timing ------------------------------------------------------------------------ */
+static const char *const phase_text[] = {
+#define X(id, text) text,
+    TILE_PHASES(X)
+#undef X
+};
+
+const char *tile_phase_name(tile_phase ph)
+{
+    return (unsigned)ph < TILE_NPHASES ? phase_text[ph] : "?";
+}
+
+void tile_ctx_set_timing(tile_ctx *c, bool on)
+{
+    if (!c)
+        return;
+    c->timing = on;
+    memset(c->phase_s, 0, sizeof c->phase_s);
+}
+
+double tile_ctx_phase_seconds(const tile_ctx *c, tile_phase ph)
+{
+    return c && (unsigned)ph < TILE_NPHASES ? c->phase_s[ph] : 0;
+}
+
+double driver_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void driver_time(tile_ctx *c, tile_phase ph, double seconds)
+{
+    if (c && c->timing && (unsigned)ph < TILE_NPHASES)
+        c->phase_s[ph] += seconds;
 }

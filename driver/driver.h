@@ -17,6 +17,12 @@ typedef struct DriverDefine {
     int32_t nvals;
 } DriverDefine;
 
+/* tile_ctx_assume: a launch fact for the parameters named `name` ("*": all). */
+typedef struct DriverAssume {
+    char *name;
+    unsigned facts;          /* TILE_ASSUME_* */
+} DriverAssume;
+
 struct tile_ctx {
     tile_diag_fn diag;
     void *diag_ud;
@@ -28,6 +34,10 @@ struct tile_ctx {
     char *print_after;       /* NULL: no dumps */
     FILE *dump;
     char *last_error;        /* malloc'd; NULL: none */
+    DriverAssume *assumes;
+    int nassumes;
+    bool timing;
+    double phase_s[TILE_NPHASES];
 };
 
 /* The tune space of one kernel, evaluated once at load. */
@@ -63,9 +73,29 @@ TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, 
                          int *n);
 /* The parameter's scalar kind; -1 when the type name is unknown. */
 int driver_param_scalar(const AstParam *p);
-/* Elaborates variant v of kernel k into a new module in `a` and runs the pipeline up
- * to `canonicalize`.  NULL after reporting errors. */
+/* Elaborates variant v of kernel k into a new module in `a`, applies the context's
+ * launch assumptions and runs the pipeline up to `canonicalize` (the interpreter and
+ * --emit=tir) or, with `full`, to its end (the GPU backend).  NULL after reporting
+ * errors. */
 TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v);
+TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full);
+/* Reports assumptions that name no parameter of any kernel or do not fit its type;
+ * false when there was one. */
+bool driver_check_assumptions(tile_program *p);
+/* Variants of kernel k; `only_relevant` drops defines that name nothing in it. */
+tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_relevant,
+                                tile_variants **out);
+/* Checks what a compile of kernel k (-1: all) needs of the context: every define names
+ * something (k < 0), the assumptions fit.  Reports and returns TILE_ERR_COMPILE. */
+tile_status driver_check_request(tile_program *p, int k);
+/* emit.c: whether the GPU backend is linked, and tile_emit for llvm/ptx/cubin. */
+bool driver_have_backend(void);
+tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool all,
+                            char **out, size_t *len);
+
+/* Monotonic seconds, and adding a phase's time when timing is on. */
+double driver_now(void);
+void driver_time(tile_ctx *c, tile_phase ph, double seconds);
 /* "BLOCK=1024, warps=4, stages=2" into buf. */
 void driver_variant_text(const TfVariant *v, char *buf, size_t n);
 

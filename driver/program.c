@@ -85,9 +85,13 @@ tile_status tile_program_load_source(tile_ctx *c, const char *name, const char *
         memcpy(copy, src, len);
     const char *path = tir_strdup(p->arena, name ? name : "<source>");
     tf_diag_init(&p->diag, path, copy, len, driver_sink, c);
+    double t0 = driver_now();
     p->file = tf_parse(p->arena, &p->diag);
+    double t1 = driver_now();
+    driver_time(c, TILE_PHASE_PARSE, t1 - t0);
     if (p->file)
         tf_check(p->arena, p->file, &p->diag);
+    driver_time(c, TILE_PHASE_SEMA, driver_now() - t1);
     if (!p->file || p->diag.nerrors) {
         tile_program_free(p);
         return TILE_ERR_COMPILE;

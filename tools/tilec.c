@@ -8,17 +8,21 @@
  * Exit status: 0 success, 1 a compile or run error, 2 a bad command line (with usage).
  * Only the public API (tile/tile.h) is used. */
 #include "tile/tile.h"
+#include "tile/runtime.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char usage_text[] =
     "usage: tilec FILE.tile [-o OUT] [--emit=tir|llvm|ptx|cubin|bundle|header] [--arch=sm_90a]\n"
     "             [-D NAME=V[,V...]]... [--kernel NAME] [--print-after=PASS|all] [--debug]\n"
-    "             [-O0|-O3] [-v] [--report]\n"
+    "             [-O0|-O3] [-v] [--report] [--div16] [--assume-div16=P,...] [--assume-one=P,...]\n"
     "       tilec run FILE.tile --kernel NAME [--device=cuda|interp] [--grid=X[,Y[,Z]]]\n"
     "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] ARG... [--save NAME=PATH]...\n"
     "  ARG: name=VALUE (scalar), name=@PATH (raw little-endian elements), name=zeros:COUNT,\n"
@@ -173,17 +177,135 @@ static void describe_first_variant(tile_program *p, int k)
 }
 
 /* ---- tilec FILE.tile ------------------------------------------------------------- */
+/* --assume-div16=a,b / --assume-one=n: each name of the list gets `facts`. */
+static void assume_list(tile_ctx *ctx, const char *list, unsigned facts, const char *opt)
+{
+    char buf[256];
+    for (const char *p = list; *p;) {
+        size_t l = strcspn(p, ",");
+        if (l == 0 || l >= sizeof buf)
+            usage_error("bad %s '%s': expected NAME[,NAME...]", opt, list);
+        memcpy(buf, p, l);
+        buf[l] = 0;
+        if (tile_ctx_assume(ctx, buf, facts) != TILE_OK)
+            usage_error("bad %s '%s'", opt, list);
+        p += l;
+        if (*p == ',' && !*++p)
+            usage_error("bad %s '%s': expected NAME[,NAME...]", opt, list);
+    }
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* -v: where the compile's time went, like -ftime-report. */
+static void print_timing(const tile_ctx *ctx, double total_ms)
+{
+    fputs("tilec: time:", stderr);
+    for (int ph = 0; ph < TILE_NPHASES; ph++)
+        fprintf(stderr, " %s %.2f ms%s", tile_phase_name((tile_phase)ph),
+                tile_ctx_phase_seconds(ctx, (tile_phase)ph) * 1e3, ph + 1 < TILE_NPHASES ? "," : "");
+    fprintf(stderr, "; total %.2f ms\n", total_ms);
+}
+
+/* --report: one line per kernel variant, `key=value` fields. */
+static void print_reports(const tile_report *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        printf("%s [%s]: regs=%d smem=%d spill_stores=%d spill_loads=%d stack=%d "
+               "static_global=%d threads=%d flops=%lld global_bytes=%lld\n",
+               r[i].kernel_name, r[i].variant_text, r[i].regs, r[i].smem_bytes,
+               r[i].spill_stores, r[i].spill_loads, r[i].stack_bytes, r[i].static_global_bytes,
+               r[i].threads, (long long)r[i].flops, (long long)r[i].global_bytes);
+}
+
+static bool write_file(const char *path, const char *data, size_t len)
+{
+    FILE *out = stdout;
+    if (path && strcmp(path, "-") && !(out = fopen(path, "wb"))) {
+        error("cannot write '%s': %s", path, strerror(errno));
+        return false;
+    }
+    bool ok = fwrite(data, 1, len, out) == len;
+    ok &= (out == stdout ? fflush(out) : fclose(out)) == 0;
+    if (!ok)
+        error("cannot write '%s'", path && strcmp(path, "-") ? path : "standard output");
+    return ok;
+}
+
+/* Where module `name` of several goes for -o OUT: ".NAME" before OUT's extension
+ * (out.ptx -> out.vector_add.0.ptx); a device (/dev/null) takes them all. */
+static char *module_path(const char *out, const char *name)
+{
+    struct stat st;
+    if (!stat(out, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return strdup(out);
+    const char *slash = strrchr(out, '/');
+    const char *dot = strrchr(slash ? slash + 1 : out, '.');
+    size_t stem = dot && dot != (slash ? slash + 1 : out) ? (size_t)(dot - out) : strlen(out);
+    size_t n = strlen(out) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%.*s.%s%s", (int)stem, out, name, out + stem);
+    return p;
+}
+
+/* --emit=llvm|ptx|cubin: one module per kernel variant. */
+static bool emit_modules(tile_program *p, int k, tile_emit_kind kind, const char *out_path,
+                         bool verbose)
+{
+    tile_output *outs;
+    int n;
+    if (tile_compile(p, k, kind, false, &outs, &n) != TILE_OK)
+        return false;
+    bool ok = true;
+    if (n == 1) {
+        if (kind == TILE_EMIT_CUBIN && (!out_path || !strcmp(out_path, "-")) && isatty(1)) {
+            error("not writing a cubin to a terminal: give -o OUT");
+            ok = false;
+        } else {
+            ok = write_file(out_path, outs[0].data, outs[0].len);
+        }
+    } else if (!out_path || !strcmp(out_path, "-")) {
+        error("%d modules (kernel variants) for --emit=%s: pick one with --kernel NAME and -D "
+              "NAME=V for each tune list, or give -o OUT to write each to OUT.KERNEL[.N].EXT",
+              n, tile_emit_kind_name(kind));
+        ok = false;
+    } else {
+        for (int i = 0; i < n && ok; i++) {
+            char *path = module_path(out_path, outs[i].name);
+            ok = path && write_file(path, outs[i].data, outs[i].len);
+            if (ok && verbose)
+                fprintf(stderr, "tilec: wrote %s (%s [%s])\n", path, outs[i].report.kernel_name,
+                        outs[i].report.variant_text);
+            free(path);
+        }
+    }
+    tile_outputs_free(outs, n);
+    return ok;
+}
+
 static int cmd_compile(int argc, char **argv)
 {
+    double t0 = now_ms();
     Common c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))};
     const char *out_path = NULL, *emit = "cubin", *arch = "sm_90a", *print_after = NULL;
-    bool report = false;
+    const char **div16 = calloc(argc + 1, sizeof(char *)), **one = calloc(argc + 1, sizeof(char *));
+    int ndiv16 = 0, none = 0;
+    bool report = false, all_div16 = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (parse_common(argc, argv, &i, &c)) continue;
         else if ((v = opt_value(argc, argv, &i, "--emit"))) emit = v;
         else if ((v = opt_value(argc, argv, &i, "--arch"))) arch = v;
         else if ((v = opt_value(argc, argv, &i, "--print-after"))) print_after = v;
+        else if ((v = opt_value(argc, argv, &i, "--assume-div16"))) div16[ndiv16++] = v;
+        else if ((v = opt_value(argc, argv, &i, "--assume-one"))) one[none++] = v;
+        else if (!strcmp(a, "--div16")) all_div16 = true;
         else if (!strcmp(a, "--report")) report = true;
         else if ((v = opt_value(argc, argv, &i, "-o"))) out_path = v;
         else if (a[0] == '-' && a[1]) usage_error("unknown option '%s'", a);
@@ -198,17 +320,29 @@ static int cmd_compile(int argc, char **argv)
     check_file(c.file);
     tile_ctx *ctx = make_ctx(&c);
     tile_ctx_set_arch(ctx, arch);
+    tile_ctx_set_timing(ctx, c.verbose);
     if (print_after && tile_ctx_set_print_after(ctx, print_after, stderr) != TILE_OK)
         usage_error("unknown pass '%s' for --print-after", print_after);
+    tile_ctx_set_diag(ctx, NULL, NULL);
+    if (all_div16)
+        tile_ctx_assume(ctx, "*", TILE_ASSUME_DIV16);
+    for (int i = 0; i < ndiv16; i++)
+        assume_list(ctx, div16[i], TILE_ASSUME_DIV16, "--assume-div16");
+    for (int i = 0; i < none; i++)
+        assume_list(ctx, one[i], TILE_ASSUME_ONE, "--assume-one");
+    tile_ctx_set_diag(ctx, print_diag, NULL);
     free(c.defines);
+    free(div16);
+    free(one);
 
-    if (report) {
+    if (report && !tile_emit_supported(TILE_EMIT_CUBIN)) {
         error("--report is not supported yet in this build (no GPU backend)");
         return EXIT_ERROR;
     }
     if (!tile_emit_supported((tile_emit_kind)kind)) {
-        error("--emit=%s is not supported yet in this build (no GPU backend); use --emit=tir",
-              emit);
+        error("--emit=%s is not supported yet in this build%s", emit,
+              kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER ? ""
+                                                                   : " (no GPU backend); use --emit=tir");
         return EXIT_ERROR;
     }
     tile_program *p;
@@ -217,33 +351,43 @@ static int cmd_compile(int argc, char **argv)
     int k = -1;
     if (c.kernel && (k = find_kernel(p, c.kernel, c.file)) < 0)
         return EXIT_ERROR;
-    if (c.verbose) {
+    if (c.verbose && !report) {
         /* Errors of these variants are reported by the compile that follows (once). */
         tile_ctx_set_diag(ctx, NULL, NULL);
         for (int i = k < 0 ? 0 : k; i < (k < 0 ? tile_program_kernel_count(p) : k + 1); i++)
             describe_first_variant(p, i);
         tile_ctx_set_diag(ctx, print_diag, NULL);
     }
-    bool all = kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER;
-    char *text;
-    size_t len;
-    if (tile_emit(p, k, (tile_emit_kind)kind, all, &text, &len) != TILE_OK)
-        return EXIT_ERROR;
-    FILE *out = stdout;
-    if (out_path && strcmp(out_path, "-") && !(out = fopen(out_path, "wb"))) {
-        error("cannot write '%s': %s", out_path, strerror(errno));
-        return EXIT_ERROR;
+    bool ok = true;
+    if (report) {
+        /* Every variant the defines leave, like a bundle; the code itself only with -o. */
+        tile_report *reps;
+        int nreps;
+        ok = tile_report_get(p, k, true, &reps, &nreps) == TILE_OK;
+        if (ok) {
+            print_reports(reps, nreps);
+            fflush(stdout);
+        }
+        free(reps);
     }
-    bool ok = fwrite(text, 1, len, out) == len;
-    ok &= (out == stdout ? fflush(out) : fclose(out)) == 0;
-    free(text);
+    if (ok && (!report || out_path)) {
+        if (kind == TILE_EMIT_TIR || kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
+            /* one output: the text IR of each kernel, or one bundle/header of every variant */
+            bool all = kind != TILE_EMIT_TIR;
+            char *text = NULL;
+            size_t len;
+            ok = tile_emit(p, k, (tile_emit_kind)kind, all, &text, &len) == TILE_OK &&
+                 write_file(out_path, text, len);
+            free(text);
+        } else {
+            ok = emit_modules(p, k, (tile_emit_kind)kind, out_path, c.verbose);
+        }
+    }
+    if (c.verbose)
+        print_timing(ctx, now_ms() - t0);
     tile_program_free(p);
     tile_ctx_free(ctx);
-    if (!ok) {
-        error("cannot write '%s'", out_path ? out_path : "standard output");
-        return EXIT_ERROR;
-    }
-    return 0;
+    return ok ? 0 : EXIT_ERROR;
 }
 
 /* ---- tilec run -------------------------------------------------------------------- */
@@ -443,6 +587,115 @@ static bool save_buffer(const char *path, const tile_arg *a)
     return ok;
 }
 
+/* ---- tilec run on the GPU (and --bench) through the runtime --------------------------- */
+/* Runs kernel `kname` of `file` on rt: device buffers made from the host arguments, -D
+ * values for const parameters, one launch (or --bench: autotune, then time `reps`
+ * launches), and the pointer buffers copied back into `args` for --save. */
+static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool verbose,
+                          const char **defines, int ndefines, const tile_param_info *pis,
+                          tile_arg *args, int np, const int64_t grid[3], int reps)
+{
+    tile_rt_module *m = NULL;
+    tile_rt_kernel *k = NULL;
+    if (tile_rt_load_source_file(rt, file, &m) != TILE_RT_OK ||
+        tile_rt_get_kernel(m, kname, &k) != TILE_RT_OK) {
+        fprintf(stderr, "%s\n", tile_rt_last_error(rt));
+        tile_rt_module_free(m);
+        return EXIT_ERROR;
+    }
+    int rc = EXIT_ERROR;
+    for (int i = 0; i < ndefines; i++) {
+        const char *eq = strchr(defines[i], '=');
+        int j = 0;
+        while (eq && j < np && (strlen(pis[j].name) != (size_t)(eq - defines[i]) ||
+                                strncmp(pis[j].name, defines[i], (size_t)(eq - defines[i]))))
+            j++;
+        if (!eq || j == np || !pis[j].is_const || strchr(eq, ',')) {
+            error("-D %s: on the %s device -D fixes one value of a const parameter; tuned "
+                  "constants are chosen by the autotuner (use --device=interp to fix them)",
+                  defines[i], tile_rt_device_name(rt));
+            tile_rt_module_free(m);
+            return EXIT_ERROR;
+        }
+        double d = strtod(eq + 1, NULL);
+        int64_t iv = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : (int64_t)d;
+        parse_i64(eq + 1, &iv);
+        if (tile_rt_set_const(k, pis[j].name, iv, d) != TILE_RT_OK) {
+            fprintf(stderr, "%s\n", tile_rt_last_error(rt));
+            tile_rt_module_free(m);
+            return EXIT_ERROR;
+        }
+    }
+    tile_rt_arg *rargs = calloc((size_t)np + 1, sizeof *rargs);
+    void **dev = calloc((size_t)np + 1, sizeof *dev);
+    int nr = 0;
+    size_t bytes_total = 0;
+    tile_rt_status s = TILE_RT_OK;
+    for (int j = 0; j < np && s == TILE_RT_OK; j++) {
+        if (pis[j].is_const)
+            continue;
+        tile_rt_arg *a = &rargs[nr++];
+        if (pis[j].is_pointer) {
+            a->kind = TILE_RT_ARG_PTR;
+            s = tile_rt_alloc(rt, args[j].buf.bytes, &dev[j]);
+            if (s == TILE_RT_OK)
+                s = tile_rt_copy_to_device(rt, dev[j], args[j].buf.ptr, args[j].buf.bytes);
+            a->buf.ptr = dev[j];
+            a->buf.bytes = args[j].buf.bytes;
+            bytes_total += args[j].buf.bytes;
+        } else if (args[j].kind == TILE_ARG_FLOAT) {
+            a->kind = TILE_RT_ARG_F64;
+            a->f64 = args[j].f64;
+        } else {
+            a->kind = TILE_RT_ARG_I64;
+            a->i64 = args[j].i64;
+        }
+    }
+    const int64_t *g = grid[0] ? grid : NULL;
+    double ms = 0;
+    if (s == TILE_RT_OK && reps > 0)
+        s = tile_rt_bench(k, rargs, nr, g, 3, reps, &ms);
+    else if (s == TILE_RT_OK)
+        s = tile_rt_launch(k, rargs, nr, NULL, g);
+    if (s == TILE_RT_OK)
+        s = tile_rt_synchronize(rt);
+    for (int j = 0; j < np && s == TILE_RT_OK; j++)
+        if (pis[j].is_pointer && !pis[j].is_const)
+            s = tile_rt_copy_to_host(rt, args[j].buf.ptr, dev[j], args[j].buf.bytes);
+    tile_rt_launch_info info = {0};
+    tile_rt_last_launch_info(k, &info);
+    if (s != TILE_RT_OK) {
+        fprintf(stderr, "tilec: error: %s\n", tile_rt_last_error(rt));
+    } else {
+        rc = 0;
+        if (verbose)
+            fprintf(stderr, "tilec: ran kernel '%s' variant [%s] on grid (%lld, %lld, %lld) on %s\n",
+                    kname, tile_rt_last_variant(k), (long long)info.grid[0],
+                    (long long)info.grid[1], (long long)info.grid[2], tile_rt_device_name(rt));
+        if (reps > 0) {
+            /* GB/s: every pointer argument's buffer counted once (what the kernel must at
+             * least read or write); TFLOP/s: the variant's static flops per program times
+             * the programs launched, when the compiler reports them. */
+            double sec = ms * 1e-3;
+            double programs = (double)info.grid[0] * (double)info.grid[1] * (double)info.grid[2];
+            printf("%s: best variant [%s] on %s\n", kname, tile_rt_last_variant(k),
+                   tile_rt_device_name(rt));
+            printf("  median %.4f ms over %d runs, %.1f GB/s", ms, reps,
+                   sec > 0 ? (double)bytes_total / sec * 1e-9 : 0.0);
+            if (info.flops_per_program && sec > 0)
+                printf(", %.2f TFLOP/s", (double)info.flops_per_program * programs / sec * 1e-12);
+            printf("\n");
+        }
+    }
+    for (int j = 0; j < np; j++)
+        if (dev[j])
+            tile_rt_free(rt, dev[j]);
+    free(dev);
+    free(rargs);
+    tile_rt_module_free(m);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     Common c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))};
@@ -451,13 +704,20 @@ static int cmd_run(int argc, char **argv)
     int nsaves = 0, nrargs = 0;
     const char *device = NULL, *grid_text = NULL;
     bool bench = false;
+    int bench_reps = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
         if (parse_common(argc, argv, &i, &c)) continue;
         else if ((v = opt_value(argc, argv, &i, "--device"))) device = v;
         else if ((v = opt_value(argc, argv, &i, "--grid"))) grid_text = v;
         else if ((v = opt_value(argc, argv, &i, "--save"))) saves[nsaves++] = v;
-        else if (!strcmp(a, "--bench") || !strncmp(a, "--bench=", 8)) bench = true;
+        else if (!strcmp(a, "--bench") || !strncmp(a, "--bench=", 8)) {
+            bench = true;
+            int64_t n = 20;
+            if (a[7] == '=' && (!parse_i64(a + 8, &n) || n <= 0 || n > 1000000))
+                usage_error("bad --bench '%s': expected --bench[=N], N a positive count", a);
+            bench_reps = (int)n;
+        }
         else if (a[0] == '-' && a[1]) usage_error("unknown option '%s'", a);
         else if (!c.file) c.file = a;
         else if (!strchr(a, '=') || a[0] == '=')
@@ -478,18 +738,23 @@ static int cmd_run(int argc, char **argv)
         usage_error("tilec run needs --kernel NAME");
     check_file(c.file);
     tile_ctx *ctx = make_ctx(&c);
-    free(c.defines);
 
+    /* cuda where the runtime opens a GPU (else, by default, the interpreter, saying why);
+     * --bench on the interpreter times CPU runs through the runtime's interp device. */
     tile_device dev = TILE_DEVICE_INTERP;
-    if (device && !strcmp(device, "cuda")) {
-        error("--device=cuda: no GPU backend is built yet in this build; use --device=interp");
-        return EXIT_ERROR;
+    tile_rt *rt = NULL;
+    if (!device || !strcmp(device, "cuda")) {
+        if (tile_rt_open(TILE_RT_CUDA, NULL, &rt) != TILE_RT_OK) {
+            if (device) {
+                error("--device=cuda: %s", tile_rt_open_error());
+                return EXIT_ERROR;
+            }
+            fprintf(stderr, "tilec: no CUDA device (%s); running on the interpreter\n",
+                    tile_rt_open_error());
+        }
     }
-    if (!device && !tile_device_available(TILE_DEVICE_CUDA))
-        fputs("tilec: no CUDA device backend in this build; running on the interpreter\n",
-              stderr);
-    if (bench) {
-        error("--bench is not supported yet in this build (no GPU backend)");
+    if (!rt && bench && tile_rt_open(TILE_RT_INTERP, NULL, &rt) != TILE_RT_OK) {
+        error("%s", tile_rt_open_error());
         return EXIT_ERROR;
     }
 
@@ -562,6 +827,13 @@ static int cmd_run(int argc, char **argv)
     if (bad)
         goto done;
 
+    if (rt) {
+        if (run_on_runtime(rt, c.file, c.kernel, c.verbose, c.defines, c.ndefines, pis, args, np,
+                           grid, bench ? bench_reps : 0) != 0)
+            goto done;
+        rc = 0;
+        goto save;
+    }
     tile_run_options o = {.device = dev, .grid = {grid[0], grid[1], grid[2]}, .print_out = stdout};
     tile_status st = tile_run(p, k, args, np, &o);
     fflush(stdout);
@@ -572,6 +844,7 @@ static int cmd_run(int argc, char **argv)
     if (st != TILE_OK)
         goto done;
     rc = 0;
+save:
     for (int i = 0; i < nsaves; i++) {
         const char *eq = strchr(saves[i], '=');
         size_t nlen = (size_t)(eq - saves[i]);
@@ -591,6 +864,8 @@ done:
     free(rargs);
     tile_program_free(p);
     tile_ctx_free(ctx);
+    tile_rt_close(rt);
+    free(c.defines);
     return rc;
 }
 

@@ -67,8 +67,13 @@ tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *sr
 void tile_rt_module_free(tile_rt_module *m);
 
 tile_rt_status tile_rt_get_kernel(tile_rt_module *m, const char *name, tile_rt_kernel **out);
+/* The launch arguments (runtime parameters, `const` ones excluded), in order. */
 int tile_rt_kernel_param_count(const tile_rt_kernel *k);
 const char *tile_rt_kernel_param_name(const tile_rt_kernel *k, int i);
+/* Added: the type of launch argument i: its scalar (a tile.h tile_scalar value; for a
+ * pointer, the pointee) and whether it is a pointer.  TILE_RT_ERR_INVALID for a bad i. */
+tile_rt_status tile_rt_kernel_param_type(const tile_rt_kernel *k, int i, int *scalar,
+                                         bool *is_pointer);
 
 /* ---- launching ----------------------------------------------------------------- */
 typedef enum tile_rt_arg_kind {
@@ -97,6 +102,25 @@ tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int na
 tile_rt_status tile_rt_set_const(tile_rt_kernel *k, const char *name, int64_t ival, double fval);
 /* The variant chosen for the last launch: "BLOCK=1024, warps=4, stages=2" */
 const char *tile_rt_last_variant(const tile_rt_kernel *k);
+
+/* Added: what the last launch of k ran: the grid, threads per program, and the variant's
+ * static flops and global bytes per program (0: unknown), for roofline figures. */
+typedef struct tile_rt_launch_info {
+    int64_t grid[3];
+    int threads;
+    uint64_t flops_per_program, bytes_per_program;
+} tile_rt_launch_info;
+tile_rt_status tile_rt_last_launch_info(const tile_rt_kernel *k, tile_rt_launch_info *out);
+
+/* Added: counters of an open device, for tests and tools (cache behaviour, tuning). */
+typedef struct tile_rt_stats {
+    uint64_t jit_compiles;    /* variants compiled by the compiler library */
+    uint64_t cache_hits;      /* compiled variants read back from the disk cache */
+    uint64_t cache_corrupt;   /* disk cache entries rejected (then recompiled) */
+    uint64_t tunings;         /* keys autotuned by timing variants */
+    uint64_t tune_disk_hits;  /* keys whose choice came from the tuning cache on disk */
+} tile_rt_stats;
+void tile_rt_get_stats(const tile_rt *rt, tile_rt_stats *out);
 
 /* Device memory helpers for tools and tests (CUDA: cuMemAlloc; interp: malloc). */
 tile_rt_status tile_rt_alloc(tile_rt *rt, size_t bytes, void **out);

@@ -9,8 +9,9 @@
  *   tile_ctx      options: arch, -O level, debug, defines, --print-after, diagnostics
  *   tile_program  one parsed and checked .tile file (from a path or from memory)
  *   kernels       enumerated by index: name, parameters, tune space
- *   emit          text IR now; llvm / ptx / cubin / bundle / header once a GPU backend
- *                 is built (tile_emit says TILE_ERR_UNSUPPORTED until then)
+ *   emit          text IR; llvm / ptx / cubin when the GPU backend is built (else
+ *                 TILE_ERR_UNSUPPORTED); several modules at once with tile_compile
+ *   report        registers, shared memory, spills, bytes and flops per variant
  *   run           one launch on a device: today the interpreter; the device enum leaves
  *                 room for cuda without changing these signatures
  *
@@ -73,6 +74,20 @@ void tile_ctx_clear_defines(tile_ctx *c);
 /* --print-after=PASS|all: IR dumps after that pass (each pass for "all") go to `out`.
  * NULL pass: no dumps.  An unknown pass name is TILE_ERR_INVALID. */
 tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out);
+/* Launch facts the compiled code may assume, as the runtime specializes a launch (like
+ * Triton): TILE_ASSUME_DIV16 for a pointer parameter means its address is 16-byte
+ * aligned, for an integer parameter that its value is a multiple of 16;
+ * TILE_ASSUME_ONE (integers only) that its value is 1.  `param` names a parameter (of
+ * any kernel compiled with this context; a name no kernel has, or a fact that does not
+ * fit the parameter's type, is an error when compiling), or "*" for every pointer and
+ * integer parameter (TILE_ASSUME_DIV16 only).  Facts add up over calls for one name;
+ * facts 0 removes the name's assumptions.  Code
+ * compiled this way is only correct for launches that satisfy the facts. */
+enum { TILE_ASSUME_DIV16 = 1, TILE_ASSUME_ONE = 2 };
+tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts);
+void tile_ctx_clear_assumptions(tile_ctx *c);
+/* Collect the time spent in each compile phase (see tile_ctx_timings). */
+void tile_ctx_set_timing(tile_ctx *c, bool on);
 /* The last error message reported through this context ("" when none). */
 const char *tile_ctx_last_error(const tile_ctx *c);
 
@@ -160,11 +175,81 @@ bool tile_emit_supported(tile_emit_kind kind);
 /* Emits kernel `k` (-1: every kernel of the file), its first variant or all variants
  * for the context's defines, as `kind`.  *out is malloc'd (NUL-terminated for text
  * kinds), the caller frees it; *len excludes the terminator.  For TILE_EMIT_TIR the
- * pass pipeline runs up to and including `canonicalize`. */
+ * pass pipeline runs up to and including `canonicalize` and the modules of several
+ * variants are concatenated; llvm, ptx and cubin run the whole pipeline and make one
+ * module: when the request is several variants or kernels it is TILE_ERR_INVALID (use
+ * tile_compile, or fix the kernel and the tune values). */
 tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
                       char **out, size_t *len);
 /* Text IR of the first variant of every kernel (or of kernel k >= 0). */
 tile_status tile_emit_tir(tile_program *p, int k, char **out);
+/* A metadata-only bundle (docs/bundle.md) of kernel k (-1: every kernel): signatures,
+ * grid and where bytecode, key, and every variant for the context's defines with
+ * ncode = 0 — what the runtime's JIT needs to choose a variant before compiling it
+ * (with tile_emit_variant).  Needs no GPU backend.  *out is malloc'd, *len its size. */
+tile_status tile_emit_bundle_meta(tile_program *p, int k, char **out, size_t *len);
+
+/* What ptxas and the compiler say about one compiled kernel variant; -1: unknown. */
+typedef struct tile_report {
+    int kernel;                /* index in the program */
+    int variant;               /* index in tile_variants_get(p, kernel, all, ...) */
+    char kernel_name[128];
+    char variant_text[256];    /* "BLOCK=1024, warps=4, stages=2" */
+    int regs;                  /* registers per thread */
+    int smem_bytes;            /* static shared memory */
+    int spill_stores, spill_loads;   /* bytes, from ptxas -v */
+    int stack_bytes;
+    int static_global_bytes;   /* global memory the module itself defines */
+    int threads;               /* per program (warps * 32) */
+    int64_t flops;             /* floating-point element operations per program (static) */
+    int64_t global_bytes;      /* bytes one program's loads, stores and atomics move (static;
+                                * loop bodies counted once) */
+} tile_report;
+
+/* One compiled module: one variant of one kernel. */
+typedef struct tile_output {
+    int kernel, variant;       /* as in tile_report */
+    /* "KERNEL" when the set has one variant of that kernel, else "KERNEL.N" (N: the
+     * variant's index in the set); what tilec appends to -o OUT for several modules */
+    char name[160];
+    char *data;                /* malloc'd; NUL-terminated for text kinds */
+    size_t len;                /* excluding the NUL */
+    tile_report report;        /* ptxas figures for TILE_EMIT_CUBIN; else -1 there */
+} tile_output;
+
+/* Compiles kernel k (-1: every kernel) to one module per variant (all_variants false:
+ * the first variant of each tune list not fixed by a define), as llvm, ptx or cubin
+ * (tir: one text module per variant too).  The whole pass pipeline runs for the GPU
+ * kinds.  *outs is an array of *nouts entries; free it with tile_outputs_free. */
+tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
+                         tile_output **outs, int *nouts);
+void tile_outputs_free(tile_output *outs, int nouts);
+/* Compiles variant `variant` of tile_variants_get(p, k, true, ...) (every variant for
+ * the context's defines), as the runtime does for the variant it launches.  Same
+ * ownership as tile_emit; report may be NULL. */
+tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
+                              char **out, size_t *len, tile_report *report);
+/* --report: compiles every variant (all_variants true) or the first of kernel k (-1:
+ * every kernel) to a cubin and returns one report per variant in *reps (malloc'd; the
+ * caller frees it).  Needs ptxas: TILE_ERR_UNSUPPORTED without a GPU backend. */
+tile_status tile_report_get(tile_program *p, int k, bool all_variants, tile_report **reps,
+                            int *nreps);
+
+/* Seconds spent per compile phase since tile_ctx_set_timing(c, true), summed over every
+ * compile through the context. */
+#define TILE_PHASES(X) \
+    X(TILE_PHASE_PARSE, "parse") X(TILE_PHASE_SEMA, "sema") X(TILE_PHASE_IRGEN, "irgen") \
+    X(TILE_PHASE_PASSES, "passes") X(TILE_PHASE_LLVM_IR, "llvm-ir") \
+    X(TILE_PHASE_LLVM_OPT, "llvm-O3") X(TILE_PHASE_CODEGEN, "codegen") \
+    X(TILE_PHASE_PTXAS, "ptxas")
+typedef enum tile_phase {
+#define X(id, text) id,
+    TILE_PHASES(X)
+#undef X
+    TILE_NPHASES
+} tile_phase;
+const char *tile_phase_name(tile_phase ph);
+double tile_ctx_phase_seconds(const tile_ctx *c, tile_phase ph);
 
 /* ---- host data ------------------------------------------------------------------ */
 /* Element conversions as the GPU stores values: floats round to nearest even into

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""tilec vs Triton vs PyTorch on the GPU, same inputs, one process (DESIGN.md's table).
+
+    python3 bench/bench.py [--quick] [--json PATH] [--only NAME[,NAME]]
+
+Each workload: fresh random inputs; every implementation's output checked against
+PyTorch's (exact for vector add); then the median of triton.testing.do_bench (device
+events, warm-up, L2 flushed between runs) per implementation, as GB/s of the bytes the
+workload must move.  tilec kernels are JIT-compiled from .tile sources through
+python/tilec (libtilert: $TILEC_RT_LIB), autotuned on their first launch; the variant
+chosen is printed.  A failed check marks the row and the exit status is 1.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.testing  # noqa: E402
+
+import tilec  # noqa: E402
+import triton_kernels as tk  # noqa: E402
+
+
+def median_ms(fn):
+    fn()
+    torch.cuda.synchronize()
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+class Row:
+    def __init__(self, name, shape, nbytes):
+        self.name, self.shape, self.nbytes = name, shape, nbytes
+        self.ms, self.ok, self.notes = {}, {}, []
+
+    def gbps(self, impl):
+        ms = self.ms.get(impl)
+        return self.nbytes / (ms * 1e-3) / 1e9 if ms else None
+
+
+def check(row, impl, got, want, exact=False, rtol=1e-5, atol=1e-6):
+    if exact:
+        ok = torch.equal(got, want)
+        err = (got.float() - want.float()).abs().max().item() if not ok else 0.0
+    else:
+        ok = torch.allclose(got.float(), want.float(), rtol=rtol, atol=atol)
+        err = (got.float() - want.float()).abs().max().item()
+    ok = ok and not torch.isnan(got).any().item()
+    row.ok[impl] = ok
+    if not ok:
+        row.notes.append(f"{impl}: max abs error {err:.3g}")
+    return ok
+
+
+def run_impls(row, impls, want, out, **tol):
+    """impls: name -> (launch, output tensor).  Checks each, then times each."""
+    for name, launch in impls.items():
+        try:
+            out[name].fill_(float("nan"))
+            launch()
+            torch.cuda.synchronize()
+            check(row, name, out[name], want, **tol)
+            row.ms[name] = median_ms(launch)
+        except Exception as e:  # one implementation failing must not stop the others
+            row.ok[name] = False
+            row.notes.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
+            traceback.print_exc()
+
+
+class Tilec:
+    def __init__(self):
+        self.dev = tilec.Device("cuda")
+        self.kernels = {}
+
+    def kernel(self, path, name):
+        if (path, name) not in self.kernels:
+            t0 = time.time()
+            mod = self.dev.load_source(os.path.join(REPO, path))
+            self.kernels[(path, name)] = mod.kernel(name)
+            print(f"  tilec: loaded {path}:{name} in {time.time() - t0:.2f} s", flush=True)
+        return self.kernels[(path, name)]
+
+    def launcher(self, path, name, *args):
+        k = self.kernel(path, name)
+        bound = k.bind(*args)
+
+        def launch():
+            bound()
+        launch.kernel = k
+        return launch
+
+
+def bench_vector_add(tc, n):
+    row = Row("vector add f32", f"2^{int(math.log2(n))}", 3 * n * 4)
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    out = {k: torch.empty(n, device="cuda") for k in ("tilec", "triton", "torch")}
+    want = x + y
+    t = tc.launcher("examples/vector_add.tile", "vector_add", x, y, out["tilec"], n)
+    run_impls(row, {"tilec": t,
+                    "triton": lambda: tk.vector_add(x, y, out["triton"]),
+                    "torch": lambda: torch.add(x, y, out=out["torch"])}, want, out, exact=True)
+    row.variant = t.kernel.last_variant
+    return row
+
+
+def bench_softmax(tc, rows, cols):
+    row = Row("softmax f32", f"{rows}x{cols}", 2 * rows * cols * 4)
+    x = torch.randn(rows, cols, device="cuda")
+    out = {k: torch.empty_like(x) for k in ("tilec", "triton", "torch")}
+    want = torch.softmax(x.double(), dim=1).float()
+    t = tc.launcher("examples/softmax.tile", "softmax", out["tilec"], x, rows, cols)
+    run_impls(row, {"tilec": t,
+                    "triton": lambda: tk.softmax(x, out["triton"]),
+                    "torch": lambda: torch.softmax(x, dim=1, out=out["torch"])},
+              want, out, rtol=1e-4, atol=1e-7)
+    row.variant = t.kernel.last_variant
+    return row
+
+
+def bench_layernorm(tc, rows, cols, eps=1e-5):
+    row = Row("layernorm f16", f"{rows}x{cols}", 2 * rows * cols * 2 + 2 * cols * 2)
+    x = torch.randn(rows, cols, device="cuda", dtype=torch.float16)
+    w = torch.randn(cols, device="cuda", dtype=torch.float16)
+    b = torch.randn(cols, device="cuda", dtype=torch.float16)
+    out = {k: torch.empty_like(x) for k in ("tilec", "triton", "torch")}
+    want = torch.nn.functional.layer_norm(x.float(), (cols,), w.float(), b.float(), eps).half()
+    t = tc.launcher("examples/layernorm.tile", "layernorm", out["tilec"], x, w, b, rows, cols, eps)
+
+    def torch_ln():
+        out["torch"].copy_(torch.nn.functional.layer_norm(x, (cols,), w, b, eps))
+    run_impls(row, {"tilec": t,
+                    "triton": lambda: tk.layernorm(x, w, b, eps, out["triton"]),
+                    "torch": torch_ln}, want, out, rtol=1e-2, atol=2e-2)
+    row.notes.append("torch: layer_norm plus a copy into the output")
+    row.variant = t.kernel.last_variant
+    return row
+
+
+def bench_row_sum(tc, rows, cols):
+    row = Row("row sum f32", f"{rows}x{cols}", rows * cols * 4 + rows * 4)
+    x = torch.randn(rows, cols, device="cuda")
+    out = {k: torch.empty(rows, device="cuda") for k in ("tilec", "triton", "torch")}
+    want = x.double().sum(1).float()
+    t = tc.launcher("bench/row_sum.tile", "row_sum", out["tilec"], x, rows, cols)
+    run_impls(row, {"tilec": t,
+                    "triton": lambda: tk.row_sum(x, out["triton"]),
+                    "torch": lambda: torch.sum(x, 1, out=out["torch"])},
+              want, out, rtol=1e-4, atol=1e-3)
+    row.variant = t.kernel.last_variant
+    return row
+
+
+def bench_copy(n):
+    row = Row("copy ceiling (torch) f32", f"2^{int(math.log2(n))}", 2 * n * 4)
+    x = torch.randn(n, device="cuda")
+    y = torch.empty_like(x)
+    run_impls(row, {"torch": lambda: y.copy_(x)}, x, {"torch": y}, exact=True)
+    row.variant = ""
+    return row
+
+
+def fmt(v, width=8):
+    return f"{v:{width}.0f}" if v is not None else f"{'-':>{width}}"
+
+
+def table(rows):
+    lines = [f"{'workload':<26}{'shape':>12} {'tilec':>8} {'triton':>8} {'torch':>8}  "
+             f"{'tilec/triton':>12}  check   (GB/s, median of do_bench)"]
+    for r in rows:
+        a, b = r.gbps("tilec"), r.gbps("triton")
+        ratio = f"{a / b:12.2f}" if a and b else f"{'-':>12}"
+        ok = "ok" if r.ok and all(r.ok.values()) else "FAIL"
+        lines.append(f"{r.name:<26}{r.shape:>12} {fmt(a)} {fmt(b)} {fmt(r.gbps('torch'))}  "
+                     f"{ratio}  {ok}")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
+    ap.add_argument("--json", help="write every figure here")
+    ap.add_argument("--only", help="comma-separated: vector_add,softmax,layernorm,row_sum,copy")
+    a = ap.parse_args()
+    only = set(a.only.split(",")) if a.only else None
+    q = 16 if a.quick else 1
+
+    print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}  "
+          f"triton {triton.__version__}", flush=True)
+    tc = Tilec()
+    print(f"tilec device: {tc.dev.name}", flush=True)
+    torch.manual_seed(0)
+    plan = [("vector_add", lambda: bench_vector_add(tc, (1 << 28) // q)),
+            ("softmax", lambda: bench_softmax(tc, 32768 // q, 1024)),
+            ("softmax", lambda: bench_softmax(tc, 16384 // q, 4096)),
+            ("softmax", lambda: bench_softmax(tc, 4096 // q, 16384)),
+            ("layernorm", lambda: bench_layernorm(tc, 16384 // q, 4096)),
+            ("layernorm", lambda: bench_layernorm(tc, 8192 // q, 8192)),
+            ("row_sum", lambda: bench_row_sum(tc, 32768 // q, 4096)),
+            ("copy", lambda: bench_copy((1 << 28) // q))]
+    rows = []
+    for name, fn in plan:
+        if only and name not in only:
+            continue
+        r = fn()
+        rows.append(r)
+        ms = "  ".join(f"{k} {v * 1e3:.1f} us" for k, v in r.ms.items())
+        print(f"{r.name} {r.shape}: {ms}  [tilec variant: {getattr(r, 'variant', '')}]"
+              + ("".join(f"\n    {n}" for n in r.notes)), flush=True)
+        torch.cuda.empty_cache()
+
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "triton": triton.__version__, "date": time.strftime("%Y-%m-%d"),
+                       "rows": [{"workload": r.name, "shape": r.shape, "bytes": r.nbytes,
+                                 "ms": r.ms, "gbps": {k: r.gbps(k) for k in r.ms},
+                                 "ok": r.ok, "notes": r.notes,
+                                 "tilec_variant": getattr(r, "variant", "")} for r in rows]},
+                      f, indent=1)
+    print()
+    print(table(rows))
+    return 0 if all(all(r.ok.values()) and r.ok for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,654 @@
+/* The bundle writer: every kernel's signature, launch-time clauses as postfix bytecode,
+ * key, and its variants with their constants, specialization facts and code, in the
+ * format of docs/bundle.md (the runtime's bundle_read.c is the reader). */
+#include "bundle.h"
+
+#ifdef TILEC_HAVE_BACKEND
+#include "backend.h"
+#endif
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t driver_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* ---- little-endian byte buffer --------------------------------------------------- */
+typedef struct Buf {
+    unsigned char *b;
+    size_t len, cap;
+    bool failed;             /* out of memory: every later write is dropped */
+} Buf;
+
+static void put(Buf *o, const void *p, size_t n)
+{
+    if (o->failed || !n)
+        return;
+    if (o->len + n > o->cap) {
+        size_t cap = o->cap ? o->cap : 4096;
+        while (cap < o->len + n)
+            cap *= 2;
+        unsigned char *grown = realloc(o->b, cap);
+        if (!grown) {
+            o->failed = true;
+            return;
+        }
+        o->b = grown;
+        o->cap = cap;
+    }
+    memcpy(o->b + o->len, p, n);
+    o->len += n;
+}
+
+static void put_le(Buf *o, uint64_t v, int bytes)
+{
+    unsigned char b[8];
+    for (int i = 0; i < bytes; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    put(o, b, (size_t)bytes);
+}
+
+static void put_u8(Buf *o, unsigned v) { put_le(o, v, 1); }
+static void put_u16(Buf *o, unsigned v) { put_le(o, v, 2); }
+static void put_u32(Buf *o, uint32_t v) { put_le(o, v, 4); }
+static void put_u64(Buf *o, uint64_t v) { put_le(o, v, 8); }
+
+static void put_f64(Buf *o, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, 8);
+    put_u64(o, v);
+}
+
+/* Strings longer than the format's 65535 bytes are cut (only messages could be). */
+static void put_strn(Buf *o, const char *s, size_t n)
+{
+    if (n > 65535)
+        n = 65535;
+    put_u32(o, (uint32_t)n);
+    put(o, s, n);
+}
+
+static void put_str(Buf *o, const char *s) { put_strn(o, s, strlen(s)); }
+
+static void put_blob(Buf *o, const void *p, size_t n)
+{
+    put_u64(o, n);
+    put(o, p, n);
+}
+
+/* ---- the constants every variant names ---------------------------------------------- */
+/* In the documented order: tuned names, const params, fixed consts, "warps", "stages". */
+typedef struct ConstNames {
+    const char **names;
+    int n;
+} ConstNames;
+
+static bool is_launch_shape(const char *name)
+{
+    return !strcmp(name, "warps") || !strcmp(name, "stages");
+}
+
+static void const_names_add(ConstNames *cn, const char *name)
+{
+    for (int i = 0; i < cn->n; i++)
+        if (!strcmp(cn->names[i], name))
+            return;
+    cn->names[cn->n++] = name;
+}
+
+static ConstNames const_names(TirArena *a, const AstKernel *kn)
+{
+    ConstNames cn = {tir_alloc(a, (size_t)(kn->ntunes + kn->nparams + kn->nconsts + 2) *
+                                      sizeof(const char *)), 0};
+    for (int i = 0; i < kn->ntunes; i++)
+        if (!is_launch_shape(kn->tunes[i].name))
+            const_names_add(&cn, kn->tunes[i].name);
+    for (int i = 0; i < kn->nparams; i++)
+        if (kn->params[i].is_const)
+            const_names_add(&cn, kn->params[i].name);
+    for (int i = 0; i < kn->nconsts; i++)
+        if (!is_launch_shape(kn->consts[i].name))
+            const_names_add(&cn, kn->consts[i].name);
+    const_names_add(&cn, "warps");
+    const_names_add(&cn, "stages");
+    return cn;
+}
+
+static int const_index(const ConstNames *cn, const char *name)
+{
+    for (int i = 0; i < cn->n; i++)
+        if (!strcmp(cn->names[i], name))
+            return i;
+    return -1;
+}
+
+/* ---- clause expressions as postfix bytecode ------------------------------------------ */
+enum {
+    BC_PUSH_I = 0x01, BC_PUSH_F = 0x02, BC_ARG = 0x03, BC_CONST = 0x04,
+    BC_ADD = 0x10, BC_SUB, BC_MUL, BC_DIV, BC_MOD, BC_NEG, BC_CDIV, BC_MIN, BC_MAX, BC_NEXT_POW2,
+    BC_EQ = 0x20, BC_NE, BC_LT, BC_LE, BC_GT, BC_GE, BC_LAND, BC_LOR, BC_LNOT,
+    BC_BAND, BC_BOR, BC_BXOR, BC_SHL, BC_SHR, BC_BNOT,
+    BC_CAST = 0x30,
+};
+#define BC_MAX_BYTES 4096
+#define BC_MAX_DEPTH 64
+
+/* The binary operators of the language, as bytecode. */
+static const struct { AstOp op; uint8_t code; } bc_binary[] = {
+    {AST_OP_OROR, BC_LOR}, {AST_OP_ANDAND, BC_LAND}, {AST_OP_OR, BC_BOR},
+    {AST_OP_XOR, BC_BXOR}, {AST_OP_AND, BC_BAND}, {AST_OP_EQ, BC_EQ}, {AST_OP_NE, BC_NE},
+    {AST_OP_LT, BC_LT}, {AST_OP_LE, BC_LE}, {AST_OP_GT, BC_GT}, {AST_OP_GE, BC_GE},
+    {AST_OP_SHL, BC_SHL}, {AST_OP_SHR, BC_SHR}, {AST_OP_ADD, BC_ADD}, {AST_OP_SUB, BC_SUB},
+    {AST_OP_MUL, BC_MUL}, {AST_OP_DIV, BC_DIV}, {AST_OP_REM, BC_MOD},
+};
+
+/* The clause builtins: name, arity, opcode. */
+static const struct { const char *name; int arity; uint8_t code; } bc_calls[] = {
+    {"cdiv", 2, BC_CDIV}, {"minimum", 2, BC_MIN}, {"maximum", 2, BC_MAX},
+    {"next_pow2", 1, BC_NEXT_POW2},
+};
+
+typedef struct Bc {
+    Buf code;
+    int depth, max_depth;
+    const AstFile *file;
+    const AstKernel *kn;     /* NULL inside a file constant's definition */
+    const ConstNames *cn;
+    int nfile_consts;        /* file constants visible (a constant sees those before it) */
+    const char *error;       /* first failure, for the message */
+    const AstNode *at;
+} Bc;
+
+static bool bc_fail(Bc *b, const AstNode *n, const char *why)
+{
+    if (!b->error) {
+        b->error = why;
+        b->at = n;
+    }
+    return false;
+}
+
+/* Emits one instruction that pops `pops` values and pushes one. */
+static bool bc_op(Bc *b, const AstNode *n, uint8_t code, int pops)
+{
+    b->depth += 1 - pops;
+    if (b->depth > b->max_depth)
+        b->max_depth = b->depth;
+    if (b->max_depth > BC_MAX_DEPTH)
+        return bc_fail(b, n, "the expression is too deep for the bundle's evaluator");
+    put_u8(&b->code, code);
+    return true;
+}
+
+static bool bc_expr(Bc *b, const AstNode *n, int depth);
+
+static bool bc_name(Bc *b, const AstNode *n, int depth)
+{
+    const char *name = n->name;
+    /* As the compiler's own evaluator looks names up: the variant's constants, then
+     * runtime parameters, then file constants, then inf and nan. */
+    if (b->kn) {
+        int j = const_index(b->cn, name);
+        if (j >= 0) {
+            bc_op(b, n, BC_CONST, 0);
+            put_u16(&b->code, (unsigned)j);
+            return true;
+        }
+        for (int i = 0; i < b->kn->nparams; i++) {
+            const AstParam *ap = &b->kn->params[i];
+            if (strcmp(ap->name, name))
+                continue;
+            if (ap->is_ptr || ap->is_const)
+                return bc_fail(b, n, "a pointer or const parameter has no value in a clause");
+            bc_op(b, n, BC_ARG, 0);
+            put_u16(&b->code, (unsigned)i);
+            return true;
+        }
+    }
+    for (int i = 0; i < b->nfile_consts; i++) {
+        if (strcmp(b->file->consts[i].name, name))
+            continue;
+        Bc sub = *b;
+        sub.kn = NULL;
+        sub.nfile_consts = i;
+        bool ok = bc_expr(&sub, b->file->consts[i].value, depth + 1);
+        b->code = sub.code;
+        b->depth = sub.depth;
+        b->max_depth = sub.max_depth;
+        b->error = sub.error;
+        b->at = sub.at;
+        return ok;
+    }
+    if (!strcmp(name, "inf") || !strcmp(name, "nan")) {
+        bc_op(b, n, BC_PUSH_F, 0);
+        put_f64(&b->code, !strcmp(name, "inf") ? (double)INFINITY : (double)NAN);
+        return true;
+    }
+    return bc_fail(b, n, "unknown name in a clause");
+}
+
+static bool bc_expr(Bc *b, const AstNode *n, int depth)
+{
+    if (!n)
+        return bc_fail(b, n, "missing expression");
+    if (depth > 200)
+        return bc_fail(b, n, "expression too deeply nested");
+    if (b->code.len > BC_MAX_BYTES)
+        return bc_fail(b, n, "the expression is too long for a bundle (4096 bytes)");
+    switch (n->kind) {
+    case AST_INT:
+    case AST_BOOL:
+        bc_op(b, n, BC_PUSH_I, 0);
+        put_u64(&b->code, (uint64_t)(n->kind == AST_BOOL ? n->ival != 0 : n->ival));
+        return true;
+    case AST_FLOAT:
+        bc_op(b, n, BC_PUSH_F, 0);
+        put_f64(&b->code, n->fval);
+        return true;
+    case AST_NAME:
+        return bc_name(b, n, depth);
+    case AST_UNARY:
+        if (!bc_expr(b, n->a, depth + 1))
+            return false;
+        return bc_op(b, n, n->op == AST_OP_NEG ? BC_NEG : n->op == AST_OP_NOT ? BC_LNOT : BC_BNOT,
+                     1);
+    case AST_BINARY:
+        for (size_t i = 0; i < sizeof bc_binary / sizeof bc_binary[0]; i++)
+            if (bc_binary[i].op == n->op)
+                return bc_expr(b, n->a, depth + 1) && bc_expr(b, n->b, depth + 1) &&
+                       bc_op(b, n, bc_binary[i].code, 2);
+        return bc_fail(b, n, "operator not allowed in a clause");
+    case AST_CAST: {
+        int t = n->name ? tir_scalar_from_name(n->name, strlen(n->name)) : -1;
+        if (t < 0)
+            return bc_fail(b, n, "unknown type in a cast");
+        if (!bc_expr(b, n->a, depth + 1) || !bc_op(b, n, BC_CAST, 1))
+            return false;
+        put_u8(&b->code, (unsigned)t);
+        return true;
+    }
+    case AST_CALL:
+        for (size_t i = 0; i < sizeof bc_calls / sizeof bc_calls[0]; i++) {
+            if (!n->name || strcmp(n->name, bc_calls[i].name))
+                continue;
+            if (n->nlist != bc_calls[i].arity || n->nnamed)
+                return bc_fail(b, n, "wrong number of arguments");
+            for (int j = 0; j < n->nlist; j++)
+                if (!bc_expr(b, n->list[j], depth + 1))
+                    return false;
+            return bc_op(b, n, bc_calls[i].code, bc_calls[i].arity);
+        }
+        return bc_fail(b, n, "only cdiv, minimum, maximum and next_pow2 are allowed in a clause");
+    default:
+        return bc_fail(b, n, "not a clause expression");
+    }
+}
+
+/* Appends `expr` (u32 nbytes, code) to o; reports and returns false on failure. */
+static bool put_expr(tile_program *p, int k, const ConstNames *cn, const AstNode *e,
+                     const char *clause, Buf *o)
+{
+    Bc b = {.file = p->file, .kn = &p->file->kernels[k], .cn = cn,
+            .nfile_consts = p->file->nconsts};
+    bool ok = bc_expr(&b, e, 0) && b.depth == 1 && !b.code.failed;
+    if (ok && b.code.len > BC_MAX_BYTES)
+        ok = bc_fail(&b, e, "the expression is too long for a bundle (4096 bytes)");
+    if (!ok) {
+        const AstNode *at = b.at ? b.at : e;
+        if (at)
+            tf_error(&p->diag, at->loc, at->end, "cannot write the %s clause of '%s' to a "
+                     "bundle: %s", clause, p->file->kernels[k].name,
+                     b.error ? b.error : "out of memory");
+        else
+            driver_error(p->ctx, "cannot write the %s clause of '%s' to a bundle", clause,
+                         p->file->kernels[k].name);
+    } else {
+        put_u32(o, (uint32_t)b.code.len);
+        put(o, b.code.b, b.code.len);
+    }
+    free(b.code.b);
+    return ok;
+}
+
+/* ---- specialization facts ----------------------------------------------------------- */
+static bool param_is_int(const AstParam *ap)
+{
+    int s = driver_param_scalar(ap);
+    return !ap->is_ptr && s >= 0 && s != TIR_I1 && !tir_scalar_is_float((TirScalar)s);
+}
+
+/* The facts the context's assumptions give kernel k's parameters, as the masks of
+ * docs/bundle.md (bit i: parameter i in declaration order, const params counted). */
+static void assumed_masks(const tile_ctx *c, const AstKernel *kn, uint64_t *div16,
+                          uint64_t *eq1)
+{
+    *div16 = *eq1 = 0;
+    for (int i = 0; i < kn->nparams && i < 64; i++) {
+        const AstParam *ap = &kn->params[i];
+        if (ap->is_const)
+            continue;
+        for (int j = 0; j < c->nassumes; j++) {
+            const DriverAssume *as = &c->assumes[j];
+            bool all = !strcmp(as->name, "*");
+            if (!all && strcmp(as->name, ap->name))
+                continue;
+            if ((as->facts & TILE_ASSUME_DIV16) && (ap->is_ptr || param_is_int(ap)))
+                *div16 |= 1ull << i;
+            if ((as->facts & TILE_ASSUME_ONE) && param_is_int(ap) && !all)
+                *eq1 |= 1ull << i;
+        }
+    }
+}
+
+/* The specializations written for every variant with code: the runtime picks the most
+ * specialized admissible one.  Pointers from cudaMalloc/PyTorch are 256-byte aligned and
+ * row lengths are usually multiples of 16, so these two cover most launches; the generic
+ * one (the context's own assumptions only) always exists. */
+enum { FACTS_NONE, FACTS_POINTERS, FACTS_POINTERS_INTS, FACTS_COUNT };
+
+static uint64_t facts_mask(const AstKernel *kn, int set)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < kn->nparams && i < 64; i++) {
+        const AstParam *ap = &kn->params[i];
+        if (ap->is_const)
+            continue;
+        if ((set >= FACTS_POINTERS && ap->is_ptr) || (set >= FACTS_POINTERS_INTS && param_is_int(ap)))
+            m |= 1ull << i;
+    }
+    return m;
+}
+
+/* ---- variants ------------------------------------------------------------------------ */
+/* The variant's value of const name `name`; *is_float says whether it is a float. */
+static double variant_value(const TfVariant *v, const char *name, bool *is_float)
+{
+    *is_float = false;
+    for (int i = 0; i < v->nconsts; i++) {
+        const TirConstBinding *b = &v->consts[i];
+        if (!strcmp(b->name, name)) {
+            *is_float = b->is_float;
+            return b->is_float ? b->fval : (double)b->ival;
+        }
+    }
+    if (!strcmp(name, "warps"))
+        return v->warps;
+    if (!strcmp(name, "stages"))
+        return v->stages;
+    return 0;
+}
+
+static void put_variant_head(Buf *o, const ConstNames *cn, const TfVariant *v, uint32_t smem,
+                             uint64_t div16, uint64_t eq1, uint64_t flops, uint64_t bytes)
+{
+    bool fl;
+    for (int j = 0; j < cn->n; j++)
+        put_f64(o, variant_value(v, cn->names[j], &fl));
+    for (int j = 0; j < cn->n; j++) {
+        variant_value(v, cn->names[j], &fl);
+        put_u8(o, fl);
+    }
+    put_u32(o, (uint32_t)v->warps);
+    put_u32(o, (uint32_t)v->stages);
+    put_u32(o, smem);
+    put_u64(o, div16);
+    put_u64(o, eq1);
+    put_u64(o, flops);
+    put_u64(o, bytes);
+}
+
+#ifdef TILEC_HAVE_BACKEND
+static void bundle_diag_at(void *ud, uint32_t loc, const char *msg)
+{
+    tile_program *p = ud;
+    tf_error(&p->diag, loc, loc, "%s", msg);
+}
+
+/* Compiles variant v of kernel k under the context's assumptions plus `extra` (a
+ * DIV16 assumption per parameter whose bit is set) and appends the variant record
+ * with its cubin and PTX. */
+static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn,
+                                    const TfVariant *v, uint64_t extra, Buf *o)
+{
+    tile_ctx *c = p->ctx;
+    const AstKernel *kn = &p->file->kernels[k];
+    /* The extra facts go in as temporary assumptions so that the lowering applies them
+     * exactly as it applies the user's; the user's list is restored after. */
+    DriverAssume *saved = c->assumes;
+    int nsaved = c->nassumes;
+    DriverAssume tmp[64 + 64];
+    int n = 0;
+    for (int i = 0; i < nsaved && n < 64; i++)
+        tmp[n++] = saved[i];
+    for (int i = 0; i < kn->nparams && i < 64; i++)
+        if (extra >> i & 1)
+            tmp[n++] = (DriverAssume){(char *)kn->params[i].name, TILE_ASSUME_DIV16};
+    c->assumes = tmp;
+    c->nassumes = n;
+    uint64_t div16, eq1;
+    assumed_masks(c, kn, &div16, &eq1);
+
+    TirArena *a = tir_arena_new();
+    TirModule *m = driver_lower_to(p, a, k, v, true);
+    c->assumes = saved;
+    c->nassumes = nsaved;
+    TirFunc *f = m ? m->first : NULL;
+    while (f && f->kind != TIR_FUNC_KERNEL)
+        f = f->next;
+    tile_status s = TILE_OK;
+    char *ptx = NULL, *cubin = NULL;
+    size_t ptx_len = 0, cubin_len = 0;
+    TbReport rep = {0}, prep = {0};
+    if (!f) {
+        s = TILE_ERR_COMPILE;
+    } else {
+        TbOptions opt = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
+                         .diag_at = bundle_diag_at, .diag_at_ud = p};
+        int before = p->diag.nerrors;
+        if (tb_emit(m, f, &opt, TB_OUT_PTX, &ptx, &ptx_len, &rep, driver_sink, c) ||
+            p->diag.nerrors > before || !ptx) {
+            s = TILE_ERR_COMPILE;
+        } else {
+            double t0 = driver_now();
+            if (tb_ptxas(ptx, ptx_len, &opt, f->name, &cubin, &cubin_len, &prep, driver_sink, c) ||
+                !cubin)
+                s = TILE_ERR_COMPILE;
+            driver_time(c, TILE_PHASE_PTXAS, driver_now() - t0);
+        }
+        driver_time(c, TILE_PHASE_LLVM_IR, rep.t_build);
+        driver_time(c, TILE_PHASE_LLVM_OPT, rep.t_opt);
+        driver_time(c, TILE_PHASE_CODEGEN, rep.t_codegen);
+    }
+    if (s == TILE_OK) {
+        /* The backend's shared scratch is static (in the cubin), so no dynamic bytes. */
+        put_variant_head(o, cn, v, 0, div16, eq1, rep.flops > 0 ? (uint64_t)rep.flops : 0,
+                         rep.global_bytes > 0 ? (uint64_t)rep.global_bytes : 0);
+        put_u32(o, 2);
+        put_str(o, c->arch);
+        put_u8(o, 1);
+        put_str(o, f->name);
+        put_blob(o, cubin, cubin_len);
+        put_str(o, c->arch);
+        put_u8(o, 2);
+        put_str(o, f->name);
+        put_blob(o, ptx, ptx_len);
+    }
+    free(ptx);
+    free(cubin);
+    tir_arena_free(a);
+    return s;
+}
+#endif
+
+/* ---- kernels --------------------------------------------------------------------------- */
+static tile_status put_kernel(tile_program *p, int k, bool all, bool only_relevant,
+                              bool with_code, Buf *o)
+{
+    const AstFile *file = p->file;
+    const AstKernel *kn = &file->kernels[k];
+    tile_variants *vs;
+    tile_status s = driver_variants_get(p, k, all, only_relevant, &vs);
+    if (s != TILE_OK)
+        return s;
+    TirArena *a = tir_arena_new();
+    ConstNames cn = const_names(a, kn);
+
+    put_str(o, kn->name);
+    uint64_t h = driver_fnv1a(DRIVER_FNV_BASIS, file->src, file->len);
+    put_u64(o, driver_fnv1a(h, kn->name, strlen(kn->name)));
+    put_u32(o, (uint32_t)kn->nparams);
+    for (int i = 0; i < kn->nparams; i++) {
+        const AstParam *ap = &kn->params[i];
+        int sc = driver_param_scalar(ap);
+        put_str(o, ap->name);
+        put_u8(o, ap->is_ptr);
+        put_u8(o, sc < 0 ? 0 : (unsigned)sc);
+        put_u8(o, ap->is_const);
+        put_u8(o, 0);
+    }
+    bool ok = true;
+    put_u32(o, (uint32_t)kn->ngrid);
+    for (int i = 0; i < kn->ngrid; i++)
+        ok &= put_expr(p, k, &cn, kn->grid[i], "grid", o);
+
+    uint32_t nwhere = 0;
+    for (int i = 0; i < kn->nwheres; i++)
+        nwhere += tf_where_is_runtime(file, k, i);
+    put_u32(o, nwhere);
+    for (int i = 0; i < kn->nwheres; i++) {
+        if (!tf_where_is_runtime(file, k, i))
+            continue;
+        const AstNode *w = kn->wheres[i];
+        put_strn(o, file->src + w->loc, w->end > w->loc ? w->end - w->loc : 0);
+        int line, col;
+        tf_line_col(&p->diag, w->loc, &line, &col);
+        char loc[512];
+        snprintf(loc, sizeof loc, "%s:%d:%d", file->path, line, col);
+        put_str(o, loc);
+        ok &= put_expr(p, k, &cn, w, "where", o);
+    }
+
+    /* key: the clause's names, else every integer or bool scalar runtime parameter */
+    uint16_t key[64];
+    int nkey = 0;
+    if (kn->has_key) {
+        for (int i = 0; i < kn->nkey && nkey < 64; i++)
+            for (int j = 0; j < kn->nparams; j++)
+                if (kn->key[i]->name && !strcmp(kn->params[j].name, kn->key[i]->name))
+                    key[nkey++] = (uint16_t)j;
+    } else {
+        for (int j = 0; j < kn->nparams && nkey < 64; j++) {
+            const AstParam *ap = &kn->params[j];
+            int sc = driver_param_scalar(ap);
+            if (!ap->is_ptr && !ap->is_const && sc >= 0 && !tir_scalar_is_float((TirScalar)sc))
+                key[nkey++] = (uint16_t)j;
+        }
+    }
+    put_u32(o, (uint32_t)nkey);
+    for (int i = 0; i < nkey; i++)
+        put_u16(o, key[i]);
+
+    put_u32(o, (uint32_t)cn.n);
+    for (int i = 0; i < cn.n; i++)
+        put_str(o, cn.names[i]);
+
+    if (!with_code) {
+        put_u32(o, (uint32_t)vs->n);
+        for (int i = 0; i < vs->n; i++) {
+            put_variant_head(o, &cn, &vs->v[i], 0, 0, 0, 0, 0);
+            put_u32(o, 0);
+        }
+    } else {
+#ifdef TILEC_HAVE_BACKEND
+        /* Count first: the sets that add nothing (no pointer, no integer) are skipped. */
+        uint64_t sets[FACTS_COUNT];
+        int nsets = 0;
+        for (int f = 0; f < FACTS_COUNT; f++) {
+            uint64_t m = facts_mask(kn, f);
+            if (nsets == 0 || m != sets[nsets - 1])
+                sets[nsets++] = m;
+        }
+        put_u32(o, (uint32_t)(vs->n * nsets));
+        for (int i = 0; i < vs->n && ok; i++)
+            for (int f = 0; f < nsets && ok; f++)
+                ok = put_variant_code(p, k, &cn, &vs->v[i], sets[f], o) == TILE_OK;
+#else
+        driver_error(p->ctx, "--emit=bundle needs the GPU backend, which this build lacks");
+        s = TILE_ERR_UNSUPPORTED;
+#endif
+    }
+    if (s == TILE_OK && !ok)
+        s = TILE_ERR_COMPILE;
+    tir_arena_free(a);
+    tile_variants_free(vs);
+    return s;
+}
+
+tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code, char **out,
+                               size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    p->diag.nerrors = 0;
+    tile_status s = driver_check_request(p, k);
+    if (s != TILE_OK)
+        return s;
+    Buf body = {0};
+    char producer[64];
+    snprintf(producer, sizeof producer, "tilec %s", TILEC_VERSION_STRING);
+    put_str(&body, producer);
+    int first = k < 0 ? 0 : k, end = k < 0 ? p->file->nkernels : k + 1;
+    put_u32(&body, (uint32_t)(end - first));
+    /* Every kernel is written even after one fails, so all errors are reported. */
+    for (int i = first; i < end; i++) {
+        tile_status si = put_kernel(p, i, all, k < 0, with_code, &body);
+        if (s == TILE_OK)
+            s = si;
+    }
+    if (s == TILE_OK && body.failed) {
+        driver_error(p->ctx, "out of memory writing the bundle");
+        s = TILE_ERR_INVALID;
+    }
+    if (s != TILE_OK) {
+        free(body.b);
+        return s;
+    }
+    Buf file = {0};
+    put(&file, "TILEBNDL", 8);
+    put_u32(&file, 1);
+    put_u32(&file, 0);
+    put_u64(&file, body.len);
+    put_u64(&file, driver_fnv1a(DRIVER_FNV_BASIS, body.b, body.len));
+    put(&file, body.b, body.len);
+    free(body.b);
+    if (file.failed) {
+        free(file.b);
+        driver_error(p->ctx, "out of memory writing the bundle");
+        return TILE_ERR_INVALID;
+    }
+    *out = (char *)file.b;
+    *len = file.len;
+    return TILE_OK;
+}
+
+tile_status tile_emit_bundle_meta(tile_program *p, int k, char **out, size_t *len)
+{
+    if (!p || !out || !len)
+        return TILE_ERR_INVALID;
+    *out = NULL;
+    *len = 0;
+    if (k >= p->file->nkernels || k < -1) {
+        driver_error(p->ctx, "no kernel number %d in '%s'", k, p->file->path);
+        return TILE_ERR_NOT_FOUND;
+    }
+    return driver_emit_bundle(p, k, true, false, out, len);
+}

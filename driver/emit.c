@@ -1,0 +1,273 @@
+/* Compiling variants to modules: the GPU kinds (llvm, ptx, cubin) through the backend
+ * after the whole pass pipeline, one module per kernel variant; the --report figures;
+ * and tile_emit for a single GPU module. */
+#include "driver.h"
+
+#ifdef TILEC_HAVE_BACKEND
+#include "backend.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+bool driver_have_backend(void)
+{
+#ifdef TILEC_HAVE_BACKEND
+    return true;
+#else
+    return false;
+#endif
+}
+
+static void report_init(tile_report *r, const tile_program *p, int k, int vi, const TfVariant *v)
+{
+    memset(r, 0, sizeof *r);
+    r->kernel = k;
+    r->variant = vi;
+    snprintf(r->kernel_name, sizeof r->kernel_name, "%s", p->file->kernels[k].name);
+    driver_variant_text(v, r->variant_text, sizeof r->variant_text);
+    r->regs = r->smem_bytes = r->spill_stores = r->spill_loads = r->stack_bytes = -1;
+    r->static_global_bytes = r->threads = -1;
+    r->flops = r->global_bytes = -1;
+}
+
+#ifdef TILEC_HAVE_BACKEND
+/* Backend errors about one op (a `dot`, say) are printed like the front end's:
+ * FILE:LINE:COL, the source line and a caret. */
+static void diag_at(void *ud, uint32_t loc, const char *msg)
+{
+    tile_program *p = ud;
+    tf_error(&p->diag, loc, loc, "%s", msg);
+}
+
+static const TbOutput tb_kind[TILE_NEMIT] = {
+    [TILE_EMIT_LLVM] = TB_OUT_LLVM, [TILE_EMIT_PTX] = TB_OUT_PTX, [TILE_EMIT_CUBIN] = TB_OUT_CUBIN,
+};
+#endif
+
+static char *print_tir(TirModule *m, size_t *len)
+{
+    char *text = tir_print_module_to_string(m);
+    if (text)
+        *len = strlen(text);
+    return text;
+}
+
+/* Compiles variant v (index vi in its set) of kernel k as `kind`. */
+static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, int vi,
+                                   tile_emit_kind kind, char **out, size_t *len, tile_report *rep)
+{
+    tile_ctx *c = p->ctx;
+    *out = NULL;
+    *len = 0;
+    if (rep)
+        report_init(rep, p, k, vi, v);
+    TirArena *a = tir_arena_new();
+    TirModule *m = driver_lower_to(p, a, k, v, kind != TILE_EMIT_TIR);
+    tile_status s = TILE_OK;
+    if (!m) {
+        s = TILE_ERR_COMPILE;
+    } else if (kind == TILE_EMIT_TIR) {
+        if (!(*out = print_tir(m, len)))
+            s = TILE_ERR_INVALID;
+    } else {
+#ifdef TILEC_HAVE_BACKEND
+        TirFunc *f = m->first;
+        while (f && f->kind != TIR_FUNC_KERNEL)
+            f = f->next;
+        TbOptions o = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
+                       .diag_at = diag_at, .diag_at_ud = p};
+        TbReport tb;
+        int before = p->diag.nerrors;
+        if (!f || tb_emit(m, f, &o, tb_kind[kind], out, len, &tb, driver_sink, c) ||
+            p->diag.nerrors > before) {
+            free(*out);
+            *out = NULL;
+            *len = 0;
+            s = TILE_ERR_COMPILE;
+        } else if (!*out) {
+            s = TILE_ERR_INVALID;
+        }
+        if (f) {
+            driver_time(c, TILE_PHASE_LLVM_IR, tb.t_build);
+            driver_time(c, TILE_PHASE_LLVM_OPT, tb.t_opt);
+            driver_time(c, TILE_PHASE_CODEGEN, tb.t_codegen);
+            driver_time(c, TILE_PHASE_PTXAS, tb.t_ptxas);
+        }
+        if (rep && f && s == TILE_OK) {
+            rep->regs = tb.regs;
+            rep->smem_bytes = tb.smem_bytes;
+            rep->spill_stores = tb.spill_stores;
+            rep->spill_loads = tb.spill_loads;
+            rep->stack_bytes = tb.stack_bytes;
+            rep->static_global_bytes = tb.static_global_bytes;
+            rep->threads = tb.threads;
+            rep->flops = tb.flops;
+            rep->global_bytes = tb.global_bytes;
+        }
+#else
+        driver_error(c, "--emit=%s is not supported yet in this build (no GPU backend)",
+                     tile_emit_kind_name(kind));
+        s = TILE_ERR_UNSUPPORTED;
+#endif
+    }
+    tir_arena_free(a);
+    return s;
+}
+
+void tile_outputs_free(tile_output *outs, int nouts)
+{
+    for (int i = 0; outs && i < nouts; i++)
+        free(outs[i].data);
+    free(outs);
+}
+
+tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
+                         tile_output **outs, int *nouts)
+{
+    if (!p || !outs || !nouts || (unsigned)kind >= TILE_NEMIT)
+        return TILE_ERR_INVALID;
+    *outs = NULL;
+    *nouts = 0;
+    if (k >= p->file->nkernels || k < -1) {
+        driver_error(p->ctx, "no kernel number %d in '%s'", k, p->file->path);
+        return TILE_ERR_NOT_FOUND;
+    }
+    if (!tile_emit_supported(kind) || kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
+        driver_error(p->ctx, "--emit=%s is not supported by tile_compile in this build",
+                     tile_emit_kind_name(kind));
+        return TILE_ERR_UNSUPPORTED;
+    }
+    p->diag.nerrors = 0;
+    tile_status s = driver_check_request(p, k);
+    if (s != TILE_OK)
+        return s;
+    tile_output *list = NULL;
+    int n = 0, cap = 0;
+    /* Every kernel and variant is compiled even after one fails: all errors reported. */
+    for (int i = k < 0 ? 0 : k; i < (k < 0 ? p->file->nkernels : k + 1); i++) {
+        tile_variants *vs;
+        tile_status si = driver_variants_get(p, i, all_variants, k < 0, &vs);
+        for (int j = 0; si == TILE_OK && j < vs->n; j++) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 8;
+                tile_output *grown = realloc(list, (size_t)cap * sizeof *grown);
+                if (!grown) {
+                    si = TILE_ERR_INVALID;
+                    break;
+                }
+                list = grown;
+            }
+            tile_output *o = &list[n];
+            memset(o, 0, sizeof *o);
+            o->kernel = i;
+            o->variant = j;
+            if (vs->n == 1)
+                snprintf(o->name, sizeof o->name, "%s", p->file->kernels[i].name);
+            else
+                snprintf(o->name, sizeof o->name, "%s.%d", p->file->kernels[i].name, j);
+            tile_status sj = compile_variant(p, i, &vs->v[j], j, kind, &o->data, &o->len,
+                                             &o->report);
+            n++;
+            if (si == TILE_OK)
+                si = sj;
+        }
+        tile_variants_free(vs);
+        if (s == TILE_OK)
+            s = si;
+    }
+    if (s != TILE_OK) {
+        tile_outputs_free(list, n);
+        return s;
+    }
+    *outs = list;
+    *nouts = n;
+    return TILE_OK;
+}
+
+tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool all, char **out,
+                            size_t *len)
+{
+    tile_output *outs;
+    int n;
+    tile_status s = tile_compile(p, k, kind, all, &outs, &n);
+    if (s != TILE_OK)
+        return s;
+    if (n != 1) {
+        driver_error(p->ctx, "--emit=%s makes one module per kernel variant and this asks for "
+                             "%d (%s%s): pick one kernel with --kernel and one value per tune "
+                             "list with -D, or give -o OUT for one file per module",
+                     tile_emit_kind_name(kind), n, outs[0].name, n > 1 ? ", ..." : "");
+        tile_outputs_free(outs, n);
+        return TILE_ERR_INVALID;
+    }
+    *out = outs[0].data;
+    if (len)
+        *len = outs[0].len;
+    outs[0].data = NULL;
+    tile_outputs_free(outs, n);
+    return TILE_OK;
+}
+
+tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
+                              char **out, size_t *len, tile_report *report)
+{
+    if (!p || !out || !len || (unsigned)kind >= TILE_NEMIT)
+        return TILE_ERR_INVALID;
+    *out = NULL;
+    *len = 0;
+    if (k < 0 || k >= p->file->nkernels) {
+        driver_error(p->ctx, "no kernel number %d in '%s'", k, p->file->path);
+        return TILE_ERR_NOT_FOUND;
+    }
+    if (!tile_emit_supported(kind) || kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
+        driver_error(p->ctx, "--emit=%s is not supported by tile_emit_variant in this build",
+                     tile_emit_kind_name(kind));
+        return TILE_ERR_UNSUPPORTED;
+    }
+    p->diag.nerrors = 0;
+    tile_status s = driver_check_request(p, k);
+    if (s != TILE_OK)
+        return s;
+    tile_variants *vs;
+    if ((s = driver_variants_get(p, k, true, false, &vs)) != TILE_OK)
+        return s;
+    if (variant < 0 || variant >= vs->n) {
+        driver_error(p->ctx, "kernel '%s' has %d variant%s, not variant %d",
+                     p->file->kernels[k].name, vs->n, vs->n == 1 ? "" : "s", variant);
+        s = TILE_ERR_NOT_FOUND;
+    } else {
+        s = compile_variant(p, k, &vs->v[variant], variant, kind, out, len, report);
+    }
+    tile_variants_free(vs);
+    return s;
+}
+
+tile_status tile_report_get(tile_program *p, int k, bool all_variants, tile_report **reps,
+                            int *nreps)
+{
+    if (!reps || !nreps)
+        return TILE_ERR_INVALID;
+    *reps = NULL;
+    *nreps = 0;
+    if (p && !driver_have_backend()) {
+        driver_error(p->ctx, "--report is not supported yet in this build (no GPU backend)");
+        return TILE_ERR_UNSUPPORTED;
+    }
+    tile_output *outs;
+    int n;
+    tile_status s = tile_compile(p, k, TILE_EMIT_CUBIN, all_variants, &outs, &n);
+    if (s != TILE_OK)
+        return s;
+    tile_report *r = malloc((size_t)(n ? n : 1) * sizeof *r);
+    if (!r) {
+        tile_outputs_free(outs, n);
+        return TILE_ERR_INVALID;
+    }
+    for (int i = 0; i < n; i++)
+        r[i] = outs[i].report;
+    tile_outputs_free(outs, n);
+    *reps = r;
+    *nreps = n;
+    return TILE_OK;
+}

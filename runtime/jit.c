@@ -1,0 +1,236 @@
+/* The JIT: one variant of a source kernel compiled to a cubin for the device's arch under
+ * the launch's specialization facts, through a disk cache.
+ *
+ * Cache entries live in $cache_dir/jit/HEX.bin, HEX a 128-bit hash of (source, kernel,
+ * const values, variant index and text, facts, arch, the compiler's identity).  An entry is
+ * a 32-byte header (magic "TILECCH1", version, payload length, FNV-1a of the payload, the
+ * low half of the key again) then the cubin; it is written to a temporary file and renamed,
+ * so readers never see half an entry, and anything that fails validation is removed and
+ * recompiled. */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CACHE_MAGIC "TILECCH1"
+#define CACHE_VERSION 1u
+#define CACHE_HEADER 32
+
+#ifndef TILE_RT_VERSION
+#define TILE_RT_VERSION "0"
+#endif
+
+/* The compiler's identity: its version plus the size and mtime of the file that holds
+ * the compiler library (this program or libtilert.so), so a rebuilt compiler never
+ * reuses another build's cubins. */
+static uint64_t compiler_identity(void)
+{
+    static _Atomic uint64_t id;
+    uint64_t v = atomic_load(&id);
+    if (v)
+        return v;
+    v = rt_fnv1a(RT_FNV_BASIS, TILE_RT_VERSION, strlen(TILE_RT_VERSION));
+    Dl_info info;
+    struct stat st;
+    if (dladdr((void *)&tile_emit_variant, &info) && info.dli_fname &&
+        stat(info.dli_fname, &st) == 0) {
+        int64_t f[2] = {(int64_t)st.st_size, (int64_t)st.st_mtime};
+        v = rt_fnv1a(v, f, sizeof f);
+        v = rt_fnv1a(v, info.dli_fname, strlen(info.dli_fname));
+    }
+    atomic_store(&id, v | 1);
+    return v | 1;
+}
+
+void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, uint64_t div16, uint64_t eq1,
+                  const char *arch, char hex[33])
+{
+    const tile_rt_kernel *kn = &m->kernels[k];
+    uint64_t h[2] = {RT_FNV_BASIS, 0x84222325cbf29ce4ull};
+    for (int i = 0; i < 2; i++) {
+        uint64_t x = h[i];
+        uint64_t ident = compiler_identity();
+        x = rt_fnv1a(x, &ident, sizeof ident);
+        x = rt_fnv1a(x, m->source, m->source_len);
+        x = rt_fnv1a(x, kn->name, strlen(kn->name) + 1);
+        if (kn->meta) {
+            const RtVariant *v = &kn->meta->variants[vi];
+            x = rt_fnv1a(x, v->text, strlen(v->text) + 1);
+        }
+        x = rt_fnv1a(x, &vi, sizeof vi);
+        for (uint32_t p = 0; p < kn->nparams; p++)
+            if (kn->params[p].is_const && kn->const_set[p]) {
+                x = rt_fnv1a(x, &kn->const_i[p], sizeof kn->const_i[p]);
+                x = rt_fnv1a(x, &kn->const_f[p], sizeof kn->const_f[p]);
+            }
+        x = rt_fnv1a(x, &div16, sizeof div16);
+        x = rt_fnv1a(x, &eq1, sizeof eq1);
+        x = rt_fnv1a(x, arch, strlen(arch) + 1);
+        h[i] = x;
+    }
+    snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
+}
+
+static bool cache_path(const tile_rt *rt, const char *sub, const char *name, char *path, size_t n)
+{
+    if (!rt->cache_dir[0])
+        return false;
+    int w = snprintf(path, n, "%s/%s/%s", rt->cache_dir, sub, name);
+    return w > 0 && (size_t)w < n;
+}
+
+/* mkdir -p of the directory part of path. */
+static bool make_dirs(const char *path)
+{
+    char buf[4400];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return true;
+    *slash = 0;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) && errno != EEXIST)
+            return false;
+        *p = '/';
+    }
+    return !mkdir(buf, 0755) || errno == EEXIST;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, size_t *len)
+{
+    char path[4200], name[64];
+    snprintf(name, sizeof name, "%s.bin", hex);
+    if (!cache_path(rt, sub, name, path, sizeof path))
+        return false;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    uint8_t head[CACHE_HEADER];
+    bool ok = fread(head, 1, CACHE_HEADER, f) == CACHE_HEADER && !memcmp(head, CACHE_MAGIC, 8) &&
+              (head[8] | head[9] << 8 | head[10] << 16 | (uint32_t)head[11] << 24) == CACHE_VERSION;
+    uint64_t n = ok ? get64(head + 12) : 0, sum = ok ? get64(head + 20) : 0;
+    ok = ok && n <= (1ull << 31);
+    char *buf = ok ? malloc(n ? n : 1) : NULL;
+    ok = ok && buf && fread(buf, 1, n, f) == n && fgetc(f) == EOF;
+    fclose(f);
+    /* the header's last 4 bytes repeat the key's first 8 hex digits, as a second check */
+    ok = ok && rt_fnv1a(RT_FNV_BASIS, buf, n) == sum && !memcmp(head + 28, hex, 4);
+    if (!ok) {
+        free(buf);
+        atomic_fetch_add(&rt->stats.cache_corrupt, 1);
+        unlink(path);
+        return false;
+    }
+    *data = buf;
+    *len = n;
+    return true;
+}
+
+void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *data, size_t len)
+{
+    char path[4200], tmp[4300], name[64];
+    snprintf(name, sizeof name, "%s.bin", hex);
+    if (!cache_path(rt, sub, name, path, sizeof path) || !make_dirs(path))
+        return;
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return;
+    uint8_t head[CACHE_HEADER] = {0};
+    memcpy(head, CACHE_MAGIC, 8);
+    head[8] = CACHE_VERSION;
+    put64(head + 12, len);
+    put64(head + 20, rt_fnv1a(RT_FNV_BASIS, data, len));
+    memcpy(head + 28, hex, 4);
+    bool ok = write(fd, head, CACHE_HEADER) == CACHE_HEADER &&
+              write(fd, data, len) == (ssize_t)len;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+/* The assumptions of a compile: one tile_ctx_assume per parameter with facts. */
+static tile_rt_status assume_facts(tile_rt_module *m, const tile_rt_kernel *k, uint64_t div16,
+                                   uint64_t eq1)
+{
+    tile_ctx_clear_assumptions(m->tctx);
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        unsigned f = (div16 >> i & 1 ? TILE_ASSUME_DIV16 : 0) | (eq1 >> i & 1 ? TILE_ASSUME_ONE : 0);
+        if (f && tile_ctx_assume(m->tctx, k->params[i].name, f) != TILE_OK)
+            return rt_fail(m->rt, TILE_RT_ERR_COMPILE, "kernel '%s': assuming facts of '%s': %s",
+                           k->name, k->params[i].name, tile_ctx_last_error(m->tctx));
+    }
+    return TILE_RT_OK;
+}
+
+tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t div16,
+                              uint64_t eq1, char **cubin, size_t *len)
+{
+    tile_rt *rt = m->rt;
+    tile_rt_kernel *kn = &m->kernels[k];
+    const char *arch = rt->arch[0] ? rt->arch : "sm_90a";
+    char hex[33];
+    rt_cache_key(m, k, vi, div16, eq1, arch, hex);
+    if (rt_cache_read(rt, "jit", hex, cubin, len)) {
+        atomic_fetch_add(&rt->stats.cache_hits, 1);
+        return TILE_RT_OK;
+    }
+    pthread_mutex_lock(&m->jit_lock);
+    tile_rt_status s = TILE_RT_OK;
+    tile_ctx_clear_defines(m->tctx);
+    for (uint32_t i = 0; i < kn->nparams && s == TILE_RT_OK; i++) {
+        if (!kn->params[i].is_const || !kn->const_set[i])
+            continue;
+        char def[256];
+        if (tile_scalar_is_float(kn->params[i].scalar))
+            snprintf(def, sizeof def, "%s=%.17g", kn->params[i].name, kn->const_f[i]);
+        else
+            snprintf(def, sizeof def, "%s=%lld", kn->params[i].name, (long long)kn->const_i[i]);
+        if (tile_ctx_define(m->tctx, def) != TILE_OK)
+            s = rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': %s", kn->name,
+                        tile_ctx_last_error(m->tctx));
+    }
+    if (s == TILE_RT_OK)
+        s = assume_facts(m, kn, div16, eq1);
+    if (s == TILE_RT_OK && tile_ctx_set_arch(m->tctx, arch) != TILE_OK)
+        s = rt_fail(rt, TILE_RT_ERR_UNSUPPORTED, "the compiler does not know arch %s", arch);
+    if (s == TILE_RT_OK) {
+        tile_status ts = tile_emit_variant(m->prog, k, (int)vi, TILE_EMIT_CUBIN, cubin, len, NULL);
+        if (ts != TILE_OK)
+            s = rt_fail(rt, ts == TILE_ERR_UNSUPPORTED ? TILE_RT_ERR_UNSUPPORTED
+                                                       : TILE_RT_ERR_COMPILE,
+                        "kernel '%s' variant %u (%s): %s", kn->name, vi,
+                        kn->meta ? kn->meta->variants[vi].text : "?",
+                        tile_ctx_last_error(m->tctx));
+    }
+    tile_ctx_clear_assumptions(m->tctx);
+    pthread_mutex_unlock(&m->jit_lock);
+    if (s != TILE_RT_OK)
+        return s;
+    atomic_fetch_add(&rt->stats.jit_compiles, 1);
+    rt_cache_write(rt, "jit", hex, *cubin, *len);
+    return TILE_RT_OK;
+}

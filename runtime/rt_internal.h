@@ -1,0 +1,268 @@
+/* Internals of libtilert shared by the files of runtime/.  Nothing here is public:
+ * include/tile/runtime.h is the interface.  Prefix rt_ (internal), tile_rt_ (public). */
+#ifndef TILE_RT_INTERNAL_H
+#define TILE_RT_INTERNAL_H
+
+#include "tile/runtime.h"
+#include "tile/tile.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef TILE_RT_HAVE_CUDA
+#include "cuda_api.h"
+#endif
+
+/* Limits of the bundle format (docs/bundle.md); also the runtime's own array bounds. */
+#define RT_MAX_KERNELS 4096
+#define RT_MAX_PARAMS 64
+#define RT_MAX_GRID 3
+#define RT_MAX_WHERE 64
+#define RT_MAX_CONST_NAMES 256
+#define RT_MAX_VARIANTS 65536
+#define RT_MAX_CODE 16
+#define RT_MAX_EXPR_BYTES 4096
+#define RT_MAX_STR 65535
+#define RT_EXPR_STACK 64
+
+#define RT_FNV_BASIS 0xcbf29ce484222325ull
+uint64_t rt_fnv1a(uint64_t h, const void *data, size_t n);
+
+/* ---- bundle records (docs/bundle.md) --------------------------------------------- */
+typedef struct RtExpr {
+    const uint8_t *code;
+    uint32_t len;
+} RtExpr;
+
+typedef struct RtParam {
+    const char *name;
+    bool is_pointer, is_const;
+    tile_scalar scalar;
+} RtParam;
+
+typedef struct RtWhere {
+    const char *text, *loc;
+    RtExpr pred;
+} RtWhere;
+
+enum { RT_CODE_CUBIN = 1, RT_CODE_PTX = 2 };
+typedef struct RtCode {
+    const char *arch, *entry;
+    uint8_t kind;
+    const uint8_t *bytes;
+    size_t len;
+} RtCode;
+
+typedef struct RtVariant {
+    double *cvals;           /* per const name */
+    uint8_t *cfloat;
+    uint32_t warps, stages, smem_bytes;
+    uint64_t div16, eq1;     /* specialization facts this code assumes, by param index */
+    uint64_t flops, bytes;   /* per program; 0 unknown */
+    RtCode *code;
+    uint32_t ncode;
+    char *text;              /* "BLOCK=1024, warps=4, stages=2" (facts appended) */
+} RtVariant;
+
+typedef struct RtKernelMeta {
+    const char *name;
+    uint64_t source_hash;
+    RtParam *params;
+    uint32_t nparams;
+    RtExpr grid[RT_MAX_GRID];
+    uint32_t ngrid;
+    RtWhere *where;
+    uint32_t nwhere;
+    uint16_t *key;
+    uint32_t nkey;
+    const char **cnames;
+    uint32_t ncnames;
+    RtVariant *variants;
+    uint32_t nvariants;
+} RtKernelMeta;
+
+/* A parsed bundle.  Every string and array lives in `mem` blocks freed together;
+ * code bytes point into `data`, the bundle's own copy. */
+typedef struct RtBundle {
+    const char *producer;
+    RtKernelMeta *kernels;
+    uint32_t nkernels;
+    uint8_t *data;
+    size_t len;
+    void *mem;               /* linked list of allocations */
+} RtBundle;
+
+/* Validates and parses a bundle (copied).  On failure: TILE_RT_ERR_BUNDLE and `err`
+ * holds "bundle 'NAME': WHAT". */
+tile_rt_status rt_bundle_parse(const char *name, const void *data, size_t len, RtBundle **out,
+                               char *err, size_t errn);
+void rt_bundle_free(RtBundle *b);
+
+/* ---- clause expressions ----------------------------------------------------------- */
+typedef struct RtValue {
+    bool is_float;
+    int64_t i;
+    double f;
+} RtValue;
+
+/* Static check of one expression against its kernel (opcodes, operands, indices, depth);
+ * false with a reason. */
+bool rt_expr_check(const RtExpr *e, const RtKernelMeta *k, char *err, size_t n);
+/* Evaluates with runtime arguments by param index (`args`, const params unused) and the
+ * constants of variant v.  false with a reason (division by zero, ...). */
+bool rt_expr_eval(const RtExpr *e, const RtKernelMeta *k, const RtVariant *v,
+                  const RtValue *args, RtValue *out, char *err, size_t n);
+
+/* ---- devices ---------------------------------------------------------------------- */
+typedef struct RtStats {
+    _Atomic uint64_t jit_compiles;   /* variants compiled by the compiler library */
+    _Atomic uint64_t cache_hits;     /* cubins read back from the disk cache */
+    _Atomic uint64_t cache_corrupt;  /* cache entries rejected on read */
+    _Atomic uint64_t tunings;        /* keys tuned */
+    _Atomic uint64_t tune_disk_hits; /* keys whose choice came from the tuning cache */
+} RtStats;
+
+struct tile_rt {
+    tile_rt_device_kind kind;
+    char name[192];          /* "NVIDIA H200 (sm_90a)" */
+    char arch[16];           /* sm_90a ...; interp: "" */
+    int cc_major, cc_minor;
+    char cache_dir[4096];    /* "" : no disk cache */
+    int tune, tune_log;
+    void (*log)(void *ud, const char *line);
+    void *log_ud;
+    RtStats stats;
+#ifdef TILE_RT_HAVE_CUDA
+    RtCuda cu;
+    CUdevice dev;
+    CUcontext ctx;
+#endif
+};
+
+/* Per-thread last error (tile_rt_last_error) for rt; returns s for chaining. */
+tile_rt_status rt_fail(const tile_rt *rt, tile_rt_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rt_log(const tile_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+double rt_now(void);         /* monotonic seconds */
+double rt_median(double *v, int n);   /* sorts v */
+#ifdef TILE_RT_HAVE_CUDA
+/* A failed CUDA call as TILE_RT_ERR_CUDA: "WHAT: cuCall: CUDA_ERROR_X (text)". */
+tile_rt_status rt_cuda_fail(const tile_rt *rt, CUresult r, const char *call, const char *fmt,
+                            ...) __attribute__((format(printf, 4, 5)));
+/* Makes rt's context current on this thread (cheap when it already is). */
+tile_rt_status rt_cuda_bind(tile_rt *rt);
+#endif
+
+/* ---- modules and kernels --------------------------------------------------------- */
+/* One compiled, loaded instance of a variant (for the JIT: of a variant under a set of
+ * specialization facts). */
+typedef struct RtInstance {
+    uint32_t variant;
+    uint64_t div16, eq1;
+    uint64_t epoch;          /* the kernel's const epoch it was made for */
+    bool failed;             /* compile or load failed: not tried again */
+#ifdef TILE_RT_HAVE_CUDA
+    CUmodule mod;
+    CUfunction fn;
+#endif
+    char text[320];          /* variant text with facts, for tile_rt_last_variant */
+    const RtVariant *v;      /* its record (inside the kernel's meta of that epoch) */
+    struct RtInstance *next;
+} RtInstance;
+
+/* What one key chose; immutable once published (readers take it without a lock). */
+typedef struct RtChoice {
+    uint64_t keyhash, div16, eq1, epoch;
+    int64_t keyvals[RT_MAX_PARAMS];
+    uint32_t nkey;
+    RtInstance *inst;
+    struct RtChoice *next;
+} RtChoice;
+
+struct tile_rt_kernel {
+    tile_rt_module *m;
+    int index;               /* in the module's metadata and program */
+    const char *name;
+    RtParam *params;         /* every parameter, const ones included */
+    uint32_t nparams;
+    /* bundles: the module's record; sources: built from the compiler library for the
+     * current const values (meta_epoch), NULL until the first launch needs it */
+    RtKernelMeta *meta;
+    RtBundle *meta_bundle;   /* sources: owns meta */
+    RtBundle *retired;       /* sources: metas of older epochs (instances may point in) */
+    uint64_t meta_epoch;
+    tile_rt_launch_info last_info;
+    char interp_chosen[256];  /* interpreter: the variant tile_run chose last */
+    int nrt;                 /* runtime (non-const) params: what a launch passes */
+    uint16_t rt_param[RT_MAX_PARAMS];  /* launch argument i -> param index */
+    /* const params: values set with tile_rt_set_const */
+    bool const_set[RT_MAX_PARAMS];
+    int64_t const_i[RT_MAX_PARAMS];
+    double const_f[RT_MAX_PARAMS];
+    _Atomic uint64_t epoch;  /* bumped by set_const: choices of older epochs are stale */
+    pthread_mutex_t lock;    /* instances, choices */
+    RtInstance *instances;
+    RtChoice *choices;
+    _Atomic(RtChoice *) last;
+    _Atomic(const char *) last_variant;
+};
+
+struct tile_rt_module {
+    tile_rt *rt;
+    char *name;
+    RtBundle *bundle;        /* the kernel records (metadata-only for sources) */
+    /* sources: the program the JIT and the interpreter compile from (tile_ctx is not
+     * thread-safe: jit_lock serializes its use) */
+    tile_ctx *tctx;
+    tile_program *prog;
+    char *source;
+    size_t source_len;
+    uint64_t source_hash;
+    pthread_mutex_t jit_lock;
+    tile_rt_kernel *kernels;
+    int nkernels;
+};
+
+/* A bundle from memory, named in messages. */
+tile_rt_status tile_rt_load_bundle_named(tile_rt *rt, const char *name, const void *data,
+                                         size_t len, tile_rt_module **out);
+
+/* Sources: makes k->meta current for the const values set (compiler library). */
+tile_rt_status rt_source_meta(tile_rt_kernel *k);
+
+/* The interpreter device: one launch through tile_run. */
+tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
+                                const int64_t *grid);
+
+/* ---- the JIT and its disk cache -------------------------------------------------- */
+/* Compiles variant vi of a source kernel for rt's arch with the given facts, through the
+ * disk cache.  *cubin malloc'd. */
+tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t div16,
+                              uint64_t eq1, char **cubin, size_t *len);
+/* The cache key of a compile, hex in `hex` (33 bytes). */
+void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, uint64_t div16, uint64_t eq1,
+                  const char *arch, char hex[33]);
+/* Reads an entry: true with *data malloc'd when present and valid; a corrupt entry is
+ * counted, removed and reported as absent. */
+bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, size_t *len);
+/* Writes atomically (temporary file, then rename); failures are ignored (a cache). */
+void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *data, size_t len);
+
+/* ---- tuning ---------------------------------------------------------------------- */
+/* Chooses among `cands` (instances of admissible variants) for a launch by timing each.
+ * args/nargs are the launch's; *best on success. */
+tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
+                       const tile_rt_arg *args, int nargs, void *stream,
+                       const int64_t *grid_given, RtInstance **best);
+/* Loads/stores a key's choice on disk: the variant text. */
+bool rt_tune_disk_get(tile_rt_kernel *k, uint64_t keyhash, char *text, size_t n);
+void rt_tune_disk_put(tile_rt_kernel *k, uint64_t keyhash, const char *text);
+
+/* Launches instance inst with already checked args (used by launch and the tuner). */
+tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args,
+                                  const RtValue *vals, void *stream, const int64_t *grid_given);
+
+#endif

@@ -1,0 +1,215 @@
+/* The autotuner: on the first launch for a new key, every admissible variant is timed with
+ * device events (warm-up launches, then the median of several timed ones) and the fastest
+ * kept, in memory and on disk.
+ *
+ * Tuning never changes results: every pointer argument whose size is known
+ * (tile_rt_arg.buf.bytes > 0) is copied aside before the trials and copied back after.
+ * The runtime cannot know the size of a raw device pointer, so a buffer passed with
+ * bytes = 0 is not restored: pass sizes for buffers the kernel both reads and writes
+ * (in-place updates, accumulators), or tune with TILE_TUNE=0.
+ *
+ * The tuning cache: $cache_dir/tune/HEX.bin (same entry format as the JIT's), HEX a hash
+ * of (device name, kernel name, kernel source hash, key hash); its payload is the chosen
+ * variant's text, matched against the candidates when read back. */
+#include "rt_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TUNE_WARMUP 2
+#define TUNE_REPS 9
+
+static void tune_key(const tile_rt_kernel *k, uint64_t keyhash, char hex[33])
+{
+    const tile_rt *rt = k->m->rt;
+    uint64_t h[2] = {RT_FNV_BASIS, 0x84222325cbf29ce4ull};
+    uint64_t src = k->m->prog ? k->m->source_hash : k->meta->source_hash;
+    for (int i = 0; i < 2; i++) {
+        uint64_t x = h[i];
+        x = rt_fnv1a(x, rt->name, strlen(rt->name) + 1);
+        x = rt_fnv1a(x, k->name, strlen(k->name) + 1);
+        x = rt_fnv1a(x, &src, sizeof src);
+        x = rt_fnv1a(x, &keyhash, sizeof keyhash);
+        for (uint32_t p = 0; p < k->nparams; p++)
+            if (k->params[p].is_const && k->const_set[p])
+                x = rt_fnv1a(x, &k->const_i[p], sizeof k->const_i[p]);
+        h[i] = x;
+    }
+    snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
+}
+
+bool rt_tune_disk_get(tile_rt_kernel *k, uint64_t keyhash, char *text, size_t n)
+{
+    char hex[33], *data;
+    size_t len;
+    tune_key(k, keyhash, hex);
+    if (!rt_cache_read(k->m->rt, "tune", hex, &data, &len))
+        return false;
+    bool ok = len < n && memchr(data, 0, len) == NULL;
+    if (ok) {
+        memcpy(text, data, len);
+        text[len] = 0;
+    }
+    free(data);
+    return ok;
+}
+
+void rt_tune_disk_put(tile_rt_kernel *k, uint64_t keyhash, const char *text)
+{
+    char hex[33];
+    tune_key(k, keyhash, hex);
+    rt_cache_write(k->m->rt, "tune", hex, text, strlen(text));
+}
+
+#ifdef TILE_RT_HAVE_CUDA
+typedef struct Saved {
+    void *dev, *copy;
+    size_t bytes;
+} Saved;
+
+/* The launch's values by param index, for rt_launch_instance. */
+static void arg_values(const tile_rt_kernel *k, const tile_rt_arg *args, RtValue *vals)
+{
+    for (int i = 0; i < k->nrt; i++) {
+        int pi = k->rt_param[i];
+        const tile_rt_arg *a = &args[i];
+        if (a->kind == TILE_RT_ARG_PTR)
+            vals[pi] = (RtValue){.i = (int64_t)(uintptr_t)a->buf.ptr};
+        else if (a->kind == TILE_RT_ARG_F64)
+            vals[pi] = (RtValue){.is_float = true, .f = a->f64};
+        else if (tile_scalar_is_float(k->params[pi].scalar))
+            vals[pi] = (RtValue){.is_float = true, .f = (double)a->i64};
+        else
+            vals[pi] = (RtValue){.i = a->i64};
+    }
+}
+
+/* "rows=3, cols=1000": the key's values, for log lines. */
+static void key_text(const tile_rt_kernel *k, const RtValue *vals, char *buf, size_t n)
+{
+    size_t w = 0;
+    buf[0] = 0;
+    for (uint32_t i = 0; i < k->meta->nkey && w < n; i++) {
+        int pi = k->meta->key[i];
+        int c = snprintf(buf + w, n - w, "%s%s=%" PRId64, i ? ", " : "", k->params[pi].name,
+                         vals[pi].i);
+        if (c > 0)
+            w += (size_t)c;
+    }
+}
+
+tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
+                       const tile_rt_arg *args, int nargs, void *stream,
+                       const int64_t *grid_given, RtInstance **best)
+{
+    tile_rt *rt = k->m->rt;
+    RtCuda *cu = &rt->cu;
+    RtValue vals[RT_MAX_PARAMS];
+    arg_values(k, args, vals);
+    char key[512];
+    key_text(k, vals, key, sizeof key);
+    Saved saved[RT_MAX_PARAMS];
+    int nsaved = 0;
+    tile_rt_status s = rt_cuda_bind(rt);
+    for (int i = 0; i < nargs && s == TILE_RT_OK; i++) {
+        const tile_rt_arg *a = &args[i];
+        if (a->kind != TILE_RT_ARG_PTR || !a->buf.ptr || !a->buf.bytes)
+            continue;
+        Saved *sv = &saved[nsaved];
+        sv->dev = a->buf.ptr;
+        sv->bytes = a->buf.bytes;
+        if ((s = tile_rt_alloc(rt, sv->bytes, &sv->copy)))
+            break;
+        nsaved++;
+        CUresult r = cu->cuMemcpyDtoD((CUdeviceptr)(uintptr_t)sv->copy,
+                                      (CUdeviceptr)(uintptr_t)sv->dev, sv->bytes);
+        if (r != CUDA_SUCCESS)
+            s = rt_cuda_fail(rt, r, "cuMemcpyDtoD", "kernel '%s': saving '%s' before tuning",
+                             k->name, tile_rt_kernel_param_name(k, i));
+    }
+    CUevent e0 = NULL, e1 = NULL;
+    if (s == TILE_RT_OK) {
+        CUresult r = cu->cuEventCreate(&e0, CU_EVENT_DEFAULT);
+        if (r == CUDA_SUCCESS)
+            r = cu->cuEventCreate(&e1, CU_EVENT_DEFAULT);
+        if (r != CUDA_SUCCESS)
+            s = rt_cuda_fail(rt, r, "cuEventCreate", "tuning '%s'", k->name);
+    }
+    double t_start = rt_now(), best_ms = 0;
+    bool progress = false;
+    int nran = 0;
+    *best = NULL;
+    for (int c = 0; c < ncands && s == TILE_RT_OK; c++) {
+        RtInstance *inst = cands[c];
+        double times[TUNE_REPS];
+        tile_rt_status ls = TILE_RT_OK;
+        for (int w = 0; w < TUNE_WARMUP && ls == TILE_RT_OK; w++)
+            ls = rt_launch_instance(k, inst, args, vals, stream, grid_given);
+        for (int r = 0; r < TUNE_REPS && ls == TILE_RT_OK; r++) {
+            cu->cuEventRecord(e0, (CUstream)stream);
+            ls = rt_launch_instance(k, inst, args, vals, stream, grid_given);
+            cu->cuEventRecord(e1, (CUstream)stream);
+            CUresult er = cu->cuEventSynchronize(e1);
+            float ms = 0;
+            if (ls == TILE_RT_OK && er != CUDA_SUCCESS)
+                ls = rt_cuda_fail(rt, er, "cuEventSynchronize", "kernel '%s' variant %s",
+                                  k->name, inst->text);
+            if (ls == TILE_RT_OK)
+                cu->cuEventElapsedTime(&ms, e0, e1);
+            times[r] = ms;
+        }
+        if (ls != TILE_RT_OK) {
+            /* A variant that cannot launch (too many resources for its block, say) is
+             * skipped; a sticky error shows when the buffers are restored below. */
+            if (rt->tune_log)
+                rt_log(rt, "tune %s [%s]: %s: failed: %s", k->name, key, inst->text,
+                       tile_rt_last_error(rt));
+            continue;
+        }
+        double med = rt_median(times, TUNE_REPS);
+        nran++;
+        if (rt->tune_log)
+            rt_log(rt, "tune %s [%s]: %s: %.4f ms", k->name, key, inst->text, med);
+        if (!*best || med < best_ms) {
+            *best = inst;
+            best_ms = med;
+        }
+        double el = rt_now() - t_start;
+        if (el > 1.0 && !progress) {
+            progress = true;
+            rt_log(rt, "tilert: tuning %s [%s]: %d of %d variants timed after %.1f s", k->name,
+                   key, c + 1, ncands, el);
+        }
+    }
+    if (e0)
+        cu->cuEventDestroy(e0);
+    if (e1)
+        cu->cuEventDestroy(e1);
+    for (int i = 0; i < nsaved; i++) {
+        CUresult r = cu->cuMemcpyDtoD((CUdeviceptr)(uintptr_t)saved[i].dev,
+                                      (CUdeviceptr)(uintptr_t)saved[i].copy, saved[i].bytes);
+        if (r != CUDA_SUCCESS && s == TILE_RT_OK)
+            s = rt_cuda_fail(rt, r, "cuMemcpyDtoD", "kernel '%s': restoring a buffer after "
+                             "tuning", k->name);
+        tile_rt_free(rt, saved[i].copy);
+    }
+    if (s == TILE_RT_OK && !*best)
+        s = rt_fail(rt, TILE_RT_ERR_RUN, "kernel '%s': none of its %d admissible variants "
+                    "launched: %s", k->name, ncands, tile_rt_last_error(rt));
+    if (s == TILE_RT_OK && (progress || rt->tune_log))
+        rt_log(rt, "tilert: tuned %s [%s]: %s (%.4f ms; %d variants, %.2f s)", k->name, key,
+               (*best)->text, best_ms, nran, rt_now() - t_start);
+    return s;
+}
+#else
+tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
+                       const tile_rt_arg *args, int nargs, void *stream,
+                       const int64_t *grid_given, RtInstance **best)
+{
+    (void)cands, (void)ncands, (void)args, (void)nargs, (void)stream, (void)grid_given;
+    *best = NULL;
+    return rt_fail(k->m->rt, TILE_RT_ERR_UNSUPPORTED, "tuning needs the cuda device");
+}
+#endif
