@@ -359,8 +359,8 @@ static tile_rt_status no_variant(tile_rt_kernel *k, const LaunchArgs *la)
 
 /* Admissible variants for this launch, as instances; the bundle's masks must be implied
  * by the launch's facts; the JIT compiles under the launch's facts. */
-static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, RtInstance ***out,
-                                 int *n)
+static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool all,
+                                 RtInstance ***out, int *n)
 {
     const RtKernelMeta *km = k->meta;
     RtInstance **c = calloc(km->nvariants + 1, sizeof *c);
@@ -370,7 +370,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, RtInst
     bool jit = k->m->prog != NULL;
     tile_rt_status last = TILE_RT_OK;
     /* bundles: for each variant text keep only the most specialized admissible one */
-    for (uint32_t vi = 0; vi < km->nvariants; vi++) {
+    for (uint32_t vi = 0; vi < km->nvariants && (all || nc == 0 || !jit); vi++) {
         const RtVariant *v = &km->variants[vi];
         if (!jit && (((v->div16 & ~la->div16) | (v->eq1 & ~la->eq1)) || !consts_match(k, km, v)))
             continue;
@@ -431,7 +431,7 @@ static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nar
     RtInstance **cands = NULL;
     int nc = 0;
     if (s == TILE_RT_OK)
-        s = candidates(k, la, &cands, &nc);
+        s = candidates(k, la, rt->tune, &cands, &nc);
     RtInstance *best = nc ? cands[0] : NULL;
     if (s == TILE_RT_OK && nc > 1 && rt->tune) {
         char text[320];
@@ -569,7 +569,7 @@ tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int na
             RtInstance **cands;
             int nc;
             pthread_mutex_lock(&k->lock);
-            s = candidates(k, &la, &cands, &nc);
+            s = candidates(k, &la, false, &cands, &nc);
             pthread_mutex_unlock(&k->lock);
             if (s)
                 return s;

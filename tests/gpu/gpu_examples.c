@@ -83,8 +83,8 @@ static uint64_t resize(uint64_t count, const int64_t *oldv, const int64_t *newv,
                 continue;
             if ((uint64_t)(mul * oldv[i]) == count)
                 return (uint64_t)(mul * newv[i]);
-            for (int j = i + 1; j < n; j++)
-                if (sc[j] && (uint64_t)(mul * oldv[i] * oldv[j]) == count)
+            for (int j = 0; j < n; j++)
+                if (j != i && oldv[j] > 0 && (uint64_t)(mul * oldv[i] * oldv[j]) == count)
                     return (uint64_t)(mul * newv[i] * newv[j]);
         }
     return count;
