@@ -37,7 +37,7 @@ static int launch_overhead(void)
         return GPU_SKIP;
     tile_rt_module *m;
     tile_rt_kernel *k;
-    if (tile_rt_load_source_file(rt, TILEC_EXAMPLES_DIR "/vector_add.tile", &m) ||
+    if (tile_rt_load_source_file(rt, gpu_example("vector_add.tile"), &m) ||
         tile_rt_get_kernel(m, "vector_add", &k)) {
         printf("FAIL launch overhead: %s\n", tile_rt_last_error(rt));
         return 1;
@@ -97,7 +97,7 @@ static double softmax_first_launch(int rows, int cols, tile_rt_stats *st)
     tile_rt_module *m;
     tile_rt_kernel *k;
     double t = -1;
-    if (tile_rt_load_source_file(rt, TILEC_EXAMPLES_DIR "/softmax.tile", &m) == TILE_RT_OK &&
+    if (tile_rt_load_source_file(rt, gpu_example("softmax.tile"), &m) == TILE_RT_OK &&
         tile_rt_get_kernel(m, "softmax", &k) == TILE_RT_OK) {
         size_t bytes = (size_t)rows * cols * 4;
         void *x, *out;
@@ -141,7 +141,7 @@ static int softmax_tune(void)
 /* Compiles every variant of every kernel of every example; returns seconds. */
 static double compile_all(tile_rt *rt, int *nvariants, int *nfail)
 {
-    DIR *d = opendir(TILEC_EXAMPLES_DIR);
+    DIR *d = opendir(gpu_examples_dir());
     struct dirent *e;
     double t0 = gpu_now();
     *nvariants = *nfail = 0;
@@ -150,7 +150,7 @@ static double compile_all(tile_rt *rt, int *nvariants, int *nfail)
         if (L < 6 || strcmp(e->d_name + L - 5, ".tile"))
             continue;
         char path[512];
-        snprintf(path, sizeof path, "%s/%s", TILEC_EXAMPLES_DIR, e->d_name);
+        snprintf(path, sizeof path, "%s/%s", gpu_examples_dir(), e->d_name);
         tile_rt_module *m;
         if (tile_rt_load_source_file(rt, path, &m)) {
             printf("  %s: %s\n", e->d_name, tile_rt_last_error(rt));

@@ -13,6 +13,24 @@
 
 #define GPU_SKIP 77
 
+/* The examples folder: $TILEC_EXAMPLES_DIR (a build carried to another machine), else the
+ * source tree's at build time. */
+static inline const char *gpu_examples_dir(void)
+{
+    const char *e = getenv("TILEC_EXAMPLES_DIR");
+    return e && *e ? e : TILEC_EXAMPLES_DIR;
+}
+
+/* "DIR/name" in one of a few rotating buffers. */
+static inline const char *gpu_example(const char *name)
+{
+    static char buf[4][1024];
+    static int i;
+    i = (i + 1) % 4;
+    snprintf(buf[i], sizeof buf[i], "%s/%s", gpu_examples_dir(), name);
+    return buf[i];
+}
+
 /* The cuda device, or NULL after printing "SKIP: no CUDA device (reason)". */
 static inline tile_rt *gpu_open(const tile_rt_options *o)
 {

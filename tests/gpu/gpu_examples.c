@@ -3,7 +3,10 @@
  * smaller and a larger ragged size; outputs compared (integers exactly, floats within the
  * tolerances below).  One line per case, then a summary.
  *
- *   gpu_examples [RUN_TXT] [--seed=S] [--self-check]
+ *   gpu_examples [RUN_TXT] [--seed=S] [--self-check] [--only=K1,K2] [--given-size]
+ *
+ * --only runs the named kernels only and --given-size only run.txt's size (for the
+ * compute-sanitizer runs of tests/gpu/run.sh).
  *
  * Fresh inputs: the base seed is the clock unless --seed is given; it is printed so a
  * failure can be replayed.  Buffers given as zeros:N are poisoned with 0xFF bytes before
@@ -282,11 +285,16 @@ static void run_case(tile_rt *gpu, tile_rt *cpu, const Case *c, int size, uint64
 
 int main(int argc, char **argv)
 {
-    const char *runtxt = TILEC_EXAMPLES_DIR "/run.txt";
+    const char *runtxt = gpu_example("run.txt");
     uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
-    bool self = false;
+    bool self = false, given_only = false;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strncmp(argv[i], "--seed=", 7))
+        if (!strncmp(argv[i], "--only=", 7))
+            only = argv[i] + 7;
+        else if (!strcmp(argv[i], "--given-size"))
+            given_only = true;
+        else if (!strncmp(argv[i], "--seed=", 7))
             seed = strtoull(argv[i] + 7, NULL, 0);
         else if (!strcmp(argv[i], "--self-check"))
             self = true;
@@ -320,7 +328,7 @@ int main(int argc, char **argv)
         if (c.ntok < 2 || c.tok[0][0] == '#')
             continue;
         /* paths in run.txt are relative to the repository root */
-        snprintf(c.file, sizeof c.file, "%s/../%s", TILEC_EXAMPLES_DIR, c.tok[0]);
+        snprintf(c.file, sizeof c.file, "%s/../%s", gpu_examples_dir(), c.tok[0]);
         snprintf(c.kernel, sizeof c.kernel, "%s", c.tok[1]);
         memmove(c.tok, c.tok + 2, (size_t)(c.ntok - 2) * sizeof *c.tok);
         c.ntok -= 2;
@@ -331,12 +339,20 @@ int main(int argc, char **argv)
                 sscanf(c.tok[i] + 7, "%lld,%lld,%lld", (long long *)&c.grid[0],
                        (long long *)&c.grid[1], (long long *)&c.grid[2]);
             }
+        if (only) {
+            char list[512];
+            snprintf(list, sizeof list, ",%s,", only);
+            char want[80];
+            snprintf(want, sizeof want, ",%s,", c.kernel);
+            if (!strstr(list, want))
+                continue;
+        }
         if (file_has(c.file, "dot(")) {
             printf("SKIP %s %s: uses dot\n", c.tok[0] ? c.file : "", c.kernel);
             t.skip++;
             continue;
         }
-        for (int size = 0; size < 3; size++)
+        for (int size = 0; size < (given_only ? 1 : 3); size++)
             run_case(gpu, cpu, &c, size, seed + (uint64_t)lineno * 7919u + (uint64_t)size, &t);
     }
     fclose(f);
