@@ -1,6 +1,7 @@
 /* Tile IR -> LLVM IR: the kernel, value bookkeeping, structured control flow, and the
  * dispatch to the per-area lowerings (lower_elem.c, lower_mem.c, lower_reduce.c). */
 #include "tb_internal.h"
+#include "passes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,32 @@ TbVal *tb_val(TbLower *L, const TirValue *v) {
     return &L->vals[v->id];
 }
 
-void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e) {
+void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e) { tb_set_affine(L, v, n, e, NULL, NULL); }
+
+void tb_set_affine(TbLower *L, const TirValue *v, int n, LLVMValueRef *e, LLVMValueRef ab, int64_t *ao) {
     if (v->id < 0 || v->id >= L->nvals) return;
     L->vals[v->id].n = n;
     L->vals[v->id].e = e;
+    L->vals[v->id].ab = ao ? ab : NULL;
+    L->vals[v->id].ao = ab ? ao : NULL;
+}
+
+bool tb_uniform(const TbVal *x) {
+    for (int i = 1; i < x->n; i++)
+        if (x->e[i] != x->e[0]) return false;
+    return true;
+}
+
+bool tb_affine(TbLower *L, const TbVal *x, int n, LLVMValueRef *ab, const int64_t **ao) {
+    if (x->ab && x->n == n) {
+        *ab = x->ab;
+        *ao = x->ao;
+        return true;
+    }
+    if (x->n != 1 && (x->n != n || !tb_uniform(x))) return false;
+    *ab = x->e[0];
+    *ao = tir_alloc(L->m->arena, (size_t)(n > 0 ? n : 1) * sizeof **ao); /* zeroed */
+    return true;
 }
 
 LLVMValueRef tb_i32(TbLower *L, int64_t v) { return LLVMConstInt(L->i32, (unsigned long long)v, 1); }
@@ -128,13 +151,14 @@ static void lower_arange(TbLower *L, TirOp *op) {
     if (!tb_view(L, r->ty, &v, op)) return;
     LLVMValueRef base = tb_view_base(L, &v, 0);
     LLVMValueRef *e = tb_elems(L, v.total);
+    int64_t *ao = tir_alloc(L->m->arena, (size_t)v.total * sizeof *ao);
     for (int i = 0; i < v.total; i++) {
         int32_t j[TIR_MAXRANK];
         tb_view_multi(&v, i, j);
-        int64_t off = op->attr.i[0] + tb_view_offset(&v, 0, j[0]);
-        e[i] = LLVMBuildAdd(L->b, base, tb_i32(L, off), "");
+        ao[i] = op->attr.i[0] + tb_view_offset(&v, 0, j[0]);
+        e[i] = ao[i] ? LLVMBuildAdd(L->b, base, tb_i32(L, ao[i]), "") : base;
     }
-    tb_set(L, r, v.total, e);
+    tb_set_affine(L, r, v.total, e, base, ao);
 }
 
 static void lower_splat(TbLower *L, TirOp *op) {
@@ -448,6 +472,8 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
         return NULL;
     }
     L->threads = warps * 32;
+    /* facts the layout pass also used: masks constant over groups share one compare */
+    L->ax = analysis_axisinfo(kernel);
     init_types(L);
     L->mod = LLVMModuleCreateWithNameInContext(kernel->name, c);
     L->nvals = kernel->next_id;

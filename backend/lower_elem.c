@@ -2,6 +2,7 @@
  * Narrow floats (f16, bf16, f8) compute in f32 and round once per op, as the
  * interpreter does (docs/ir.md). */
 #include "tb_internal.h"
+#include "passes.h"
 
 #include <math.h>
 #include <string.h>
@@ -547,6 +548,130 @@ static LLVMValueRef unary(TbLower *L, TirOp *op, TirType t, LLVMValueRef x) {
     return narrow(L, math_f32(L, code, widen(L, x, s, op), op), s, op);
 }
 
+/* ---- address arithmetic in affine form (TbVal.ab/ao) ----
+ * add, sub and multiplication by a constant keep integer tiles affine exactly (they are
+ * ring operations in the wrapping type).  addptr turns an affine offset into one base
+ * pointer per thread plus byte offsets: exact for 64-bit offsets; for i32 offsets it
+ * assumes that base + offset does not overflow i32 within one thread's elements (the
+ * offsets differ by less than the tile's size; a program whose i32 index expression
+ * wraps addresses 2^31 elements away in the interpreter as well). */
+static LLVMValueRef iconst(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
+
+static bool lower_affine(TbLower *L, TirOp *op, TbVal **o, int n) {
+    TirValue *r = op->res[0];
+    if (op->nopnd != 2 || n < 2) return false;
+    LLVMValueRef ab[2];
+    const int64_t *ao[2];
+    for (int k = 0; k < 2; k++)
+        if (!tb_affine(L, o[k], n, &ab[k], &ao[k])) return false;
+    int64_t *ro = tir_alloc(L->m->arena, (size_t)n * sizeof *ro);
+    LLVMValueRef rb;
+    LLVMValueRef *e = tb_elems(L, n);
+    switch ((TirOpcode)op->code) {
+    case TIR_OP_ADD:
+    case TIR_OP_SUB:
+    case TIR_OP_MUL: {
+        if (r->ty.ptr || !tir_scalar_is_int((TirScalar)r->ty.elem) || r->ty.elem == TIR_I1) return false;
+        bool add = op->code == TIR_OP_ADD;
+        if (op->code == TIR_OP_MUL) {
+            /* one side a constant splat: scale the other */
+            int c = LLVMIsAConstantInt(ab[1]) && !o[1]->ab ? 1 : LLVMIsAConstantInt(ab[0]) && !o[0]->ab ? 0 : -1;
+            if (c < 0) return false;
+            for (int i = 0; i < n; i++)
+                if (ao[c][i]) return false;
+            int64_t f = LLVMConstIntGetSExtValue(ab[c]);
+            rb = LLVMBuildMul(L->b, ab[1 - c], ab[c], "");
+            for (int i = 0; i < n; i++) ro[i] = (int64_t)((uint64_t)ao[1 - c][i] * (uint64_t)f);
+        } else {
+            rb = add ? LLVMBuildAdd(L->b, ab[0], ab[1], "") : LLVMBuildSub(L->b, ab[0], ab[1], "");
+            for (int i = 0; i < n; i++)
+                ro[i] = (int64_t)(add ? (uint64_t)ao[0][i] + (uint64_t)ao[1][i] : (uint64_t)ao[0][i] - (uint64_t)ao[1][i]);
+        }
+        LLVMTypeRef t = LLVMTypeOf(rb);
+        for (int i = 0; i < n; i++) e[i] = ro[i] ? LLVMBuildAdd(L->b, rb, iconst(t, ro[i]), "") : rb;
+        break;
+    }
+    case TIR_OP_ADDPTR: {
+        TirScalar os = (TirScalar)op->opnd[1]->ty.elem;
+        int bits = tir_scalar_bits(os);
+        bool wide = bits == 64;
+        if (!(wide || (os == TIR_I32))) return false;
+        TirScalar ps = (TirScalar)op->opnd[0]->ty.elem;
+        int64_t eb = ps == TIR_I1 ? 1 : tir_scalar_bytes(ps); /* bools are bytes in memory */
+        for (int i = 0; i < n; i++) {
+            if (!wide && (ao[1][i] > (1 << 24) || ao[1][i] < -(1 << 24))) return false;
+            ro[i] = (int64_t)((uint64_t)ao[0][i] + (uint64_t)ao[1][i] * (uint64_t)eb);
+        }
+        LLVMValueRef off = ab[1];
+        if (!wide) off = LLVMBuildSExt(L->b, off, L->i64, "");
+        LLVMTypeRef et = tb_mem_type(L, (TirScalar)op->opnd[0]->ty.elem);
+        rb = LLVMBuildGEP2(L->b, et, ab[0], &off, 1, "");
+        for (int i = 0; i < n; i++) {
+            LLVMValueRef c = LLVMConstInt(L->i64, (unsigned long long)ro[i], 1);
+            e[i] = ro[i] ? LLVMBuildGEP2(L->b, L->i8, rb, &c, 1, "") : rb;
+        }
+        break;
+    }
+    default: return false;
+    }
+    tb_set_affine(L, r, n, e, rb, ro);
+    return true;
+}
+
+/* Elements of a comparison that the axis analysis proved equal (aligned groups along the
+ * fastest dimension inside one thread's run) share the first one's compare: fewer
+ * predicates live at once.  leader[i] is the element whose value element i takes. */
+static int *cmp_groups(TbLower *L, const TirValue *r, int n) {
+    if (!L->ax || !tir_type_is_tile(r->ty) || r->id < 0 || r->id >= L->nvals) return NULL;
+    TbView v;
+    if (!tb_view(L, r->ty, &v, NULL) || v.total != n) return NULL;
+    int d0 = v.order[0];
+    int64_t c = L->ax[r->id].constancy[d0];
+    int spt = v.root->size_per_thread[v.rdim[d0]];
+    if (c > spt) c = spt;
+    if (c > v.n[d0]) c = v.n[d0];
+    if (c < 2 || (c & (c - 1)) || spt % c) return NULL;
+    int *lead = tir_alloc(L->m->arena, (size_t)n * sizeof *lead);
+    for (int i = 0; i < n; i++) {
+        int32_t j[TIR_MAXRANK];
+        tb_view_multi(&v, i, j);
+        j[d0] -= j[d0] % (int32_t)c;
+        lead[i] = tb_view_index(&v, j);
+    }
+    return lead;
+}
+
+/* Float division of a tile (f32, and narrow floats computed in f32).  By a value the same
+ * in every element (a scalar, a splat): one IEEE reciprocal per thread, then a multiply
+ * per element (relative error below 2^-23 where 1/y is normal, |y| < 2^126).  Otherwise
+ * div.full.f32 per element (at most 2 ulp), as Triton does: IEEE div.rn is a long
+ * sequence per element.  Scalars and f64 keep IEEE division. */
+static bool lower_fdiv(TbLower *L, TirOp *op, TbVal **o, int n) {
+    TirScalar s = (TirScalar)op->res[0]->ty.elem;
+    if (op->res[0]->ty.ptr || !tir_scalar_is_float(s) || s == TIR_F64) return false;
+    LLVMValueRef *e = tb_elems(L, n);
+    bool uni = tb_uniform(o[1]);
+    LLVMValueRef rcp = NULL;
+    if (uni) rcp = LLVMBuildFDiv(L->b, LLVMConstReal(L->f32, 1.0), widen(L, o[1]->e[0], s, op), "");
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef x = o[0]->e[o[0]->n == 1 ? 0 : i];
+        if (i > 0 && o[0]->n == 1 && uni) {
+            e[i] = e[0];
+            continue;
+        }
+        LLVMValueRef xw = widen(L, x, s, op), r;
+        if (uni) {
+            r = LLVMBuildFMul(L->b, xw, rcp, "");
+        } else {
+            LLVMValueRef args[2] = {xw, widen(L, o[1]->e[i], s, op)};
+            r = tb_asm(L, L->f32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, 2, false);
+        }
+        e[i] = narrow(L, r, s, op);
+    }
+    tb_set(L, op->res[0], n, e);
+    return true;
+}
+
 void tb_lower_elementwise(TbLower *L, TirOp *op) {
     TirValue *r = op->res[0];
     TbVal *o[3] = {NULL, NULL, NULL};
@@ -568,9 +693,19 @@ void tb_lower_elementwise(TbLower *L, TirOp *op) {
     }
     TirType t0 = op->nopnd ? op->opnd[0]->ty : r->ty;
     TirScalar s = (TirScalar)t0.elem;
+    if (lower_affine(L, op, o, n)) return;
+    if (op->code == TIR_OP_DIV && n > 1 && lower_fdiv(L, op, o, n)) return;
+    /* Operands the same in every element (splats, per-thread scalars): one computation. */
+    bool uniform = n > 1;
+    for (int k = 0; k < op->nopnd && k < 3; k++) uniform = uniform && tb_uniform(o[k]);
+    int *lead = op->code == TIR_OP_CMP && n > 1 ? cmp_groups(L, r, n) : NULL;
     LLVMValueRef *e = tb_elems(L, n);
 #define EL(k) (o[k]->e[o[k]->n == 1 ? 0 : i])
     for (int i = 0; i < n; i++) {
+        if ((uniform && i > 0) || (lead && lead[i] != i)) {
+            e[i] = e[uniform ? 0 : lead[i]];
+            continue;
+        }
         switch ((TirOpcode)op->code) {
         case TIR_OP_CAST: e[i] = cast_elem(L, t0, r->ty, EL(0), op); break;
         case TIR_OP_CMP: e[i] = cmp(L, (TirCmp)op->attr.i[0], t0, EL(0), EL(1), op); break;

@@ -83,6 +83,25 @@ static Words words_for(TbLower *L, int bytes) {
     return w;
 }
 
+/* The group's words as its v elements: straight bitcasts where a word is one element,
+ * else through a small vector (no vector at all for the common cases keeps the IR small). */
+static void words_to_list(TbLower *L, LLVMValueRef *wv, Words w, int bytes, LLVMTypeRef et, int v, LLVMValueRef *out);
+static LLVMValueRef words_to_elems(TbLower *L, LLVMValueRef *wv, Words w, int bytes, LLVMTypeRef et, int v);
+
+static void words_to_list(TbLower *L, LLVMValueRef *wv, Words w, int bytes, LLVMTypeRef et, int v, LLVMValueRef *out) {
+    bool isptr = LLVMGetTypeKind(et) == LLVMPointerTypeKind;
+    if (!isptr && v == w.nw && bytes / v == (w.wt == L->i32 ? 4 : 2)) {
+        for (int i = 0; i < v; i++) out[i] = LLVMBuildBitCast(L->b, wv[i], et, "");
+        return;
+    }
+    if (!isptr && v == 1 && bytes == 1) {
+        out[0] = LLVMBuildBitCast(L->b, LLVMBuildTrunc(L->b, wv[0], L->i8, ""), et, "");
+        return;
+    }
+    LLVMValueRef vec = words_to_elems(L, wv, w, bytes, et, v);
+    for (int i = 0; i < v; i++) out[i] = LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), "");
+}
+
 /* the group's bytes as a vector of its elements */
 static LLVMValueRef words_to_elems(TbLower *L, LLVMValueRef *wv, Words w, int bytes, LLVMTypeRef et, int v) {
     LLVMValueRef packed;
@@ -119,18 +138,35 @@ static void elems_to_words(TbLower *L, LLVMValueRef vec, Words w, int bytes, LLV
 /* n elements of type et from ptrs[], in groups of v (one access each), predicated by
  * mask[] (NULL: none; with v > 1 the mask is constant over a group), masked-off lanes
  * giving other[] (NULL: zero). */
-void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef *maskv,
-                   LLVMValueRef *otherv, const char *cache, LLVMValueRef *e) {
+/* The address operand of group g's inline PTX: `[$k+off]` from the base when the offset
+ * fits PTX's 32-bit immediate, else the element's own pointer. */
+static LLVMValueRef asm_addr(LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t *po, int g, int64_t *imm) {
+    *imm = 0;
+    if (pb && po && po[g] > -((int64_t)1 << 31) && po[g] < ((int64_t)1 << 31)) {
+        *imm = po[g];
+        return pb;
+    }
+    return ptrs[g];
+}
+
+static int addr_text(char *buf, size_t cap, int arg, int64_t imm) {
+    if (imm) return snprintf(buf, cap, "[$%d+%lld]", arg, (long long)imm);
+    return snprintf(buf, cap, "[$%d]", arg);
+}
+
+void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
+                   const int64_t *po, LLVMValueRef *maskv, LLVMValueRef *otherv, const char *cache,
+                   LLVMValueRef *e) {
     int eb = mem_bytes(et);
     LLVMTypeRef mt = mem_elem(L, et);
     for (int g = 0; g < n; g += v) {
         int bytes = v * eb;
-        LLVMValueRef vec;
+        LLVMValueRef xs[16];
         if (!maskv && !*cache) {
             LLVMTypeRef vt = v > 1 ? LLVMVectorType(mt, (unsigned)v) : mt;
-            vec = LLVMBuildLoad2(L->b, vt, ptrs[g], "");
+            LLVMValueRef vec = LLVMBuildLoad2(L->b, vt, ptrs[g], "");
             LLVMSetAlignment(vec, (unsigned)(v > 1 ? bytes : eb));
-            if (v == 1) vec = LLVMBuildInsertElement(L->b, LLVMGetUndef(LLVMVectorType(mt, 1)), vec, tb_i32(L, 0), "");
+            for (int i = 0; i < v; i++) xs[i] = v > 1 ? LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), "") : vec;
         } else {
             Words w = words_for(L, bytes);
             char text[512], cons[128];
@@ -146,11 +182,15 @@ void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLV
             for (int i = 0; i < w.nw; i++)
                 k += snprintf(text + k, sizeof text - (size_t)k, i ? ", $%d" : "$%d", i);
             if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "}");
-            snprintf(text + k, sizeof text - (size_t)k, ", [$%d];", ai);
+            int64_t imm;
+            LLVMValueRef addr = asm_addr(ptrs, pb, po, g, &imm);
+            k += snprintf(text + k, sizeof text - (size_t)k, ", ");
+            k += addr_text(text + k, sizeof text - (size_t)k, ai, imm);
+            snprintf(text + k, sizeof text - (size_t)k, ";");
             for (int i = 0; i < w.nw; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "=%s,", w.cons);
             c += snprintf(cons + c, sizeof cons - (size_t)c, "l");
             if (maskv) snprintf(cons + c, sizeof cons - (size_t)c, ",b");
-            LLVMValueRef args[2] = {ptrs[g], maskv ? maskv[g] : NULL};
+            LLVMValueRef args[2] = {addr, maskv ? maskv[g] : NULL};
             LLVMTypeRef rt = w.wt;
             if (w.nw > 1) {
                 LLVMTypeRef fields[4] = {w.wt, w.wt, w.wt, w.wt};
@@ -160,16 +200,15 @@ void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLV
             LLVMValueRef wv[4];
             for (int i = 0; i < w.nw; i++)
                 wv[i] = w.nw > 1 ? LLVMBuildExtractValue(L->b, call, (unsigned)i, "") : call;
-            vec = words_to_elems(L, wv, w, bytes, mt, v);
+            words_to_list(L, wv, w, bytes, mt, v, xs);
         }
         for (int i = 0; i < v; i++) {
-            LLVMValueRef x = to_reg(L, LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), ""), et);
-            /* The asm zeroed masked-off registers; with a vector, the layout pass proved
-             * the mask constant over the group, so its first lane speaks for all. */
-            if (maskv && (otherv || v == 1)) {
-                LLVMValueRef o = otherv ? otherv[g + i] : LLVMConstNull(LLVMTypeOf(x));
-                x = LLVMBuildSelect(L->b, maskv[v > 1 ? g : g + i], x, o, "");
-            }
+            LLVMValueRef x = to_reg(L, xs[i], et);
+            /* The asm zeroed masked-off registers (zero is what a missing `other` gives);
+             * with a vector, the layout pass proved the mask constant over the group, so
+             * its first lane speaks for all. */
+            if (maskv && otherv && !LLVMIsNull(otherv[g + i]))
+                x = LLVMBuildSelect(L->b, maskv[v > 1 ? g : g + i], x, otherv[g + i], "");
             e[g + i] = x;
         }
     }
@@ -195,7 +234,8 @@ void tb_lower_load(TbLower *L, TirOp *op) {
     TirType et = tir_elem_type(r->ty);
     int v = vector_width(L, op, vp, mem_bytes(et));
     LLVMValueRef *e = tb_elems(L, n);
-    tb_emit_loads(L, et, n, v, p->e, mask ? mask->e : NULL, other ? other->e : NULL, cache_mod(L, op), e);
+    tb_emit_loads(L, et, n, v, p->e, p->ab, p->ao, mask ? mask->e : NULL, other ? other->e : NULL,
+                  cache_mod(L, op), e);
     tb_set(L, r, n, e);
 }
 
@@ -224,37 +264,52 @@ void tb_lower_store(TbLower *L, TirOp *op) {
     }
     TirType et = tir_elem_type(vt);
     int v = vector_width(L, op, vp, mem_bytes(et));
-    tb_emit_stores(L, et, n, v, p->e, x->e, mask ? mask->e : NULL, owner, cache_mod(L, op));
+    tb_emit_stores(L, et, n, v, p->e, p->ab, p->ao, x->e, mask ? mask->e : NULL, owner, cache_mod(L, op));
 }
 
 /* n elements to ptrs[] in groups of v, where owner (NULL: everywhere) and mask[] hold. */
-void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef *vals,
-                    LLVMValueRef *maskv, LLVMValueRef owner, const char *cache) {
+void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
+                    const int64_t *po, LLVMValueRef *vals, LLVMValueRef *maskv, LLVMValueRef owner,
+                    const char *cache) {
     int eb = mem_bytes(et);
     LLVMTypeRef mt = mem_elem(L, et);
     for (int g = 0; g < n; g += v) {
         int bytes = v * eb;
-        LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(mt, (unsigned)v));
-        for (int i = 0; i < v; i++)
-            vec = LLVMBuildInsertElement(L->b, vec, to_mem(L, vals[g + i], et), tb_i32(L, i), "");
         LLVMValueRef pred = owner;
         if (maskv) pred = pred ? LLVMBuildAnd(L->b, pred, maskv[g], "") : maskv[g];
-        if (!pred && !*cache) {
-            LLVMValueRef st = LLVMBuildStore(L->b, v > 1 ? vec : LLVMBuildExtractElement(L->b, vec, tb_i32(L, 0), ""),
-                                             ptrs[g]);
+        bool plain = !pred && !*cache;
+        Words w = words_for(L, bytes);
+        LLVMValueRef args[6], vec = NULL;
+        if (!plain && v == w.nw && !et.ptr && eb == (w.wt == L->i32 ? 4 : 2)) {
+            /* one element per register: no vector in between */
+            for (int i = 0; i < v; i++) args[i] = LLVMBuildBitCast(L->b, to_mem(L, vals[g + i], et), w.wt, "");
+        } else if (v == 1) {
+            vec = to_mem(L, vals[g], et);
+            if (!plain) {
+                vec = LLVMBuildInsertElement(L->b, LLVMGetUndef(LLVMVectorType(mt, 1)), vec, tb_i32(L, 0), "");
+                elems_to_words(L, vec, w, bytes, args);
+            }
+        } else {
+            vec = LLVMGetUndef(LLVMVectorType(mt, (unsigned)v));
+            for (int i = 0; i < v; i++)
+                vec = LLVMBuildInsertElement(L->b, vec, to_mem(L, vals[g + i], et), tb_i32(L, i), "");
+            if (!plain) elems_to_words(L, vec, w, bytes, args);
+        }
+        if (plain) {
+            LLVMValueRef st = LLVMBuildStore(L->b, vec, ptrs[g]);
             LLVMSetAlignment(st, (unsigned)(v > 1 ? bytes : eb));
             continue;
         }
-        Words w = words_for(L, bytes);
-        LLVMValueRef args[6];
-        elems_to_words(L, vec, w, bytes, args);
-        args[w.nw] = ptrs[g];
+        int64_t imm;
+        args[w.nw] = asm_addr(ptrs, pb, po, g, &imm);
         int na = w.nw + 1;
         if (pred) args[na++] = pred;
         char text[256], cons[128];
         int k = 0, c = 0;
         if (pred) k += snprintf(text + k, sizeof text - (size_t)k, "@$%d ", w.nw + 1);
-        k += snprintf(text + k, sizeof text - (size_t)k, "st.global%s%s%s [$%d], ", cache, w.vec, w.ptxt, w.nw);
+        k += snprintf(text + k, sizeof text - (size_t)k, "st.global%s%s%s ", cache, w.vec, w.ptxt);
+        k += addr_text(text + k, sizeof text - (size_t)k, w.nw, imm);
+        k += snprintf(text + k, sizeof text - (size_t)k, ", ");
         if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "{");
         for (int i = 0; i < w.nw; i++) k += snprintf(text + k, sizeof text - (size_t)k, i ? ", $%d" : "$%d", i);
         if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "}");

@@ -291,14 +291,17 @@ void tb_lower_broadcast(TbLower *L, TirOp *op) {
     }
     if (!tb_view(L, in->ty, &iv, op) || !tb_view(L, out->ty, &ov, op)) return;
     LLVMValueRef *e = tb_elems(L, ov.total);
+    int64_t *ao = x->ab ? tir_alloc(L->m->arena, (size_t)ov.total * sizeof *ao) : NULL;
     for (int i = 0; i < ov.total; i++) {
         int32_t j[TIR_MAXRANK];
         tb_view_multi(&ov, i, j);
         for (int d = 0; d < ov.rank; d++)
             if (iv.shape[d] != ov.shape[d]) j[d] = 0;
-        e[i] = x->e[tb_view_index(&iv, j)];
+        int k = tb_view_index(&iv, j);
+        e[i] = x->e[k];
+        if (ao) ao[i] = x->ao[k];
     }
-    tb_set(L, out, ov.total, e);
+    tb_set_affine(L, out, ov.total, e, x->ab, ao);
 }
 
 void tb_lower_expand_dims(TbLower *L, TirOp *op) {
@@ -320,12 +323,15 @@ void tb_lower_expand_dims(TbLower *L, TirOp *op) {
     }
     if (!tb_view(L, in->ty, &iv, op)) return;
     LLVMValueRef *e = tb_elems(L, ov.total);
+    int64_t *ao = x->ab ? tir_alloc(L->m->arena, (size_t)ov.total * sizeof *ao) : NULL;
     for (int i = 0; i < ov.total; i++) {
         int32_t j[TIR_MAXRANK], ji[TIR_MAXRANK];
         tb_view_multi(&ov, i, j);
         for (int d = 0, k = 0; d < ov.rank; d++)
             if (d != axis) ji[k++] = j[d];
-        e[i] = x->e[tb_view_index(&iv, ji)];
+        int k = tb_view_index(&iv, ji);
+        e[i] = x->e[k];
+        if (ao) ao[i] = x->ao[k];
     }
-    tb_set(L, out, ov.total, e);
+    tb_set_affine(L, out, ov.total, e, x->ab, ao);
 }

@@ -22,10 +22,16 @@ void tb_diag(TirDiagFn diag, void *ud, const char *fmt, ...) __attribute__((form
 int tb_arch_cc(const char *arch);
 
 /* The LLVM values one thread holds for one IR value: n == 1 for scalars, else the
- * elements the thread owns in its layout's element order (TbView). */
+ * elements the thread owns in its layout's element order (TbView).
+ * Affine form (ab != NULL): every element is the thread's base plus a compile-time
+ * constant, e[i] == ab + ao[i] for integers (wrapping in the element type) and
+ * e[i] == ab + ao[i] bytes for pointers.  Address arithmetic built from it is one base
+ * per thread and immediate offsets (small LLVM IR, `[%rd+2048]` in the PTX). */
 typedef struct TbVal {
     int n;
     LLVMValueRef *e;
+    LLVMValueRef ab;
+    int64_t *ao;
 } TbVal;
 
 /* How a tile of a given shape and layout is spread over the threads, seen from one
@@ -68,6 +74,7 @@ typedef struct TbLower {
     const TbOptions *opt;            /* diag_at for located errors; may be NULL */
     int64_t flops, global_bytes;
     int threads;
+    const struct TirAxisInfo *ax;    /* by TirValue id (passes/analysis_axisinfo.c); may be NULL */
     /* types */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, gptr, sptr, voidt;
 } TbLower;
@@ -80,6 +87,11 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
 void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 TbVal *tb_val(TbLower *L, const TirValue *v);
 void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e);
+void tb_set_affine(TbLower *L, const TirValue *v, int n, LLVMValueRef *e, LLVMValueRef ab, int64_t *ao);
+/* The affine form of x viewed as n elements: its own, or (a scalar, or all elements the
+ * same LLVM value) the value itself with zero offsets.  False when it has none. */
+bool tb_affine(TbLower *L, const TbVal *x, int n, LLVMValueRef *ab, const int64_t **ao);
+bool tb_uniform(const TbVal *x); /* every element is the same LLVM value */
 LLVMValueRef *tb_elems(TbLower *L, int n);
 LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s);   /* register type */
 LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s);      /* storage type (i1 -> i8) */
@@ -114,10 +126,14 @@ LLVMValueRef tb_binop(TbLower *L, TirOpcode code, TirScalar s, LLVMValueRef a, L
 void tb_lower_load(TbLower *L, TirOp *op);
 void tb_lower_store(TbLower *L, TirOp *op);
 void tb_lower_atomic(TbLower *L, TirOp *op);
-void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef *mask,
-                   LLVMValueRef *other, const char *cache, LLVMValueRef *out);
-void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef *vals,
-                    LLVMValueRef *mask, LLVMValueRef owner, const char *cache);
+/* ptrs[] the element addresses; pb/po (NULL: none) the same as base + byte offsets,
+ * which inline PTX uses as `[base+off]`. */
+void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
+                   const int64_t *po, LLVMValueRef *mask, LLVMValueRef *other, const char *cache,
+                   LLVMValueRef *out);
+void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
+                    const int64_t *po, LLVMValueRef *vals, LLVMValueRef *mask, LLVMValueRef owner,
+                    const char *cache);
 bool tb_view_has_copies(const TbView *v);
 
 /* lower_shape.c */
