@@ -166,6 +166,89 @@ def bench_copy(n):
     return row
 
 
+TRITON_TINY = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def KNAME(x, y, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+"""
+
+
+def _triton_tiny(tmp, name):
+    """A Triton kernel never seen by this process (a fresh module), so its first call
+    compiles (with TRITON_CACHE_DIR empty: nothing on disk either)."""
+    import importlib.util
+    path = os.path.join(tmp, f"{name}.py")
+    with open(path, "w") as f:
+        f.write(TRITON_TINY.replace("KNAME", name))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, name)
+
+
+def host_launch_us(launch, batch=128, batches=61):
+    """Host time per launch: batches small enough not to fill the launch queue, the device
+    drained between them, only the launch loop timed; median over batches (us)."""
+    for _ in range(20):
+        launch()
+    torch.cuda.synchronize()
+    per = []
+    for _ in range(batches):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            launch()
+        per.append((time.perf_counter() - t0) / batch * 1e6)
+    torch.cuda.synchronize()
+    per.sort()
+    return per[len(per) // 2]
+
+
+def bench_host(tc):
+    """Launch overhead from Python (a tiny kernel, n = 1) and the cold compile of one
+    variant, tilec against Triton."""
+    import tempfile
+    res = {}
+    x, y, out = (torch.zeros(128, device="cuda") for _ in range(3))
+    t = tc.launcher("examples/vector_add.tile", "vector_add", x, y, out, 1)
+    res["launch_us_tilec"] = host_launch_us(t)
+    tmp = tempfile.mkdtemp(prefix="tilec-bench-")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(tmp, "triton-cache")
+    tiny = _triton_tiny(tmp, "tiny_add_launch")
+
+    def tri():
+        tiny[(1,)](x, y, out, 1, BLOCK=128)
+    res["launch_us_triton"] = host_launch_us(tri)
+    # cold compile of one variant: an empty cache for both
+    dev = tilec.Device("cuda", cache_dir=os.path.join(tmp, "tilec-cache"), tune=False)
+    k = dev.load_source(os.path.join(REPO, "examples/vector_add.tile")).kernel("vector_add")
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    k(x, y, out, 1)
+    dev.synchronize()
+    res["compile_s_tilec"] = time.perf_counter() - t0
+    dev.close()
+    tiny2 = _triton_tiny(tmp, "tiny_add_compile")
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    tiny2[(1,)](x, y, out, 1, BLOCK=128)
+    torch.cuda.synchronize()
+    res["compile_s_triton"] = time.perf_counter() - t0
+    print(f"host launch overhead from Python (batches of 128, median per launch): "
+          f"tilec bind() {res['launch_us_tilec']:.2f} us, triton {res['launch_us_triton']:.2f} us",
+          flush=True)
+    print(f"cold compile of one variant (empty caches, first call to done): "
+          f"tilec {res['compile_s_tilec'] * 1e3:.0f} ms, triton {res['compile_s_triton'] * 1e3:.0f} ms",
+          flush=True)
+    return res
+
+
 def fmt(v, width=8):
     return f"{v:{width}.0f}" if v is not None else f"{'-':>{width}}"
 
@@ -186,7 +269,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
     ap.add_argument("--json", help="write every figure here")
-    ap.add_argument("--only", help="comma-separated: vector_add,softmax,layernorm,row_sum,copy")
+    ap.add_argument("--only", help="comma-separated: host,vector_add,softmax,layernorm,row_sum,copy")
     a = ap.parse_args()
     only = set(a.only.split(",")) if a.only else None
     q = 16 if a.quick else 1
@@ -204,6 +287,12 @@ def main():
             ("layernorm", lambda: bench_layernorm(tc, 8192 // q, 8192)),
             ("row_sum", lambda: bench_row_sum(tc, 32768 // q, 4096)),
             ("copy", lambda: bench_copy((1 << 28) // q))]
+    host = {}
+    if not only or "host" in only:
+        try:
+            host = bench_host(tc)
+        except Exception:  # the throughput table must still come
+            traceback.print_exc()
     rows = []
     for name, fn in plan:
         if only and name not in only:
@@ -219,6 +308,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
                        "triton": triton.__version__, "date": time.strftime("%Y-%m-%d"),
+                       "host": host,
                        "rows": [{"workload": r.name, "shape": r.shape, "bytes": r.nbytes,
                                  "ms": r.ms, "gbps": {k: r.gbps(k) for k in r.ms},
                                  "ok": r.ok, "notes": r.notes,
@@ -226,6 +316,10 @@ def main():
                       f, indent=1)
     print()
     print(table(rows))
+    if host:
+        print(f"host launch (us, from Python): tilec {host['launch_us_tilec']:.2f}  "
+              f"triton {host['launch_us_triton']:.2f};  cold compile of one variant (ms): "
+              f"tilec {host['compile_s_tilec'] * 1e3:.0f}  triton {host['compile_s_triton'] * 1e3:.0f}")
     return 0 if all(all(r.ok.values()) and r.ok for r in rows) else 1
 
 

@@ -1,6 +1,8 @@
 #!/bin/bash
 # The one script to run on the GPU machine, from the repository root:
 #     bash bench/gpu.sh [BUILD_DIR]        (default build-gpu, carried from the build machine)
+# Make BUILD_DIR on the build machine with tools/gpu-pack.sh (a -DTILEC_LLVM_STATIC=ON build
+# packed stripped: runtime/libtilert.so.N, tests/gpu/*, embed/embed_demo), and carry it.
 # Builds nothing.  Runs the GPU test suite (tests/gpu/run.sh), the embedded-kernels demo
 # on the GPU (when the carried build has run the embed test), then bench/bench.py
 # (tilec vs Triton vs PyTorch); prints a short summary table last.  Full logs go to $OUT
@@ -11,7 +13,11 @@ BUILD=${1:-build-gpu}
 OUT=${OUT:-/tmp/tilec-gpu-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+# a pack (tools/gpu-pack.sh) holds the library under its SONAME only
 export TILEC_RT_LIB=$PWD/$BUILD/runtime/libtilert.so
+if [ ! -f "$TILEC_RT_LIB" ] && [ -f "$BUILD/runtime/SONAME" ]; then
+    TILEC_RT_LIB=$PWD/$BUILD/runtime/$(cat "$BUILD/runtime/SONAME")
+fi
 export TILE_CACHE_DIR=${TILE_CACHE_DIR:-/tmp/tilec-cache}
 [ -f "$TILEC_RT_LIB" ] || { echo "gpu.sh: $TILEC_RT_LIB missing: carry the build dir $BUILD"; exit 2; }
 
@@ -33,14 +39,18 @@ else
 fi
 
 # 2. The embed demo: the kernels compiled into a header at build time, on the GPU.
-EMBED=$BUILD/tests/embed/work
-if [ -x "$EMBED/build/embed_demo" ]; then
-    LD_LIBRARY_PATH=$PWD/$BUILD/runtime:$PWD/$EMBED/prefix/lib:${LD_LIBRARY_PATH:-} TILE_DEVICE=cuda \
-        "$EMBED/build/embed_demo" > "$OUT/embed.log" 2>&1
+# (a pack: embed/embed_demo, finding libtilert through its $ORIGIN rpath; a whole build
+# dir: the embed test's work dir)
+DEMO=$BUILD/embed/embed_demo
+[ -x "$DEMO" ] || DEMO=$BUILD/tests/embed/work/build/embed_demo
+if [ -x "$DEMO" ]; then
+    TILE_DEVICE=cuda "$DEMO" > "$OUT/embed.log" 2>&1
     rc=$?
     note "embed demo (cuda): exit $rc; $(tail -n 1 "$OUT/embed.log")"
+    TILE_DEVICE=interp "$DEMO" > "$OUT/embed_interp.log" 2>&1
+    note "embed demo (interp): exit $?; $(tail -n 1 "$OUT/embed_interp.log")"
 else
-    note "embed demo: $EMBED/build/embed_demo not built (run ctest -R embed in $BUILD first)"
+    note "embed demo: $BUILD/embed/embed_demo missing (make the carry dir with tools/gpu-pack.sh)"
 fi
 
 # 3. Benchmarks.

@@ -524,6 +524,9 @@ index_item
 
 primary
     : IDENT { $$ = named_leaf(p, AST_NAME, $1, @$); }
+    /* the reserved constants read like any other name: `where BLOCK <= warps * 2048` */
+    | WARPS { $$ = named_leaf(p, AST_NAME, "warps", @$); }
+    | STAGES { $$ = named_leaf(p, AST_NAME, "stages", @$); }
     | INT { $$ = leaf(p, AST_INT, @$); $$->ival = $1; }
     | FLOAT { $$ = leaf(p, AST_FLOAT, @$); $$->fval = $1; }
     | TRUE { $$ = leaf(p, AST_BOOL, @$); $$->ival = 1; }
@@ -573,7 +576,7 @@ named_arg
 static const int expr_start_chars[] = {'(', '[', '-', '!', '~'};
 static const yysymbol_kind_t expr_start_kinds[] = {
     YYSYMBOL_IDENT, YYSYMBOL_INT, YYSYMBOL_FLOAT, YYSYMBOL_STRING,
-    YYSYMBOL_TRUE,  YYSYMBOL_FALSE, YYSYMBOL_WHERE,
+    YYSYMBOL_TRUE,  YYSYMBOL_FALSE, YYSYMBOL_WHERE, YYSYMBOL_WARPS, YYSYMBOL_STAGES,
 };
 static const int operator_chars[] = {'|', '^', '&', '<', '>', '+', '-', '*', '/', '%', '['};
 static const yysymbol_kind_t operator_kinds[] = {

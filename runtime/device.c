@@ -282,6 +282,8 @@ void tile_rt_get_stats(const tile_rt *rt, tile_rt_stats *out)
     out->cache_corrupt = atomic_load(&((tile_rt *)rt)->stats.cache_corrupt);
     out->tunings = atomic_load(&((tile_rt *)rt)->stats.tunings);
     out->tune_disk_hits = atomic_load(&((tile_rt *)rt)->stats.tune_disk_hits);
+    out->jit_wall_ns = atomic_load(&((tile_rt *)rt)->stats.jit_wall_ns);
+    out->tune_trial_ns = atomic_load(&((tile_rt *)rt)->stats.tune_trial_ns);
 }
 
 /* ---- memory ----------------------------------------------------------------------- */

@@ -155,7 +155,9 @@ void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *d
     snprintf(name, sizeof name, "%s.bin", hex);
     if (!cache_path(rt, sub, name, path, sizeof path) || !make_dirs(path))
         return;
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    static _Atomic unsigned serial;
+    /* unique per process and call: compiles of one key may race in several threads */
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         return;
@@ -172,16 +174,67 @@ void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *d
         unlink(tmp);
 }
 
-/* The assumptions of a compile: one tile_ctx_assume per parameter with facts. */
-static tile_rt_status assume_facts(tile_rt_module *m, const tile_rt_kernel *k, uint64_t div16,
-                                   uint64_t eq1)
+/* ---- compiler instances ---------------------------------------------------------- */
+/* An idle compiler instance of m, or a new one (the module's source parsed again into a
+ * context of its own). NULL with a message when out of memory or the load fails. */
+static RtCompiler *compiler_get(tile_rt_module *m)
 {
-    tile_ctx_clear_assumptions(m->tctx);
+    pthread_mutex_lock(&m->pool_lock);
+    RtCompiler *c = m->pool;
+    if (c)
+        m->pool = c->next;
+    pthread_mutex_unlock(&m->pool_lock);
+    if (c)
+        return c;
+    c = calloc(1, sizeof *c);
+    if (!c || !(c->tctx = tile_ctx_new())) {
+        free(c);
+        rt_fail(m->rt, TILE_RT_ERR_INVALID, "out of memory");
+        return NULL;
+    }
+    if (m->rt->arch[0])
+        tile_ctx_set_arch(c->tctx, m->rt->arch);
+    if (tile_program_load_source(c->tctx, m->name, m->source, m->source_len, &c->prog) != TILE_OK) {
+        rt_fail(m->rt, TILE_RT_ERR_COMPILE, "'%s': loading the source again for the JIT: %s",
+                m->name, tile_ctx_last_error(c->tctx));
+        tile_ctx_free(c->tctx);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void compiler_put(tile_rt_module *m, RtCompiler *c)
+{
+    pthread_mutex_lock(&m->pool_lock);
+    c->next = m->pool;
+    m->pool = c;
+    pthread_mutex_unlock(&m->pool_lock);
+}
+
+void rt_jit_free_pool(tile_rt_module *m)
+{
+    RtCompiler *c = m->pool;
+    while (c) {
+        RtCompiler *next = c->next;
+        tile_program_free(c->prog);
+        tile_ctx_free(c->tctx);
+        free(c);
+        c = next;
+    }
+    m->pool = NULL;
+}
+
+/* The assumptions of a compile: one tile_ctx_assume per parameter with facts. */
+static tile_rt_status assume_facts(tile_rt *rt, tile_ctx *tctx, const tile_rt_kernel *k,
+                                   uint64_t div16, uint64_t eq1)
+{
+    tile_ctx_clear_assumptions(tctx);
     for (uint32_t i = 0; i < k->nparams; i++) {
         unsigned f = (div16 >> i & 1 ? TILE_ASSUME_DIV16 : 0) | (eq1 >> i & 1 ? TILE_ASSUME_ONE : 0);
-        if (f && tile_ctx_assume(m->tctx, k->params[i].name, f) != TILE_OK)
-            return rt_fail(m->rt, TILE_RT_ERR_COMPILE, "kernel '%s': assuming facts of '%s': %s",
-                           k->name, k->params[i].name, tile_ctx_last_error(m->tctx));
+        if (f && tile_ctx_assume(tctx, k->params[i].name, f) != TILE_OK)
+            return rt_fail(rt, TILE_RT_ERR_COMPILE, "kernel '%s': assuming facts of '%s': %s",
+                           k->name, k->params[i].name, tile_ctx_last_error(tctx));
     }
     return TILE_RT_OK;
 }
@@ -198,9 +251,12 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t di
         atomic_fetch_add(&rt->stats.cache_hits, 1);
         return TILE_RT_OK;
     }
-    pthread_mutex_lock(&m->jit_lock);
+    RtCompiler *c = compiler_get(m);
+    if (!c)
+        return TILE_RT_ERR_COMPILE;
+    tile_ctx *tctx = c->tctx;
     tile_rt_status s = TILE_RT_OK;
-    tile_ctx_clear_defines(m->tctx);
+    tile_ctx_clear_defines(tctx);
     for (uint32_t i = 0; i < kn->nparams && s == TILE_RT_OK; i++) {
         if (!kn->params[i].is_const || !kn->const_set[i])
             continue;
@@ -209,28 +265,82 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t di
             snprintf(def, sizeof def, "%s=%.17g", kn->params[i].name, kn->const_f[i]);
         else
             snprintf(def, sizeof def, "%s=%lld", kn->params[i].name, (long long)kn->const_i[i]);
-        if (tile_ctx_define(m->tctx, def) != TILE_OK)
+        if (tile_ctx_define(tctx, def) != TILE_OK)
             s = rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': %s", kn->name,
-                        tile_ctx_last_error(m->tctx));
+                        tile_ctx_last_error(tctx));
     }
     if (s == TILE_RT_OK)
-        s = assume_facts(m, kn, div16, eq1);
-    if (s == TILE_RT_OK && tile_ctx_set_arch(m->tctx, arch) != TILE_OK)
+        s = assume_facts(rt, tctx, kn, div16, eq1);
+    if (s == TILE_RT_OK && tile_ctx_set_arch(tctx, arch) != TILE_OK)
         s = rt_fail(rt, TILE_RT_ERR_UNSUPPORTED, "the compiler does not know arch %s", arch);
     if (s == TILE_RT_OK) {
-        tile_status ts = tile_emit_variant(m->prog, k, (int)vi, TILE_EMIT_CUBIN, cubin, len, NULL);
+        tile_status ts = tile_emit_variant(c->prog, k, (int)vi, TILE_EMIT_CUBIN, cubin, len, NULL);
         if (ts != TILE_OK)
             s = rt_fail(rt, ts == TILE_ERR_UNSUPPORTED ? TILE_RT_ERR_UNSUPPORTED
                                                        : TILE_RT_ERR_COMPILE,
                         "kernel '%s' variant %u (%s): %s", kn->name, vi,
                         kn->meta ? kn->meta->variants[vi].text : "?",
-                        tile_ctx_last_error(m->tctx));
+                        tile_ctx_last_error(tctx));
     }
-    tile_ctx_clear_assumptions(m->tctx);
-    pthread_mutex_unlock(&m->jit_lock);
+    tile_ctx_clear_assumptions(tctx);
+    compiler_put(m, c);
     if (s != TILE_RT_OK)
         return s;
     atomic_fetch_add(&rt->stats.jit_compiles, 1);
     rt_cache_write(rt, "jit", hex, *cubin, *len);
     return TILE_RT_OK;
+}
+
+/* ---- compile batches ------------------------------------------------------------- */
+int rt_jit_threads(void)
+{
+    const char *env = getenv("TILE_JIT_THREADS");
+    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+typedef struct Batch {
+    tile_rt *rt;
+    RtJitJob *jobs;
+    int n;
+    _Atomic int next;
+} Batch;
+
+static void run_job(tile_rt *rt, RtJitJob *j)
+{
+    j->cubin = NULL;
+    j->len = 0;
+    j->s = rt_jit_compile(j->m, j->k, j->vi, j->div16, j->eq1, &j->cubin, &j->len);
+    j->err[0] = 0;
+    if (j->s != TILE_RT_OK)
+        snprintf(j->err, sizeof j->err, "%s", tile_rt_last_error(rt));
+}
+
+static void *batch_worker(void *arg)
+{
+    Batch *b = arg;
+    for (int i; (i = atomic_fetch_add(&b->next, 1)) < b->n;)
+        run_job(b->rt, &b->jobs[i]);
+    return NULL;
+}
+
+void rt_jit_compile_many(tile_rt *rt, RtJitJob *jobs, int n)
+{
+    if (n <= 0)
+        return;
+    double t0 = rt_now();
+    Batch b = {.rt = rt, .jobs = jobs, .n = n};
+    atomic_init(&b.next, 0);
+    int nt = rt_jit_threads();
+    nt = nt > n ? n : nt;
+    pthread_t th[64];
+    int started = 0;
+    /* the calling thread works too; a thread that cannot start leaves its share to it */
+    for (int i = 1; i < nt; i++)
+        if (pthread_create(&th[started], NULL, batch_worker, &b) == 0)
+            started++;
+    batch_worker(&b);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    atomic_fetch_add(&rt->stats.jit_wall_ns, (uint64_t)((rt_now() - t0) * 1e9));
 }

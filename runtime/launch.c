@@ -232,10 +232,17 @@ static tile_rt_status load_image(tile_rt_kernel *k, RtInstance *inst, const void
     return TILE_RT_OK;
 }
 
-static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst)
+/* job: the result of this instance's compile from a parallel batch, else NULL (compile
+ * now). */
+static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJob *job)
 {
     tile_rt *rt = k->m->rt;
     const RtVariant *v = inst->v;
+    if (job) {
+        if (job->s != TILE_RT_OK)
+            return rt_fail(rt, job->s, "%s", job->err);
+        return load_image(k, inst, job->cubin, job->len, false, k->name);
+    }
     if (k->m->prog) {
         char *cubin = NULL;
         size_t len = 0;
@@ -276,20 +283,30 @@ static void instance_text(const tile_rt_kernel *k, RtInstance *inst)
     }
 }
 
-/* The instance of variant vi under facts (div16, eq1), made and loaded on first need.
- * Caller holds k->lock. */
-static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t eq1,
-                                   RtInstance **out)
+/* The existing instance of variant vi under facts (div16, eq1), or NULL.  Caller holds
+ * k->lock. */
+static RtInstance *find_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t eq1)
 {
-    uint64_t epoch = k->meta_epoch;
     for (RtInstance *i = k->instances; i; i = i->next)
         if (i->variant == vi && i->div16 == div16 && i->eq1 == eq1 &&
-            (i->epoch == epoch || !k->m->prog)) {
-            *out = i;
-            return i->failed ? rt_fail(k->m->rt, TILE_RT_ERR_COMPILE, "kernel '%s' variant %s "
-                                       "failed to build earlier", k->name, i->text)
+            (i->epoch == k->meta_epoch || !k->m->prog))
+            return i;
+    return NULL;
+}
+
+/* The instance of variant vi under facts (div16, eq1), made and loaded on first need
+ * (from job's cubin when a batch compiled it).  Caller holds k->lock. */
+static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t eq1,
+                                   RtJitJob *job, RtInstance **out)
+{
+    uint64_t epoch = k->meta_epoch;
+    RtInstance *found = find_instance(k, vi, div16, eq1);
+    if (found) {
+        *out = found;
+        return found->failed ? rt_fail(k->m->rt, TILE_RT_ERR_COMPILE, "kernel '%s' variant %s "
+                                       "failed to build earlier", k->name, found->text)
                              : TILE_RT_OK;
-        }
+    }
     RtInstance *inst = calloc(1, sizeof *inst);
     if (!inst)
         return rt_fail(k->m->rt, TILE_RT_ERR_INVALID, "out of memory");
@@ -301,7 +318,9 @@ static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div1
     instance_text(k, inst);
     tile_rt_status s = TILE_RT_ERR_UNSUPPORTED;
 #ifdef TILE_RT_HAVE_CUDA
-    s = build_instance(k, inst);
+    s = build_instance(k, inst, job);
+#else
+    (void)job;
 #endif
     inst->failed = s != TILE_RT_OK;
     inst->next = k->instances;
@@ -369,6 +388,28 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
     int nc = 0;
     bool jit = k->m->prog != NULL;
     tile_rt_status last = TILE_RT_OK;
+    /* The JIT compiles every admissible variant not built yet in one parallel batch
+     * first; the loop below then only loads the cubins. */
+    RtJitJob *jobs = NULL;
+    int *job_of = NULL, njobs = 0;
+    if (jit && all && km->nvariants > 1) {
+        jobs = calloc(km->nvariants, sizeof *jobs);
+        job_of = malloc(km->nvariants * sizeof *job_of);
+        for (uint32_t vi = 0; jobs && job_of && vi < km->nvariants; vi++) {
+            uint32_t failed;
+            char err[160];
+            job_of[vi] = -1;
+            if (where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 ||
+                find_instance(k, vi, la->div16, la->eq1))
+                continue;
+            job_of[vi] = njobs;
+            jobs[njobs++] = (RtJitJob){.m = k->m, .k = k->index, .vi = vi, .div16 = la->div16,
+                                       .eq1 = la->eq1};
+        }
+        if (!jobs || !job_of)
+            njobs = 0;   /* out of memory: compile one by one below */
+        rt_jit_compile_many(k->m->rt, jobs, njobs);
+    }
     /* bundles: for each variant text keep only the most specialized admissible one */
     for (uint32_t vi = 0; vi < km->nvariants && (all || nc == 0 || !jit); vi++) {
         const RtVariant *v = &km->variants[vi];
@@ -387,7 +428,8 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
                             __builtin_popcountll(d16 | e1))
             continue;
         RtInstance *inst = NULL;
-        tile_rt_status s = get_instance(k, vi, d16, e1, &inst);
+        RtJitJob *job = njobs && job_of[vi] >= 0 ? &jobs[job_of[vi]] : NULL;
+        tile_rt_status s = get_instance(k, vi, d16, e1, job, &inst);
         if (s != TILE_RT_OK) {
             last = s;    /* a variant that does not build is skipped, others may */
             continue;
@@ -397,6 +439,10 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
         else
             c[nc++] = inst;
     }
+    for (int j = 0; j < njobs; j++)
+        free(jobs[j].cubin);
+    free(jobs);
+    free(job_of);
     if (nc == 0) {
         free(c);
         *out = NULL;
@@ -470,6 +516,108 @@ static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nar
     }
     pthread_mutex_unlock(&k->lock);
     return s;
+}
+
+/* ---- precompiling ---------------------------------------------------------------- */
+/* The facts a precompile assumes: every pointer 16-byte aligned (device allocations are),
+ * nothing about integers. */
+static uint64_t pointer_facts(const tile_rt_kernel *k)
+{
+    uint64_t m = 0;
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (k->params[i].is_pointer)
+            m |= 1ull << i;
+    return m;
+}
+
+tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsigned flags,
+                                  int *nbuilt, int *nfailed)
+{
+    if (nbuilt)
+        *nbuilt = 0;
+    if (nfailed)
+        *nfailed = 0;
+    if (nmods < 0 || (!mods && nmods))
+        return TILE_RT_ERR_INVALID;
+    if (!nmods)
+        return TILE_RT_OK;
+    tile_rt *rt = mods[0] ? mods[0]->rt : NULL;
+    if (!rt)
+        return TILE_RT_ERR_INVALID;
+    int cap = 0;
+    for (int i = 0; i < nmods; i++) {
+        if (!mods[i] || mods[i]->rt != rt)
+            return rt_fail(rt, TILE_RT_ERR_INVALID, "tile_rt_precompile: the modules must be "
+                           "non-NULL and of one device");
+        if (mods[i]->prog)
+            for (int j = 0; j < mods[i]->nkernels; j++)
+                cap += (flags & TILE_RT_PRECOMPILE_ALL) ? 0 : 1;
+    }
+    tile_rt_status first = TILE_RT_OK;
+    /* the metadata of every kernel whose const values are all set, then the jobs */
+    for (int i = 0; i < nmods; i++)
+        for (int j = 0; mods[i]->prog && j < mods[i]->nkernels; j++) {
+            tile_rt_kernel *k = &mods[i]->kernels[j];
+            bool consts = true;
+            for (uint32_t p = 0; p < k->nparams; p++)
+                consts = consts && (!k->params[p].is_const || k->const_set[p]);
+            if (!consts)
+                continue;
+            pthread_mutex_lock(&k->lock);
+            tile_rt_status s = rt_source_meta(k);
+            if (s == TILE_RT_OK && (flags & TILE_RT_PRECOMPILE_ALL))
+                cap += (int)k->meta->nvariants;
+            pthread_mutex_unlock(&k->lock);
+            if (s != TILE_RT_OK && first == TILE_RT_OK)
+                first = s;
+        }
+    RtJitJob *jobs = calloc((size_t)cap + 1, sizeof *jobs);
+    if (!jobs)
+        return rt_fail(rt, TILE_RT_ERR_INVALID, "out of memory");
+    int n = 0;
+    for (int i = 0; i < nmods; i++)
+        for (int j = 0; mods[i]->prog && j < mods[i]->nkernels; j++) {
+            tile_rt_kernel *k = &mods[i]->kernels[j];
+            pthread_mutex_lock(&k->lock);
+            if (k->meta && k->meta_epoch == atomic_load(&k->epoch)) {
+                uint32_t nv = (flags & TILE_RT_PRECOMPILE_ALL) ? k->meta->nvariants : 1;
+                uint64_t d16 = pointer_facts(k);
+                for (uint32_t vi = 0; vi < nv && vi < k->meta->nvariants && n < cap; vi++)
+                    if (!find_instance(k, vi, d16, 0))
+                        jobs[n++] = (RtJitJob){.m = mods[i], .k = j, .vi = vi, .div16 = d16};
+            }
+            pthread_mutex_unlock(&k->lock);
+        }
+    rt_jit_compile_many(rt, jobs, n);
+    int built = 0, failed = 0;
+    for (int i = 0; i < n; i++) {
+        RtJitJob *job = &jobs[i];
+        tile_rt_kernel *k = &job->m->kernels[job->k];
+        tile_rt_status s = job->s;
+        if (s == TILE_RT_OK && rt->kind == TILE_RT_CUDA) {
+            /* load it now, so the first launch under these facts finds it */
+            RtInstance *inst;
+            pthread_mutex_lock(&k->lock);
+            s = get_instance(k, job->vi, job->div16, job->eq1, job, &inst);
+            pthread_mutex_unlock(&k->lock);
+        } else if (s != TILE_RT_OK) {
+            rt_fail(rt, s, "%s", job->err);
+        }
+        if (s == TILE_RT_OK) {
+            built++;
+        } else {
+            failed++;
+            if (first == TILE_RT_OK)
+                first = s;
+        }
+        free(job->cubin);
+    }
+    free(jobs);
+    if (nbuilt)
+        *nbuilt = built;
+    if (nfailed)
+        *nfailed = failed;
+    return first;
 }
 
 /* ---- launching ------------------------------------------------------------------- */

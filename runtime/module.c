@@ -82,7 +82,9 @@ void tile_rt_module_free(tile_rt_module *m)
     rt_bundle_free(m->bundle);
     tile_program_free(m->prog);
     tile_ctx_free(m->tctx);
+    rt_jit_free_pool(m);
     pthread_mutex_destroy(&m->jit_lock);
+    pthread_mutex_destroy(&m->pool_lock);
     free(m->source);
     free(m->name);
     free(m);
@@ -96,6 +98,7 @@ static tile_rt_module *module_new(tile_rt *rt, const char *name)
     m->rt = rt;
     m->name = strdup(name ? name : "<memory>");
     pthread_mutex_init(&m->jit_lock, NULL);
+    pthread_mutex_init(&m->pool_lock, NULL);
     return m;
 }
 

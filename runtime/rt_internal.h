@@ -123,6 +123,8 @@ typedef struct RtStats {
     _Atomic uint64_t cache_corrupt;  /* cache entries rejected on read */
     _Atomic uint64_t tunings;        /* keys tuned */
     _Atomic uint64_t tune_disk_hits; /* keys whose choice came from the tuning cache */
+    _Atomic uint64_t jit_wall_ns;    /* wall time of compile batches (rt_jit_compile_many) */
+    _Atomic uint64_t tune_trial_ns;  /* wall time of tuning trials (compiles excluded) */
 } RtStats;
 
 struct tile_rt {
@@ -210,6 +212,15 @@ struct tile_rt_kernel {
     _Atomic(const char *) last_variant;
 };
 
+/* One compiler instance of a source module: its own context and program, so compiles
+ * of the same module run in parallel (the compiler library keeps no global state besides
+ * LLVM's one-time initialization; ptxas is a subprocess). */
+typedef struct RtCompiler {
+    tile_ctx *tctx;
+    tile_program *prog;
+    struct RtCompiler *next;
+} RtCompiler;
+
 struct tile_rt_module {
     tile_rt *rt;
     char *name;
@@ -222,6 +233,8 @@ struct tile_rt_module {
     size_t source_len;
     uint64_t source_hash;
     pthread_mutex_t jit_lock;
+    pthread_mutex_t pool_lock;   /* guards pool */
+    RtCompiler *pool;            /* idle compiler instances for JIT compiles */
     tile_rt_kernel *kernels;
     int nkernels;
 };
@@ -242,6 +255,25 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
  * disk cache.  *cubin malloc'd. */
 tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t div16,
                               uint64_t eq1, char **cubin, size_t *len);
+/* One compile of a batch: inputs (m, k, vi, facts), then the result: the cubin or the
+ * status and its message. */
+typedef struct RtJitJob {
+    tile_rt_module *m;
+    int k;
+    uint32_t vi;
+    uint64_t div16, eq1;
+    char *cubin;
+    size_t len;
+    tile_rt_status s;
+    char err[1024];
+} RtJitJob;
+/* Runs the jobs on up to rt_jit_threads() threads (each job through rt_jit_compile, cache
+ * included).  The caller keeps the kernels' const values unchanged meanwhile. */
+void rt_jit_compile_many(tile_rt *rt, RtJitJob *jobs, int n);
+/* Threads for compile batches: $TILE_JIT_THREADS, else the online CPUs (at most 64). */
+int rt_jit_threads(void);
+/* Frees the module's compiler instances. */
+void rt_jit_free_pool(tile_rt_module *m);
 /* The cache key of a compile, hex in `hex` (33 bytes). */
 void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, uint64_t div16, uint64_t eq1,
                   const char *arch, char hex[33]);

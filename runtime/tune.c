@@ -183,6 +183,7 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
                    key, c + 1, ncands, el);
         }
     }
+    atomic_fetch_add(&rt->stats.tune_trial_ns, (uint64_t)((rt_now() - t_start) * 1e9));
     if (e0)
         cu->cuEventDestroy(e0);
     if (e1)

@@ -119,8 +119,23 @@ typedef struct tile_rt_stats {
     uint64_t cache_corrupt;   /* disk cache entries rejected (then recompiled) */
     uint64_t tunings;         /* keys autotuned by timing variants */
     uint64_t tune_disk_hits;  /* keys whose choice came from the tuning cache on disk */
+    /* Added: wall time (ns) of parallel compile batches, and of tuning trials alone */
+    uint64_t jit_wall_ns, tune_trial_ns;
 } tile_rt_stats;
 void tile_rt_get_stats(const tile_rt *rt, tile_rt_stats *out);
+
+/* Added: compiles source kernels before their first launch, every module's kernels in one
+ * parallel batch (threads: $TILE_JIT_THREADS, else the online CPUs).  Per kernel whose const
+ * values are all set: variant 0 (what a launch without tuning takes first), or every variant
+ * with TILE_RT_PRECOMPILE_ALL (what a tuning launch compiles), each under the facts "every
+ * pointer 16-byte aligned, nothing known of the integers"; a launch whose integer arguments
+ * add facts (divisible by 16, equal to 1) compiles its own specialization then.  On CUDA
+ * the cubins are also loaded; elsewhere they only fill the disk cache.  Modules of bundles
+ * need nothing.  Returns the first failure (its message in tile_rt_last_error) after
+ * trying everything; *nbuilt / *nfailed (optional) count the compiles. */
+enum { TILE_RT_PRECOMPILE_ALL = 1u };
+tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsigned flags,
+                                  int *nbuilt, int *nfailed);
 
 /* Device memory helpers for tools and tests (CUDA: cuMemAlloc; interp: malloc). */
 tile_rt_status tile_rt_alloc(tile_rt *rt, size_t bytes, void **out);

@@ -34,7 +34,7 @@ grep -E '^(FAIL|SKIP)' "$LOG/gpu_examples.txt" | head -20 > "$LOG/gpu_examples_f
 
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
-$(grep -E 'launch overhead|first launch|new key|again|startup' "$LOG/gpu_bench.txt")"
+$(grep -E 'launch overhead|^softmax|startup|FAIL' "$LOG/gpu_bench.txt")"
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck; do
