@@ -77,9 +77,12 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
         for (int i = 0; i < 3; i++)
             o.grid[i] = grid[i] > 0 ? grid[i] : 1;
     pthread_mutex_lock(&m->jit_lock);
-    tile_ctx_clear_defines(m->tctx);
-    tile_status ts = tile_run(m->prog, k->index, targs, (int)k->nparams, &o);
-    tile_rt_status s = map_status(ts);
+    /* const parameters travel as arguments; pinned tuned constants as defines */
+    tile_rt_status s = rt_kernel_defines(k, m->tctx, true);
+    tile_status ts = s == TILE_RT_OK ? tile_run(m->prog, k->index, targs, (int)k->nparams, &o)
+                                     : TILE_OK;
+    if (s == TILE_RT_OK)
+        s = map_status(ts);
     if (s != TILE_RT_OK) {
         rt_fail(rt, s, "%s", tile_ctx_last_error(m->tctx));
     } else {

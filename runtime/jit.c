@@ -256,19 +256,7 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t di
         return TILE_RT_ERR_COMPILE;
     tile_ctx *tctx = c->tctx;
     tile_rt_status s = TILE_RT_OK;
-    tile_ctx_clear_defines(tctx);
-    for (uint32_t i = 0; i < kn->nparams && s == TILE_RT_OK; i++) {
-        if (!kn->params[i].is_const || !kn->const_set[i])
-            continue;
-        char def[256];
-        if (tile_scalar_is_float(kn->params[i].scalar))
-            snprintf(def, sizeof def, "%s=%.17g", kn->params[i].name, kn->const_f[i]);
-        else
-            snprintf(def, sizeof def, "%s=%lld", kn->params[i].name, (long long)kn->const_i[i]);
-        if (tile_ctx_define(tctx, def) != TILE_OK)
-            s = rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': %s", kn->name,
-                        tile_ctx_last_error(tctx));
-    }
+    s = rt_kernel_defines(kn, tctx, false);
     if (s == TILE_RT_OK)
         s = assume_facts(rt, tctx, kn, div16, eq1);
     if (s == TILE_RT_OK && tile_ctx_set_arch(tctx, arch) != TILE_OK)

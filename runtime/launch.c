@@ -131,6 +131,14 @@ static bool consts_match(const tile_rt_kernel *k, const RtKernelMeta *km, const 
                 v->cvals[j] != (v->cfloat[j] ? k->const_f[i] : (double)k->const_i[i]))
                 return false;
     }
+    for (int i = 0; i < k->npins; i++) {
+        uint32_t j = 0;
+        while (j < km->ncnames && strcmp(km->cnames[j], k->pin_name[i]))
+            j++;
+        if (j == km->ncnames ||
+            v->cvals[j] != (v->cfloat[j] ? k->pin_f[i] : (double)k->pin_i[i]))
+            return false;
+    }
     return true;
 }
 

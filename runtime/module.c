@@ -66,6 +66,8 @@ static void free_kernel(tile_rt_module *m, tile_rt_kernel *k)
         rt_bundle_free(r);
         r = next;
     }
+    for (int i = 0; i < k->npins; i++)
+        free(k->pin_name[i]);
     pthread_mutex_destroy(&k->lock);
 }
 
@@ -282,25 +284,32 @@ tile_rt_status tile_rt_load_source_file(tile_rt *rt, const char *path, tile_rt_m
     return s;
 }
 
-/* The context's defines: the const params' values, so the variants (and the where
- * clauses over them) are those of the values set.  Caller holds m->jit_lock. */
-static tile_rt_status define_consts(tile_rt_kernel *k)
+static tile_rt_status define_one(const tile_rt_kernel *k, tile_ctx *ctx, const char *name,
+                                 bool is_float, int64_t iv, double fv)
 {
-    tile_rt_module *m = k->m;
-    tile_ctx_clear_defines(m->tctx);
-    for (uint32_t i = 0; i < k->nparams; i++) {
-        if (!k->params[i].is_const || !k->const_set[i])
-            continue;
-        char def[256];
-        if (tile_scalar_is_float(k->params[i].scalar))
-            snprintf(def, sizeof def, "%s=%.17g", k->params[i].name, k->const_f[i]);
-        else
-            snprintf(def, sizeof def, "%s=%lld", k->params[i].name, (long long)k->const_i[i]);
-        if (tile_ctx_define(m->tctx, def) != TILE_OK)
-            return rt_fail(m->rt, TILE_RT_ERR_ARGS, "kernel '%s': const '%s': %s", k->name,
-                           k->params[i].name, tile_ctx_last_error(m->tctx));
-    }
+    char def[256];
+    if (is_float)
+        snprintf(def, sizeof def, "%s=%.17g", name, fv);
+    else
+        snprintf(def, sizeof def, "%s=%lld", name, (long long)iv);
+    if (tile_ctx_define(ctx, def) != TILE_OK)
+        return rt_fail(k->m->rt, TILE_RT_ERR_ARGS, "kernel '%s': '%s': %s", k->name, name,
+                       tile_ctx_last_error(ctx));
     return TILE_RT_OK;
+}
+
+tile_rt_status rt_kernel_defines(const tile_rt_kernel *k, tile_ctx *ctx, bool pins_only)
+{
+    tile_ctx_clear_defines(ctx);
+    tile_rt_status s = TILE_RT_OK;
+    for (uint32_t i = 0; i < k->nparams && !pins_only && s == TILE_RT_OK; i++)
+        if (k->params[i].is_const && k->const_set[i])
+            s = define_one(k, ctx, k->params[i].name, tile_scalar_is_float(k->params[i].scalar),
+                           k->const_i[i], k->const_f[i]);
+    for (int i = 0; i < k->npins && s == TILE_RT_OK; i++)
+        s = define_one(k, ctx, k->pin_name[i], k->pin_f[i] != (double)k->pin_i[i], k->pin_i[i],
+                       k->pin_f[i]);
+    return s;
 }
 
 tile_rt_status rt_source_meta(tile_rt_kernel *k)
@@ -314,7 +323,7 @@ tile_rt_status rt_source_meta(tile_rt_kernel *k)
             return rt_fail(m->rt, TILE_RT_ERR_ARGS, "kernel '%s': const parameter '%s' has no "
                            "value: set it with tile_rt_set_const", k->name, k->params[i].name);
     pthread_mutex_lock(&m->jit_lock);
-    tile_rt_status s = define_consts(k);
+    tile_rt_status s = rt_kernel_defines(k, m->tctx, false);
     char *data = NULL;
     size_t len = 0;
     if (s == TILE_RT_OK) {
@@ -414,8 +423,26 @@ tile_rt_status tile_rt_set_const(tile_rt_kernel *k, const char *name, int64_t iv
         pthread_mutex_unlock(&k->lock);
         return TILE_RT_OK;
     }
-    return rt_fail(k->m->rt, TILE_RT_ERR_ARGS, "kernel '%s' has no const parameter '%s'",
-                   k->name, name);
+    /* Not a parameter: a tuned constant (or warps, stages) pinned to one value.  A name
+     * that no variant has is reported when the variants are next listed. */
+    pthread_mutex_lock(&k->lock);
+    int i = 0;
+    while (i < k->npins && strcmp(k->pin_name[i], name))
+        i++;
+    if (i == k->npins) {
+        char *copy = i < RT_MAX_PINS ? strdup(name) : NULL;
+        if (!copy) {
+            pthread_mutex_unlock(&k->lock);
+            return rt_fail(k->m->rt, TILE_RT_ERR_INVALID, "kernel '%s': cannot pin '%s' (at "
+                           "most %d pinned constants)", k->name, name, RT_MAX_PINS);
+        }
+        k->pin_name[k->npins++] = copy;
+    }
+    k->pin_i[i] = ival;
+    k->pin_f[i] = fval;
+    atomic_fetch_add(&k->epoch, 1);
+    pthread_mutex_unlock(&k->lock);
+    return TILE_RT_OK;
 }
 
 const char *tile_rt_last_variant(const tile_rt_kernel *k)

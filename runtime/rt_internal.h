@@ -19,6 +19,7 @@
 /* Limits of the bundle format (docs/bundle.md); also the runtime's own array bounds. */
 #define RT_MAX_KERNELS 4096
 #define RT_MAX_PARAMS 64
+#define RT_MAX_PINS 16
 #define RT_MAX_GRID 3
 #define RT_MAX_WHERE 64
 #define RT_MAX_CONST_NAMES 256
@@ -204,6 +205,12 @@ struct tile_rt_kernel {
     bool const_set[RT_MAX_PARAMS];
     int64_t const_i[RT_MAX_PARAMS];
     double const_f[RT_MAX_PARAMS];
+    /* tuned constants (and warps, stages) pinned with tile_rt_set_const: only variants
+     * with these values are admissible (tilec run -D BLOCK=1024 on the GPU) */
+    char *pin_name[RT_MAX_PINS];
+    int64_t pin_i[RT_MAX_PINS];
+    double pin_f[RT_MAX_PINS];
+    int npins;
     _Atomic uint64_t epoch;  /* bumped by set_const: choices of older epochs are stale */
     pthread_mutex_t lock;    /* instances, choices */
     RtInstance *instances;
@@ -244,6 +251,10 @@ tile_rt_status tile_rt_load_bundle_named(tile_rt *rt, const char *name, const vo
                                          size_t len, tile_rt_module **out);
 
 /* Sources: makes k->meta current for the const values set (compiler library). */
+/* Puts k's const-parameter values and pinned constants (only the pins: pins_only) into
+ * ctx as defines, so the compiler's variants are those the launch may use (the metadata
+ * and every JIT compile of k must see the same list, or variant indices would disagree). */
+tile_rt_status rt_kernel_defines(const tile_rt_kernel *k, tile_ctx *ctx, bool pins_only);
 tile_rt_status rt_source_meta(tile_rt_kernel *k);
 
 /* The interpreter device: one launch through tile_run. */

@@ -35,6 +35,10 @@ static void tune_key(const tile_rt_kernel *k, uint64_t keyhash, char hex[33])
         for (uint32_t p = 0; p < k->nparams; p++)
             if (k->params[p].is_const && k->const_set[p])
                 x = rt_fnv1a(x, &k->const_i[p], sizeof k->const_i[p]);
+        for (int p = 0; p < k->npins; p++) {
+            x = rt_fnv1a(x, k->pin_name[p], strlen(k->pin_name[p]) + 1);
+            x = rt_fnv1a(x, &k->pin_f[p], sizeof k->pin_f[p]);
+        }
         h[i] = x;
     }
     snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);

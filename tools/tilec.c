@@ -610,17 +610,20 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
         while (eq && j < np && (strlen(pis[j].name) != (size_t)(eq - defines[i]) ||
                                 strncmp(pis[j].name, defines[i], (size_t)(eq - defines[i]))))
             j++;
-        if (!eq || j == np || !pis[j].is_const || strchr(eq, ',')) {
-            error("-D %s: on the %s device -D fixes one value of a const parameter; tuned "
-                  "constants are chosen by the autotuner (use --device=interp to fix them)",
-                  defines[i], tile_rt_device_name(rt));
+        /* -D fixes one value: of a const parameter, or of a tuned constant (the
+         * runtime then admits only the variants with that value) */
+        if (!eq || (j < np && !pis[j].is_const) || strchr(eq, ',')) {
+            error("-D %s: a run takes one value, of a const parameter or a tuned constant",
+                  defines[i]);
             tile_rt_module_free(m);
             return EXIT_ERROR;
         }
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - defines[i]), defines[i]);
         double d = strtod(eq + 1, NULL);
         int64_t iv = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : (int64_t)d;
         parse_i64(eq + 1, &iv);
-        if (tile_rt_set_const(k, pis[j].name, iv, d) != TILE_RT_OK) {
+        if (tile_rt_set_const(k, name, iv, d) != TILE_RT_OK) {
             fprintf(stderr, "%s\n", tile_rt_last_error(rt));
             tile_rt_module_free(m);
             return EXIT_ERROR;

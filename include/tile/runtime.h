@@ -98,7 +98,9 @@ typedef struct tile_rt_arg {
  * arguments divisible by 16 and integers equal to 1, and launches asynchronously. */
 tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
                               void *stream, const int64_t *grid);
-/* Sets a const parameter's value for later launches of k. */
+/* Sets a const parameter's value for later launches of k.  Naming a tuned constant
+ * (or warps, stages) instead pins it: only variants with that value are admissible,
+ * like -D NAME=V ahead of time; a name no variant has makes the next launch fail. */
 tile_rt_status tile_rt_set_const(tile_rt_kernel *k, const char *name, int64_t ival, double fval);
 /* The variant chosen for the last launch: "BLOCK=1024, warps=4, stages=2" */
 const char *tile_rt_last_variant(const tile_rt_kernel *k);

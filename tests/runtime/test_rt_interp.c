@@ -82,6 +82,22 @@ static void vector_add(tile_rt *rt)
     /* out of bounds on the interpreter: a buffer smaller than n */
     tile_rt_arg small[4] = {ptr(x, n * 4), ptr(y, 100 * 4), ptr(out, n * 4), i64(n)};
     CHECK(tile_rt_launch(k, small, 4, NULL, NULL) == TILE_RT_ERR_RUN);
+    /* a tuned constant pinned with set_const: only its variants run */
+    CHECK(tile_rt_set_const(k, "BLOCK", 2048, 2048) == TILE_RT_OK);
+    memset(out, 0xFF, n * 4);
+    CHECK(tile_rt_launch(k, args, 4, NULL, NULL) == TILE_RT_OK);
+    CHECK(strstr(tile_rt_last_variant(k), "BLOCK=2048") != NULL);
+    bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += out[i] != x[i] + y[i];
+    CHECK(bad == 0);
+    CHECK(tile_rt_set_const(k, "BLOCK", 4096, 4096) == TILE_RT_OK);
+    CHECK(tile_rt_launch(k, args, 4, NULL, NULL) == TILE_RT_OK);
+    CHECK(strstr(tile_rt_last_variant(k), "BLOCK=4096") != NULL);
+    /* a pinned name that no variant has fails the next launch, naming it */
+    CHECK(tile_rt_set_const(k, "BLOKC", 1, 1) == TILE_RT_OK);
+    CHECK(tile_rt_launch(k, args, 4, NULL, NULL) != TILE_RT_OK);
+    CHECK(strstr(tile_rt_last_error(rt), "BLOKC") != NULL);
     CHECK_ERR(tile_rt_get_kernel(m, "nope", &k), TILE_RT_ERR_NOT_FOUND, tile_rt_last_error(rt),
               "no kernel 'nope'");
     free(x), free(y), free(out);
