@@ -3,6 +3,7 @@
  * interpreter does (docs/ir.md). */
 #include "tb_internal.h"
 #include "passes.h"
+#include "math_consts.h"
 
 #include <math.h>
 #include <string.h>
@@ -121,20 +122,132 @@ static LLVMValueRef expf_(TbLower *L, LLVMValueRef x) {
     return ex2(L, LLVMBuildFMul(L->b, x, fconst(L, x, 1.4426950408889634), ""));
 }
 
-/* sin/cos: reduce by 2*pi in three parts (Cody-Waite) so sin.approx sees |x| <= pi,
- * where its absolute error is below 2^-20.9. */
-static LLVMValueRef sin_cos(TbLower *L, LLVMValueRef x, bool cosine) {
-    LLVMValueRef k = intr1(L, "llvm.rint", LLVMBuildFMul(L->b, x, fconst(L, x, 0.15915494309189535), ""));
-    LLVMValueRef r = x;
-    const double parts[3] = {6.28125, 0.0019353071693331003, 1.0253131677018246e-11};
-    for (int i = 0; i < 3; i++) {
-        LLVMValueRef nk = LLVMBuildFNeg(L->b, k, "");
-        LLVMValueRef a[3] = {nk, fconst(L, x, parts[i]), r};
-        LLVMTypeRef t = L->f32;
-        r = tb_call_intr(L, "llvm.fma", &t, 1, a, 3);
+/* sin/cos of f32 (the algorithm and its constants: backend/math_consts.h; the same steps in
+ * C are checked against libm by tests/backend/sincos_ref.c: <= 1.5 ulp over the range).
+ * The Cody-Waite reduction is straight-line; Payne-Hanek runs in a branch taken only by
+ * elements with |x| > 2^17 (or inf/nan), so the common case pays one compare. */
+static LLVMValueRef ffma(TbLower *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+    LLVMValueRef args[3] = {a, b, c};
+    LLVMTypeRef t = LLVMTypeOf(a);
+    return tb_call_intr(L, "llvm.fma", &t, 1, args, 3);
+}
+static LLVMValueRef c64(TbLower *L, uint64_t v) { return LLVMConstInt(L->i64, v, 0); }
+
+/* x * 2/pi mod 4 for |x| > 2^17: *r the remainder in radians, *q the quadrant (i32) */
+static void payne_hanek(TbLower *L, LLVMValueRef x, LLVMValueRef *r, LLVMValueRef *q) {
+    LLVMBuilderRef b = L->b;
+    LLVMValueRef bits = LLVMBuildBitCast(b, x, L->i32, "");
+    LLVMValueRef e = LLVMBuildSub(b, LLVMBuildAnd(b, LLVMBuildLShr(b, bits, c32(L, 23), ""), c32(L, 0xff), ""),
+                                  c32(L, 150), "");
+    LLVMValueRef m = LLVMBuildZExt(b, LLVMBuildOr(b, LLVMBuildAnd(b, bits, c32(L, 0x7fffff), ""), c32(L, 0x800000), ""),
+                                   L->i64, "");
+    /* window start t0 = e + 30 >= 0 (e >= -6 here), word k <= 4, bit s */
+    LLVMValueRef t0 = LLVMBuildAdd(b, e, c32(L, 30), "");
+    LLVMValueRef k = LLVMBuildLShr(b, t0, c32(L, 5), "");
+    LLVMValueRef sh = LLVMBuildZExt(b, LLVMBuildAnd(b, t0, c32(L, 31), ""), L->i64, "");
+    /* table words k..k+3 by selects over the constants (no memory, no global) */
+    LLVMValueRef tw[4];
+    for (int i = 0; i < 4; i++) {
+        tw[i] = c64(L, tb_two_over_pi_bits[i]);
+        for (int kk = 1; kk + i + 1 < TB_TWO_OVER_PI_NWORDS && kk <= 4; kk++)
+            tw[i] = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, k, c32(L, (uint32_t)kk), ""),
+                                    c64(L, tb_two_over_pi_bits[kk + i]), tw[i], "");
     }
-    return tb_asm(L, L->f32, cosine ? "cos.approx.f32 $0, $1;" : "sin.approx.f32 $0, $1;", "=f,f",
-                  &r, 1, false);
+    LLVMValueRef p[3];
+    for (int i = 0; i < 3; i++) {
+        LLVMValueRef pair = LLVMBuildOr(b, LLVMBuildShl(b, tw[i], c64(L, 32), ""), tw[i + 1], "");
+        LLVMValueRef w = LLVMBuildLShr(b, LLVMBuildShl(b, pair, sh, ""), c64(L, 32), "");
+        p[i] = LLVMBuildMul(b, m, w, "");
+    }
+    LLVMValueRef lo = LLVMBuildAdd(b, p[2], LLVMBuildShl(b, p[1], c64(L, 32), ""), "");
+    LLVMValueRef carry = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntULT, lo, p[2], ""), L->i64, "");
+    LLVMValueRef hi = LLVMBuildAdd(b, LLVMBuildAdd(b, p[0], LLVMBuildLShr(b, p[1], c64(L, 32), ""), ""), carry, "");
+    LLVMValueRef u = LLVMBuildOr(b, LLVMBuildShl(b, hi, c64(L, 34), ""), LLVMBuildLShr(b, lo, c64(L, 30), ""), "");
+    LLVMValueRef qq = LLVMBuildAdd(b, LLVMBuildAnd(b, LLVMBuildLShr(b, hi, c64(L, 30), ""), c64(L, 3), ""),
+                                   LLVMBuildLShr(b, u, c64(L, 63), ""), "");
+    qq = LLVMBuildTrunc(b, qq, L->i32, "");
+    LLVMValueRef rd = LLVMBuildFMul(b, LLVMBuildSIToFP(b, u, L->f64, ""), LLVMConstReal(L->f64, TB_PIO2_2M64), "");
+    LLVMValueRef rf = LLVMBuildFPTrunc(b, rd, L->f32, "");
+    LLVMValueRef neg = LLVMBuildFCmp(b, LLVMRealOLT, x, LLVMConstReal(L->f32, 0.0), "");
+    *r = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, rf, ""), rf, "");
+    *q = LLVMBuildSelect(b, neg, LLVMBuildNeg(b, qq, ""), qq, "");
+}
+
+/* One out-of-line copy of the Payne-Hanek reduction per module, called from every
+ * element's cold branch: inlined per element it made posenc's LLVM opt + codegen ~8x slower. */
+static LLVMValueRef payne_hanek_fn(TbLower *L, LLVMTypeRef *fty) {
+    LLVMTypeRef elts[2] = {L->f32, L->i32};
+    LLVMTypeRef rt = LLVMStructTypeInContext(L->c, elts, 2, 0);
+    *fty = LLVMFunctionType(rt, &L->f32, 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(L->mod, "tilec_payne_hanek");
+    if (fn) return fn;
+    fn = LLVMAddFunction(L->mod, "tilec_payne_hanek", *fty);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    unsigned kind = LLVMGetEnumAttributeKindForName("noinline", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->c, kind, 0));
+    LLVMBuilderRef saved = L->b;
+    L->b = LLVMCreateBuilderInContext(L->c);
+    LLVMPositionBuilderAtEnd(L->b, LLVMAppendBasicBlockInContext(L->c, fn, "entry"));
+    LLVMValueRef r, q;
+    payne_hanek(L, LLVMGetParam(fn, 0), &r, &q);
+    LLVMValueRef agg = LLVMGetUndef(rt);
+    agg = LLVMBuildInsertValue(L->b, agg, r, 0, "");
+    agg = LLVMBuildInsertValue(L->b, agg, q, 1, "");
+    LLVMBuildRet(L->b, agg);
+    LLVMDisposeBuilder(L->b);
+    L->b = saved;
+    return fn;
+}
+
+static LLVMValueRef sin_cos(TbLower *L, LLVMValueRef x, bool cosine) {
+    LLVMBuilderRef b = L->b;
+    LLVMValueRef ax = intr1(L, "llvm.fabs", x);
+    /* Cody-Waite by pi/2 */
+    LLVMValueRef j = intr1(L, "llvm.rint", LLVMBuildFMul(b, x, fconst(L, x, TB_TWO_OVER_PI_F), ""));
+    LLVMValueRef nj = LLVMBuildFNeg(b, j, "");
+    LLVMValueRef r = ffma(L, nj, fconst(L, x, TB_PIO2_C1), x);
+    r = ffma(L, nj, fconst(L, x, TB_PIO2_C2), r);
+    r = ffma(L, nj, fconst(L, x, TB_PIO2_C3), r);
+    LLVMTypeRef ovl[2] = {L->i32, L->f32};
+    LLVMValueRef q = tb_call_intr(L, "llvm.fptosi.sat", ovl, 2, &j, 1);
+    /* Payne-Hanek when |x| > 2^17 or x is inf/nan (fixed below) */
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealUGT, ax, fconst(L, x, TB_SINCOS_CW_LIMIT), "");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(L->c, L->fn, "sincos.big");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "sincos.end");
+    LLVMBuildCondBr(b, big, slow, join);
+    LLVMPositionBuilderAtEnd(b, slow);
+    LLVMTypeRef ft;
+    LLVMValueRef fn = payne_hanek_fn(L, &ft);
+    LLVMValueRef res = LLVMBuildCall2(b, ft, fn, &x, 1, "");
+    LLVMValueRef rs = LLVMBuildExtractValue(b, res, 0, ""), qs = LLVMBuildExtractValue(b, res, 1, "");
+    LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(b);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+    LLVMValueRef rphi = LLVMBuildPhi(b, L->f32, ""), qphi = LLVMBuildPhi(b, L->i32, "");
+    LLVMValueRef rin[2] = {r, rs}, qin[2] = {q, qs};
+    LLVMBasicBlockRef from[2] = {pre, slow_end};
+    LLVMAddIncoming(rphi, rin, from, 2);
+    LLVMAddIncoming(qphi, qin, from, 2);
+    r = rphi;
+    q = qphi;
+    /* polynomials on [-pi/4, pi/4] */
+    LLVMValueRef r2 = LLVMBuildFMul(b, r, r, "");
+    LLVMValueRef ps = fconst(L, x, tb_sin_coef[TB_SIN_NCOEF - 1]);
+    for (int i = TB_SIN_NCOEF - 2; i >= 0; i--) ps = ffma(L, ps, r2, fconst(L, x, tb_sin_coef[i]));
+    LLVMValueRef sn = ffma(L, LLVMBuildFMul(b, r, r2, ""), ps, r);
+    LLVMValueRef pc = fconst(L, x, tb_cos_coef[TB_COS_NCOEF - 1]);
+    for (int i = TB_COS_NCOEF - 2; i >= 0; i--) pc = ffma(L, pc, r2, fconst(L, x, tb_cos_coef[i]));
+    LLVMValueRef cs = ffma(L, r2, pc, fconst(L, x, 1.0));
+    if (cosine) q = LLVMBuildAdd(b, q, c32(L, 1), "");
+    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, c32(L, 1), ""), c32(L, 0), "");
+    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, c32(L, 2), ""), c32(L, 0), "");
+    LLVMValueRef y = LLVMBuildSelect(b, odd, cs, sn, "");
+    y = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, y, ""), y, "");
+    /* inf and nan give nan */
+    LLVMValueRef special = LLVMBuildFCmp(b, LLVMRealUEQ, ax, fconst(L, x, INFINITY), "");
+    special = LLVMBuildOr(b, special, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), "");
+    return LLVMBuildSelect(b, special, LLVMBuildFSub(b, x, x, ""), y, "");
 }
 
 /* erf: Abramowitz & Stegun 7.1.26, absolute error below 1.5e-7. */

@@ -22,13 +22,13 @@ static int32_t max32(int32_t a, int32_t b) { return a > b ? a : b; }
 typedef struct {
     TirAxisInfo *info;
     int32_t n;
+    TirAxisInfo none; /* per call (the runtime compiles variants on several threads) */
 } AxState;
 
 static TirAxisInfo *ax(AxState *s, const TirValue *v) {
-    static TirAxisInfo none;
     if (!v || v->id < 0 || v->id >= s->n) {
-        for (int d = 0; d < TIR_MAXRANK; d++) none.div[d] = none.contig[d] = none.constancy[d] = 1;
-        return &none;
+        for (int d = 0; d < TIR_MAXRANK; d++) s->none.div[d] = s->none.contig[d] = s->none.constancy[d] = 1;
+        return &s->none;
     }
     return &s->info[v->id];
 }

@@ -55,6 +55,9 @@ TirAxisInfo *analysis_axisinfo(TirFunc *f);
 int pass_analysis_axisinfo(TirModule *m, TirPassContext *ctx); /* prints to ctx->dump */
 int pass_layout(TirModule *m, TirPassContext *ctx);
 int pass_fuse(TirModule *m, TirPassContext *ctx);
+/* schedule.c: global loads move up to just after their operands (past reductions), so
+ * their latency overlaps earlier work; never past a store, atomic, barrier or region. */
+int pass_schedule(TirModule *m, TirPassContext *ctx);
 /* smem_alloc.c: shared-memory scratch offsets (attr.smem_off/smem_bytes) by liveness.
  * barriers.c: explicit `barrier` ops where a scratch write could race with an earlier
  * read, then the proof that every shared-memory write/read pair is ordered;

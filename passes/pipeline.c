@@ -15,6 +15,8 @@ const TirPassInfo tir_pipeline[] = {
     {"layout", pass_layout,
      "give every tile a distributed layout: 16-byte blocked layouts, slices for reductions, converts where needed"},
     {"fuse", pass_fuse, "rematerialize cheap elementwise chains instead of converting layouts"},
+    {"schedule", pass_schedule,
+     "issue global loads early: move each load (and its address/mask ops) up past reductions to just after its operands"},
     {"smem_alloc", pass_smem_alloc,
      "place shared-memory scratch of cross-warp ops by liveness (reuse across non-overlapping lifetimes)"},
     {"barriers", pass_barriers,

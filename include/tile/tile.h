@@ -240,7 +240,7 @@ tile_status tile_report_get(tile_program *p, int k, bool all_variants, tile_repo
 #define TILE_PHASES(X) \
     X(TILE_PHASE_PARSE, "parse") X(TILE_PHASE_SEMA, "sema") X(TILE_PHASE_IRGEN, "irgen") \
     X(TILE_PHASE_PASSES, "passes") X(TILE_PHASE_LLVM_IR, "llvm-ir") \
-    X(TILE_PHASE_LLVM_OPT, "llvm-O3") X(TILE_PHASE_CODEGEN, "codegen") \
+    X(TILE_PHASE_LLVM_OPT, "llvm-opt") X(TILE_PHASE_CODEGEN, "codegen") \
     X(TILE_PHASE_PTXAS, "ptxas")
 typedef enum tile_phase {
 #define X(id, text) id,
