@@ -2,21 +2,26 @@
 # The one script to run on the GPU machine, from the repository root:
 #     bash bench/gpu.sh [BUILD_DIR]        (default build-gpu, carried from the build machine)
 # Make BUILD_DIR on the build machine with tools/gpu-pack.sh (a -DTILEC_LLVM_STATIC=ON build
-# packed stripped: runtime/libtilert.so.N, tests/gpu/*, embed/embed_demo), and carry it.
+# packed stripped: lib/libtilec.so.N, lib/libtilert.so.N, bin/tilec, tests/gpu/*,
+# embed/embed_demo), and carry it; a whole build directory works too.
 # Builds nothing.  Runs the GPU test suite (tests/gpu/run.sh), the embedded-kernels demo
-# on the GPU (when the carried build has run the embed test), then bench/bench.py
-# (tilec vs Triton vs PyTorch); prints a short summary table last.  Full logs go to $OUT
-# (gpu_tests.log, embed.log, bench.log, bench.json, summary.txt).
+# on the GPU, the tilec CLI on the GPU (`tilec run --bench`, vector_add checked byte for
+# byte against the interpreter), then bench/bench.py (tilec vs Triton vs PyTorch); prints
+# a short summary table last.  Full logs go to $OUT (gpu_tests.log, embed.log, cli.log,
+# bench.log, bench.json, summary.txt).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
 OUT=${OUT:-/tmp/tilec-gpu-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-# a pack (tools/gpu-pack.sh) holds the library under its SONAME only
+# a pack (tools/gpu-pack.sh) holds the libraries in lib/ under their SONAMEs only; a
+# build directory has runtime/libtilert.so and tools/tilec
 export TILEC_RT_LIB=$PWD/$BUILD/runtime/libtilert.so
-if [ ! -f "$TILEC_RT_LIB" ] && [ -f "$BUILD/runtime/SONAME" ]; then
-    TILEC_RT_LIB=$PWD/$BUILD/runtime/$(cat "$BUILD/runtime/SONAME")
+TILEC=$PWD/$BUILD/tools/tilec
+if [ -f "$BUILD/lib/SONAME" ]; then
+    TILEC_RT_LIB=$PWD/$BUILD/lib/$(cat "$BUILD/lib/SONAME")
+    TILEC=$PWD/$BUILD/bin/tilec
 fi
 export TILE_CACHE_DIR=${TILE_CACHE_DIR:-/tmp/tilec-cache}
 [ -f "$TILEC_RT_LIB" ] || { echo "gpu.sh: $TILEC_RT_LIB missing: carry the build dir $BUILD"; exit 2; }
@@ -53,7 +58,39 @@ else
     note "embed demo: $BUILD/embed/embed_demo missing (make the carry dir with tools/gpu-pack.sh)"
 fi
 
-# 3. Benchmarks.
+# 3. The CLI on the GPU: `tilec run --bench` (autotune, then the median time and GB/s).
+# vector_add is exact, so its saved output must equal the interpreter's byte for byte.
+if [ -x "$TILEC" ]; then
+    N=16777216
+    T=$(mktemp -d)   # 64 MiB outputs: not under $OUT, which travels back
+    : > "$OUT/cli.log"
+    cli() { echo "\$ tilec $*" >> "$OUT/cli.log"; "$TILEC" "$@" >> "$OUT/cli.log" 2>&1; }
+    cli run examples/vector_add.tile --kernel vector_add --device=cuda --bench \
+        x=randn:$N:1 y=randn:$N:2 out=zeros:$N n=$N --save out="$T/vadd_cuda.bin"
+    rc_va=$?
+    cli run examples/vector_add.tile --kernel vector_add --device=interp \
+        x=randn:$N:1 y=randn:$N:2 out=zeros:$N n=$N --save out="$T/vadd_interp.bin"
+    rc_vi=$?
+    if [ $rc_va != 0 ] || [ $rc_vi != 0 ]; then
+        va_cmp="FAILED (cuda rc $rc_va, interp rc $rc_vi)"
+    elif cmp -s "$T/vadd_cuda.bin" "$T/vadd_interp.bin"; then
+        va_cmp="output == interp output, byte for byte"
+    else
+        va_cmp="MISMATCH: output differs from the interpreter's"
+    fi
+    M=$((4096 * 4096))
+    cli run examples/softmax.tile --kernel softmax --device=cuda --bench \
+        out=zeros:$M x=randn:$M:1 rows=4096 cols=4096
+    rc_sm=$?
+    rm -rf "$T"
+    # the --bench lines (best variant, median time, GB/s) of each GPU run
+    perf=$(grep -iE 'GB/s|best' "$OUT/cli.log" | tr '\n' ' ' | cut -c1-300)
+    note "tilec CLI (cli.log): vector_add 2^24 cuda: $va_cmp; softmax 4096x4096 cuda rc $rc_sm; $perf"
+else
+    note "tilec CLI: $TILEC missing (skipped)"
+fi
+
+# 4. Benchmarks.
 t0=$SECONDS
 python3 bench/bench.py --json "$OUT/bench.json" > "$OUT/bench.log" 2>&1
 rc=$?

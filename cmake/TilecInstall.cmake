@@ -9,42 +9,29 @@ include(CMakePackageConfigHelpers)
 set(TILEC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)
 set(_tilec_exported)
 
-# The compiler library: the static driver (and what it links) as one shared library,
-# so users link one file that exports exactly the tile_* API of tile.h.
-if(TARGET tile_driver)
-  add_library(tilec_compiler SHARED ${CMAKE_CURRENT_LIST_DIR}/tilec_version.c)
-  target_link_libraries(tilec_compiler PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,tile_driver>")
-  target_include_directories(tilec_compiler PUBLIC
-    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  target_compile_definitions(tilec_compiler PRIVATE TILEC_VERSION="${PROJECT_VERSION}")
-  target_link_options(tilec_compiler PRIVATE
-    -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/tilec_compiler.map)
-  set_property(TARGET tilec_compiler APPEND PROPERTY LINK_DEPENDS
-    ${CMAKE_CURRENT_LIST_DIR}/tilec_compiler.map)
-  set_target_properties(tilec_compiler PROPERTIES
-    OUTPUT_NAME tilec EXPORT_NAME compiler
-    VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
-    INSTALL_RPATH_USE_LINK_PATH ON)
-  add_library(tilec::compiler ALIAS tilec_compiler)
+# Installed binaries find the libraries relative to themselves ($ORIGIN), so a prefix
+# can be moved or copied to another machine whole.
+file(RELATIVE_PATH _tilec_bin_to_lib ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}
+     ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR})
+
+# The compiler library, libtilec.so: built in driver/ (the one copy of the compiler and
+# LLVM); its own INSTALL_RPATH names a shared libLLVM's folder when there is one.
+if(TARGET tilec_compiler)
   list(APPEND _tilec_exported tilec_compiler)
 endif()
 
-# The runtime: whichever name runtime/ gave its shared library.
+# The runtime, libtilert.so (runtime/).
 set(TILEC_RUNTIME_TARGET "")
-foreach(_t tilert tile_runtime tile_rt)
-  if(TARGET ${_t} AND NOT TILEC_RUNTIME_TARGET)
-    get_target_property(_type ${_t} TYPE)
-    if(_type STREQUAL "SHARED_LIBRARY")
-      set(TILEC_RUNTIME_TARGET ${_t})
-    endif()
-  endif()
-endforeach()
+if(TARGET tilert)
+  set(TILEC_RUNTIME_TARGET tilert)
+endif()
 if(TILEC_RUNTIME_TARGET)
   # The installed package must not point into the source tree.
   set_property(TARGET ${TILEC_RUNTIME_TARGET} PROPERTY INTERFACE_INCLUDE_DIRECTORIES
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  # libtilec.so lies next to it.
   set_target_properties(${TILEC_RUNTIME_TARGET} PROPERTIES EXPORT_NAME runtime
-    INSTALL_RPATH_USE_LINK_PATH ON)
+    INSTALL_RPATH "\$ORIGIN")
   if(NOT TARGET tilec::runtime)
     add_library(tilec::runtime ALIAS ${TILEC_RUNTIME_TARGET})
   endif()
@@ -54,7 +41,8 @@ else()
 endif()
 
 if(TARGET tilec)
-  set_target_properties(tilec PROPERTIES EXPORT_NAME tilec INSTALL_RPATH_USE_LINK_PATH ON)
+  set_target_properties(tilec PROPERTIES EXPORT_NAME tilec
+    INSTALL_RPATH "\$ORIGIN/${_tilec_bin_to_lib}")
   if(NOT TARGET tilec::tilec)
     add_executable(tilec::tilec ALIAS tilec)
   endif()

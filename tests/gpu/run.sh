@@ -2,6 +2,8 @@
 # The GPU test run, for the lent GPU machine.  Builds nothing: give it a build directory
 # made on the build machine (carried over), e.g.
 #     tests/gpu/run.sh build-runtime
+# or a carry directory of tools/gpu-pack.sh (tests/gpu/* find lib/libtilert.so.N and
+# lib/libtilec.so.N through their $ORIGIN rpaths; ctest is skipped there).
 # Runs the runtime tests and the GPU tests (ctest -L 'runtime|gpu'), the GPU example
 # comparison directly (its per-case lines), the runtime benchmarks, then compute-sanitizer
 # memcheck and racecheck on a few examples (gpu_examples --only=K --given-size).
