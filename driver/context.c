@@ -9,11 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const status_text[] = {
-#define X(id, text) text,
-    TILE_STATUSES(X)
-#undef X
-};
+/* The names of the public API's X-macro tables, by value. */
+#define TEXT_OF(id, text) text,
+
+static const char *const status_text[] = {TILE_STATUSES(TEXT_OF)};
 
 const char *tile_status_string(tile_status s)
 {
@@ -26,11 +25,7 @@ const char *tile_status_string(tile_status s)
  * so a kind converts by value; keep the two lists in the same order. */
 _Static_assert((int)TILE_NSCALARS == (int)TIR_NSCALARS, "tile_scalar must mirror TirScalar");
 
-static const char *const scalar_text[] = {
-#define X(id, text) text,
-    TILE_SCALARS(X)
-#undef X
-};
+static const char *const scalar_text[] = {TILE_SCALARS(TEXT_OF)};
 
 const char *tile_scalar_name(tile_scalar s)
 {
@@ -53,11 +48,7 @@ bool tile_scalar_is_signed(tile_scalar s)
            tir_scalar_is_signed((TirScalar)s);
 }
 
-static const char *const emit_text[] = {
-#define X(id, text) text,
-    TILE_EMIT_KINDS(X)
-#undef X
-};
+static const char *const emit_text[] = {TILE_EMIT_KINDS(TEXT_OF)};
 
 int tile_emit_kind_from_name(const char *name)
 {
@@ -350,11 +341,7 @@ void tile_ctx_clear_assumptions(tile_ctx *c)
 }
 
 /* ---- timing ------------------------------------------------------------------------ */
-static const char *const phase_text[] = {
-#define X(id, text) text,
-    TILE_PHASES(X)
-#undef X
-};
+static const char *const phase_text[] = {TILE_PHASES(TEXT_OF)};
 
 const char *tile_phase_name(tile_phase ph)
 {

@@ -122,6 +122,25 @@ void tile_outputs_free(tile_output *outs, int nouts)
     free(outs);
 }
 
+/* The checks tile_compile and tile_emit_variant (named `fn`) share: kernel k exists
+ * (-1, every kernel, where `all_ok`), `kind` makes one module per variant, and the
+ * request holds.  Clears the error count first, as each public call starts afresh. */
+static tile_status check_emit(tile_program *p, int k, bool all_ok, tile_emit_kind kind,
+                              const char *fn)
+{
+    if (k >= p->file->nkernels || k < (all_ok ? -1 : 0)) {
+        driver_error(p->ctx, "no kernel number %d in '%s'", k, p->file->path);
+        return TILE_ERR_NOT_FOUND;
+    }
+    if (!tile_emit_supported(kind) || kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
+        driver_error(p->ctx, "--emit=%s is not supported by %s in this build",
+                     tile_emit_kind_name(kind), fn);
+        return TILE_ERR_UNSUPPORTED;
+    }
+    p->diag.nerrors = 0;
+    return driver_check_request(p, k);
+}
+
 tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
                          tile_output **outs, int *nouts)
 {
@@ -129,17 +148,7 @@ tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_v
         return TILE_ERR_INVALID;
     *outs = NULL;
     *nouts = 0;
-    if (k >= p->file->nkernels || k < -1) {
-        driver_error(p->ctx, "no kernel number %d in '%s'", k, p->file->path);
-        return TILE_ERR_NOT_FOUND;
-    }
-    if (!tile_emit_supported(kind) || kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
-        driver_error(p->ctx, "--emit=%s is not supported by tile_compile in this build",
-                     tile_emit_kind_name(kind));
-        return TILE_ERR_UNSUPPORTED;
-    }
-    p->diag.nerrors = 0;
-    tile_status s = driver_check_request(p, k);
+    tile_status s = check_emit(p, k, true, kind, "tile_compile");
     if (s != TILE_OK)
         return s;
     tile_output *list = NULL;
@@ -216,17 +225,7 @@ tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kin
         return TILE_ERR_INVALID;
     *out = NULL;
     *len = 0;
-    if (k < 0 || k >= p->file->nkernels) {
-        driver_error(p->ctx, "no kernel number %d in '%s'", k, p->file->path);
-        return TILE_ERR_NOT_FOUND;
-    }
-    if (!tile_emit_supported(kind) || kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
-        driver_error(p->ctx, "--emit=%s is not supported by tile_emit_variant in this build",
-                     tile_emit_kind_name(kind));
-        return TILE_ERR_UNSUPPORTED;
-    }
-    p->diag.nerrors = 0;
-    tile_status s = driver_check_request(p, k);
+    tile_status s = check_emit(p, k, false, kind, "tile_emit_variant");
     if (s != TILE_OK)
         return s;
     tile_variants *vs;

@@ -233,6 +233,18 @@ static bool broadcast_all(SemaCtx *c, SVal **vs, int n, const AstNode *at) {
     return true;
 }
 
+/* The operands of the call's op: the values of `vs` (NULL: absent) broadcast to one shape
+ * at the call, the present ones gathered in order into `ops`.  Returns how many, or -1
+ * after an error. */
+static int call_operands(SemaCtx *c, BArgs *a, SVal *vs[3], TirValue *ops[3]) {
+    c->b.loc = a->call->loc;
+    if (!broadcast_all(c, vs, 3, a->call)) return -1;
+    int n = 0;
+    for (int i = 0; i < 3; i++)
+        if (vs[i]) ops[n++] = vs[i]->v;
+    return n;
+}
+
 static SVal untyped_default(SemaCtx *c, SVal v, const AstNode *n) {
     if (v.untyped) sema_type_literal(c, &v, v.c.is_float ? TIR_F32 : TIR_I32, n);
     return v;
@@ -374,12 +386,9 @@ static SVal bi_load(SemaCtx *c, BArgs *a) {
     }
     const char *cache = "";
     if (a->named[2] && !(cache = cache_mod(c, a->named[2]))) return sv_bad();
-    c->b.loc = a->call->loc;
-    if (!broadcast_all(c, vs, 3, a->call)) return sv_bad();
     TirValue *ops[3];
-    int n = 0;
-    for (int i = 0; i < 3; i++)
-        if (vs[i]) ops[n++] = vs[i]->v;
+    int n = call_operands(c, a, vs, ops);
+    if (n < 0) return sv_bad();
     TirType rt = tile_of(e, p.ty.rank, p.ty.shape);
     TirValue *v = tir_op1(&c->b, TIR_OP_LOAD, rt, n, ops);
     v->def->attr.s = cache;
@@ -399,12 +408,9 @@ static SVal store_like(SemaCtx *c, BArgs *a, bool has_result) {
         if (!want_mask(c, &m, a->named[0])) return sv_bad();
         vs[2] = &m;
     }
-    c->b.loc = a->call->loc;
-    if (!broadcast_all(c, vs, 3, a->call)) return sv_bad();
     TirValue *ops[3];
-    int n = 0;
-    for (int i = 0; i < 3; i++)
-        if (vs[i]) ops[n++] = vs[i]->v;
+    int n = call_operands(c, a, vs, ops);
+    if (n < 0) return sv_bad();
     if (!has_result) {
         tir_op_new(&c->b, a->op, n, ops, 0, NULL, 0);
         return (SVal){.is_void = true};
@@ -425,9 +431,8 @@ static SVal bi_atomic_cas(SemaCtx *c, BArgs *a) {
         !want_elem(c, &v, e, a->pos[2], "the value"))
         return sv_bad();
     SVal *vs[3] = {&p, &cmp, &v};
-    c->b.loc = a->call->loc;
-    if (!broadcast_all(c, vs, 3, a->call)) return sv_bad();
-    TirValue *ops[3] = {p.v, cmp.v, v.v};
+    TirValue *ops[3];
+    if (call_operands(c, a, vs, ops) < 0) return sv_bad();
     return sv_value(tir_op1(&c->b, TIR_OP_ATOMIC_CAS, tile_of(e, p.ty.rank, p.ty.shape), 3, ops));
 }
 
@@ -595,9 +600,8 @@ static SVal bi_where(SemaCtx *c, BArgs *a) {
     x = untyped_default(c, x, a->pos[1]);
     y = untyped_default(c, y, a->pos[2]);
     SVal *vs[3] = {&cond, &x, &y};
-    c->b.loc = a->call->loc;
-    if (!broadcast_all(c, vs, 3, a->call)) return sv_bad();
-    TirValue *ops[3] = {cond.v, x.v, y.v};
+    TirValue *ops[3];
+    if (call_operands(c, a, vs, ops) < 0) return sv_bad();
     return sv_value(tir_op1(&c->b, TIR_OP_SELECT, x.ty, 3, ops));
 }
 
@@ -614,10 +618,10 @@ static SVal bi_minmax(SemaCtx *c, BArgs *a) {
     }
     x = untyped_default(c, x, a->pos[0]);
     y = untyped_default(c, y, a->pos[1]);
-    SVal *vs[2] = {&x, &y};
-    c->b.loc = a->call->loc;
-    if (!broadcast_all(c, vs, 2, a->call)) return sv_bad();
-    return sv_value(tir_binary(&c->b, a->op, x.v, y.v));
+    SVal *vs[3] = {&x, &y, NULL};
+    TirValue *ops[3];
+    if (call_operands(c, a, vs, ops) < 0) return sv_bad();
+    return sv_value(tir_binary(&c->b, a->op, ops[0], ops[1]));
 }
 
 static SVal bi_abs(SemaCtx *c, BArgs *a) {
@@ -657,9 +661,8 @@ static SVal bi_fma(SemaCtx *c, BArgs *a) {
         return sv_bad();
     }
     SVal *vs[3] = {&x, &y, &z};
-    c->b.loc = a->call->loc;
-    if (!broadcast_all(c, vs, 3, a->call)) return sv_bad();
-    TirValue *ops[3] = {x.v, y.v, z.v};
+    TirValue *ops[3];
+    if (call_operands(c, a, vs, ops) < 0) return sv_bad();
     return sv_value(tir_op1(&c->b, TIR_OP_FMA, x.ty, 3, ops));
 }
 
@@ -834,17 +837,25 @@ static bool want_desc(SemaCtx *c, SVal d, const AstNode *n) {
     return true;
 }
 
+/* tload's and tstore's descriptor (pos[0]) and its offsets (pos[1]), one per dimension:
+ * ops[0] the descriptor, ops[1..n] the offsets. */
+static bool desc_offsets(SemaCtx *c, BArgs *a, SVal *d, TirValue **ops, int *n) {
+    *d = arg_value(c, a->pos[0]);
+    if (!want_desc(c, *d, a->pos[0])) return false;
+    if (!int_list(c, a->pos[1], TIR_I32, ops + 1, n, "offsets")) return false;
+    if (*n != d->ty.rank) {
+        sema_err(c, a->pos[1], "%d offsets for a %d-D descriptor", *n, (int)d->ty.rank);
+        return false;
+    }
+    ops[0] = d->v;
+    return true;
+}
+
 static SVal bi_tload(SemaCtx *c, BArgs *a) {
-    SVal d = arg_value(c, a->pos[0]);
-    if (!want_desc(c, d, a->pos[0])) return sv_bad();
+    SVal d;
     TirValue *ops[1 + TIR_MAXRANK];
     int n;
-    if (!int_list(c, a->pos[1], TIR_I32, ops + 1, &n, "offsets")) return sv_bad();
-    if (n != d.ty.rank) {
-        sema_err(c, a->pos[1], "%d offsets for a %d-D descriptor", n, (int)d.ty.rank);
-        return sv_bad();
-    }
-    ops[0] = d.v;
+    if (!desc_offsets(c, a, &d, ops, &n)) return sv_bad();
     TirType t = d.ty;
     t.kind = TIR_K_VALUE;
     c->b.loc = a->call->loc;
@@ -852,15 +863,10 @@ static SVal bi_tload(SemaCtx *c, BArgs *a) {
 }
 
 static SVal bi_tstore(SemaCtx *c, BArgs *a) {
-    SVal d = arg_value(c, a->pos[0]);
-    if (!want_desc(c, d, a->pos[0])) return sv_bad();
+    SVal d;
     TirValue *ops[2 + TIR_MAXRANK];
     int n;
-    if (!int_list(c, a->pos[1], TIR_I32, ops + 1, &n, "offsets")) return sv_bad();
-    if (n != d.ty.rank) {
-        sema_err(c, a->pos[1], "%d offsets for a %d-D descriptor", n, (int)d.ty.rank);
-        return sv_bad();
-    }
+    if (!desc_offsets(c, a, &d, ops, &n)) return sv_bad();
     SVal v = arg_value(c, a->pos[2]);
     TirType t = d.ty;
     t.kind = TIR_K_VALUE;
@@ -871,7 +877,6 @@ static SVal bi_tstore(SemaCtx *c, BArgs *a) {
         return sv_bad();
     }
     c->b.loc = a->call->loc;
-    ops[0] = d.v;
     ops[1 + n] = sema_broadcast_to(c, &v, t.rank, t.shape, a->call);
     tir_op_new(&c->b, TIR_OP_TSTORE, 2 + n, ops, 0, NULL, 0);
     return (SVal){.is_void = true};

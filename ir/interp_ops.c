@@ -46,6 +46,33 @@ static TiElem *ew_opnd(TiInterp *ip, TiFrame *fr, const TirOp *op, int i, int64_
     return e;
 }
 
+/* Splits a shape around `axis` into outer x len x inner. */
+static bool split_axis(TirType t, int64_t axis, int64_t *outer, int64_t *len, int64_t *inner) {
+    if (t.rank < 1 || axis < 0 || axis >= t.rank) return false;
+    *outer = *inner = 1;
+    for (int d = 0; d < axis; d++) *outer *= t.shape[d];
+    *len = t.shape[axis];
+    for (int d = (int)axis + 1; d < t.rank; d++) *inner *= t.shape[d];
+    return true;
+}
+
+/* The one operand (`m` elements) and the result (`n`) of a shape op, a reduction or a
+ * scan.  With `sp`, the operand's shape is also split around the axis attribute into
+ * sp[0] outer x sp[1] len x sp[2] inner, checked before the result is made. */
+static bool src_and_res(TiInterp *ip, TiFrame *fr, const TirOp *op, TiElem **x, int64_t *m, int64_t *sp,
+                        TiElem **r, int64_t *n) {
+    if (op->nopnd < 1) {
+        ti_error(ip, op, "interp: missing operand");
+        return false;
+    }
+    if (!(*x = ti_get(ip, fr, op, op->opnd[0], m))) return false;
+    if (sp && !split_axis(op->opnd[0]->ty, op->attr.i[0], &sp[0], &sp[1], &sp[2])) {
+        ti_error(ip, op, "interp: axis %lld out of range", (long long)op->attr.i[0]);
+        return false;
+    }
+    return (*r = def_res(ip, fr, op, n)) != NULL;
+}
+
 /* ---- making values ------------------------------------------------------------------ */
 
 int ti_op_constant(TiInterp *ip, TiFrame *fr, const TirOp *op) {
@@ -92,11 +119,8 @@ int ti_op_splat(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 /* expand_dims, reshape, convert_layout and the hints keep every element in order. */
 int ti_op_copy(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     int64_t n, m;
-    if (op->nopnd < 1) return ti_error(ip, op, "interp: missing operand");
-    TiElem *x = ti_get(ip, fr, op, op->opnd[0], &m);
-    if (!x) return TI_ERR;
-    TiElem *r = def_res(ip, fr, op, &n);
-    if (!r) return TI_ERR;
+    TiElem *x, *r;
+    if (!src_and_res(ip, fr, op, &x, &m, NULL, &r, &n)) return TI_ERR;
     if (m != n) return ti_error(ip, op, "interp: %lld elements cannot become %lld", (long long)m, (long long)n);
     memcpy(r, x, (size_t)n * sizeof *r);
     return TI_OK;
@@ -120,11 +144,8 @@ static void gather_strided(TiElem *r, const TiElem *x, int rank, const int32_t *
 
 int ti_op_broadcast(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     int64_t n, m;
-    if (op->nopnd < 1) return ti_error(ip, op, "interp: missing operand");
-    TiElem *x = ti_get(ip, fr, op, op->opnd[0], &m);
-    if (!x) return TI_ERR;
-    TiElem *r = def_res(ip, fr, op, &n);
-    if (!r) return TI_ERR;
+    TiElem *x, *r;
+    if (!src_and_res(ip, fr, op, &x, &m, NULL, &r, &n)) return TI_ERR;
     TirType st = op->opnd[0]->ty, rt = op->res[0]->ty;
     if (rt.rank == 0 || m == 1) {
         for (int64_t i = 0; i < n; i++) r[i] = x[0];
@@ -148,11 +169,8 @@ int ti_op_broadcast(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 
 int ti_op_trans(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     int64_t n, m;
-    if (op->nopnd < 1) return ti_error(ip, op, "interp: missing operand");
-    TiElem *x = ti_get(ip, fr, op, op->opnd[0], &m);
-    if (!x) return TI_ERR;
-    TiElem *r = def_res(ip, fr, op, &n);
-    if (!r) return TI_ERR;
+    TiElem *x, *r;
+    if (!src_and_res(ip, fr, op, &x, &m, NULL, &r, &n)) return TI_ERR;
     TirType st = op->opnd[0]->ty, rt = op->res[0]->ty;
     int rank = rt.rank;
     if (st.rank != rank || m != n) return ti_error(ip, op, "interp: trans changes the rank or size");
@@ -249,18 +267,6 @@ int ti_op_cast(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 /* ---- binary arithmetic -------------------------------------------------------------- */
 
 /* fmax / fmin: a NaN operand loses to a number; +0 is larger than -0. */
-static inline float fmax_f(float a, float b) {
-    if (a != a) return b;
-    if (b != b) return a;
-    if (a == b) return signbit(a) ? b : a;
-    return a > b ? a : b;
-}
-static inline float fmin_f(float a, float b) {
-    if (a != a) return b;
-    if (b != b) return a;
-    if (a == b) return signbit(a) ? a : b;
-    return a < b ? a : b;
-}
 static inline double fmax_d(double a, double b) {
     if (a != a) return b;
     if (b != b) return a;
@@ -313,6 +319,12 @@ static inline int64_t int_binop(int code, TirScalar s, bool sgn, int bits, TiEle
     return ti_norm(s, r);
 }
 
+/* The float binary ops as expressions in a and b of the C type T.  fmod is exact and
+ * fmax/fmin return an operand, so going through double changes no float result. */
+#define TI_FLOAT_BINOPS(X, T)                                                           \
+    X(ADD, a + b) X(SUB, a - b) X(MUL, a * b) X(DIV, a / b) X(REM, (T)fmod(a, b))       \
+    X(MAXIMUM, (T)fmax_d(a, b)) X(MINIMUM, (T)fmin_d(a, b))
+
 #define F32_LOOP(EXPR)                                                  \
     for (int64_t i = 0; i < n; i++) {                                   \
         float a = (float)A[i * sa].f, b = (float)B[i * sb].f;           \
@@ -325,6 +337,8 @@ static inline int64_t int_binop(int code, TirScalar s, bool sgn, int bits, TiEle
         R[i].f = (EXPR);                                                \
     }                                                                   \
     break
+#define F32_CASE(OP, EXPR) case TIR_OP_##OP: F32_LOOP(EXPR);
+#define F64_CASE(OP, EXPR) case TIR_OP_##OP: F64_LOOP(EXPR);
 
 int ti_op_binary(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     int64_t n, sa, sb;
@@ -338,26 +352,14 @@ int ti_op_binary(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     int code = op->code;
     if (k == TI_F32 || k == TI_NARROW) {
         switch (code) {
-        case TIR_OP_ADD: F32_LOOP(a + b);
-        case TIR_OP_SUB: F32_LOOP(a - b);
-        case TIR_OP_MUL: F32_LOOP(a * b);
-        case TIR_OP_DIV: F32_LOOP(a / b);
-        case TIR_OP_REM: F32_LOOP(fmodf(a, b));
-        case TIR_OP_MAXIMUM: F32_LOOP(fmax_f(a, b));
-        case TIR_OP_MINIMUM: F32_LOOP(fmin_f(a, b));
+        TI_FLOAT_BINOPS(F32_CASE, float)
         default: return ti_error(ip, op, "interp: %s is not defined on floats", tir_op_info[code].name);
         }
         return TI_OK;
     }
     if (k == TI_F64) {
         switch (code) {
-        case TIR_OP_ADD: F64_LOOP(a + b);
-        case TIR_OP_SUB: F64_LOOP(a - b);
-        case TIR_OP_MUL: F64_LOOP(a * b);
-        case TIR_OP_DIV: F64_LOOP(a / b);
-        case TIR_OP_REM: F64_LOOP(fmod(a, b));
-        case TIR_OP_MAXIMUM: F64_LOOP(fmax_d(a, b));
-        case TIR_OP_MINIMUM: F64_LOOP(fmin_d(a, b));
+        TI_FLOAT_BINOPS(F64_CASE, double)
         default: return ti_error(ip, op, "interp: %s is not defined on floats", tir_op_info[code].name);
         }
         return TI_OK;
@@ -544,26 +546,12 @@ int ti_op_unary(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 
 /* ---- reductions and scans ------------------------------------------------------------ */
 
-/* Splits a shape around `axis` into outer x len x inner. */
-static bool split_axis(TirType t, int64_t axis, int64_t *outer, int64_t *len, int64_t *inner) {
-    if (t.rank < 1 || axis < 0 || axis >= t.rank) return false;
-    *outer = *inner = 1;
-    for (int d = 0; d < axis; d++) *outer *= t.shape[d];
-    *len = t.shape[axis];
-    for (int d = (int)axis + 1; d < t.rank; d++) *inner *= t.shape[d];
-    return true;
-}
-
 int ti_op_reduce(TiInterp *ip, TiFrame *fr, const TirOp *op) {
-    int64_t n, m, outer, len, inner;
-    if (op->nopnd < 1) return ti_error(ip, op, "interp: missing operand");
-    TiElem *X = ti_get(ip, fr, op, op->opnd[0], &m);
-    if (!X) return TI_ERR;
+    int64_t n, m, sp[3];
+    TiElem *X, *R;
+    if (!src_and_res(ip, fr, op, &X, &m, sp, &R, &n)) return TI_ERR;
+    const int64_t outer = sp[0], len = sp[1], inner = sp[2];
     TirType xt = op->opnd[0]->ty;
-    if (!split_axis(xt, op->attr.i[0], &outer, &len, &inner))
-        return ti_error(ip, op, "interp: axis %lld out of range", (long long)op->attr.i[0]);
-    TiElem *R = def_res(ip, fr, op, &n);
-    if (!R) return TI_ERR;
     if (n != outer * inner || len < 1) return ti_error(ip, op, "interp: result shape does not match the reduction");
     TiKind k = ti_kind(xt);
     TirScalar s = (TirScalar)xt.elem;
@@ -625,15 +613,11 @@ int ti_op_reduce(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 }
 
 int ti_op_cumsum(TiInterp *ip, TiFrame *fr, const TirOp *op) {
-    int64_t n, m, outer, len, inner;
-    if (op->nopnd < 1) return ti_error(ip, op, "interp: missing operand");
-    TiElem *X = ti_get(ip, fr, op, op->opnd[0], &m);
-    if (!X) return TI_ERR;
+    int64_t n, m, sp[3];
+    TiElem *X, *R;
+    if (!src_and_res(ip, fr, op, &X, &m, sp, &R, &n)) return TI_ERR;
+    const int64_t outer = sp[0], len = sp[1], inner = sp[2];
     TirType xt = op->opnd[0]->ty;
-    if (!split_axis(xt, op->attr.i[0], &outer, &len, &inner))
-        return ti_error(ip, op, "interp: axis %lld out of range", (long long)op->attr.i[0]);
-    TiElem *R = def_res(ip, fr, op, &n);
-    if (!R) return TI_ERR;
     if (n != m) return ti_error(ip, op, "interp: cumsum changes the size");
     TiKind k = ti_kind(xt);
     TirScalar s = (TirScalar)xt.elem;

@@ -333,10 +333,12 @@ tile_rt_status tile_rt_free(tile_rt *rt, void *p)
 #endif
 }
 
-tile_rt_status tile_rt_copy_to_device(tile_rt *rt, void *dst, const void *src, size_t bytes)
+/* Both copy directions: the interpreter's device memory is host memory. */
+static tile_rt_status rt_copy(tile_rt *rt, void *dst, const void *src, size_t bytes, bool to_device)
 {
     if (!rt || ((!dst || !src) && bytes))
-        return rt ? rt_fail(rt, TILE_RT_ERR_INVALID, "copy to device: NULL pointer")
+        return rt ? rt_fail(rt, TILE_RT_ERR_INVALID, "copy to %s: NULL pointer",
+                            to_device ? "device" : "host")
                   : TILE_RT_ERR_INVALID;
     if (rt->kind == TILE_RT_INTERP) {
         memmove(dst, src, bytes);
@@ -346,33 +348,24 @@ tile_rt_status tile_rt_copy_to_device(tile_rt *rt, void *dst, const void *src, s
     tile_rt_status s = rt_cuda_bind(rt);
     if (s)
         return s;
-    CUresult r = rt->cu.cuMemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, bytes);
+    CUresult r = to_device ? rt->cu.cuMemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, bytes)
+                           : rt->cu.cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, bytes);
     return r == CUDA_SUCCESS ? TILE_RT_OK
-                             : rt_cuda_fail(rt, r, "cuMemcpyHtoD", "copying %zu bytes", bytes);
+                             : rt_cuda_fail(rt, r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH",
+                                            "copying %zu bytes", bytes);
 #else
     return TILE_RT_ERR_UNSUPPORTED;
 #endif
 }
 
+tile_rt_status tile_rt_copy_to_device(tile_rt *rt, void *dst, const void *src, size_t bytes)
+{
+    return rt_copy(rt, dst, src, bytes, true);
+}
+
 tile_rt_status tile_rt_copy_to_host(tile_rt *rt, void *dst, const void *src, size_t bytes)
 {
-    if (!rt || ((!dst || !src) && bytes))
-        return rt ? rt_fail(rt, TILE_RT_ERR_INVALID, "copy to host: NULL pointer")
-                  : TILE_RT_ERR_INVALID;
-    if (rt->kind == TILE_RT_INTERP) {
-        memmove(dst, src, bytes);
-        return TILE_RT_OK;
-    }
-#ifdef TILE_RT_HAVE_CUDA
-    tile_rt_status s = rt_cuda_bind(rt);
-    if (s)
-        return s;
-    CUresult r = rt->cu.cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, bytes);
-    return r == CUDA_SUCCESS ? TILE_RT_OK
-                             : rt_cuda_fail(rt, r, "cuMemcpyDtoH", "copying %zu bytes", bytes);
-#else
-    return TILE_RT_ERR_UNSUPPORTED;
-#endif
+    return rt_copy(rt, dst, src, bytes, false);
 }
 
 tile_rt_status tile_rt_synchronize(tile_rt *rt)

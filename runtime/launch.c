@@ -173,8 +173,9 @@ static tile_rt_status eval_grid(tile_rt_kernel *k, const RtVariant *v, const Lau
 
 /* ---- instances -------------------------------------------------------------------- */
 #ifdef TILE_RT_HAVE_CUDA
-/* Whether a cubin for `arch` runs on the device (same major, minor ≤; 'a' exact). */
-static bool cubin_runs(const tile_rt *rt, const char *arch)
+/* Whether code for `arch` runs on the device: an 'a' arch only on its own; a cubin on the
+ * same major with a minor no newer; PTX (JIT-compiled forward) on any device no older. */
+static bool code_runs(const tile_rt *rt, const char *arch, bool is_ptx)
 {
     int maj, min;
     char suffix = 0;
@@ -182,18 +183,9 @@ static bool cubin_runs(const tile_rt *rt, const char *arch)
         return false;
     if (suffix == 'a')
         return maj == rt->cc_major && min == rt->cc_minor;
+    if (is_ptx)
+        return maj * 10 + min <= rt->cc_major * 10 + rt->cc_minor;
     return maj == rt->cc_major && min <= rt->cc_minor;
-}
-
-static bool ptx_runs(const tile_rt *rt, const char *arch)
-{
-    int maj, min;
-    char suffix = 0;
-    if (sscanf(arch, "sm_%1d%1d%c", &maj, &min, &suffix) < 2)
-        return false;
-    if (suffix == 'a')
-        return maj == rt->cc_major && min == rt->cc_minor;
-    return maj * 10 + min <= rt->cc_major * 10 + rt->cc_minor;
 }
 
 /* Loads a cubin or PTX image and looks the entry up. */
@@ -263,10 +255,10 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
     }
     const RtCode *best = NULL;
     for (uint32_t i = 0; i < v->ncode && !best; i++)
-        if (v->code[i].kind == RT_CODE_CUBIN && cubin_runs(rt, v->code[i].arch))
+        if (v->code[i].kind == RT_CODE_CUBIN && code_runs(rt, v->code[i].arch, false))
             best = &v->code[i];
     for (uint32_t i = 0; i < v->ncode && !best; i++)
-        if (v->code[i].kind == RT_CODE_PTX && ptx_runs(rt, v->code[i].arch))
+        if (v->code[i].kind == RT_CODE_PTX && code_runs(rt, v->code[i].arch, true))
             best = &v->code[i];
     if (!best)
         return rt_fail(rt, TILE_RT_ERR_UNSUPPORTED, "kernel '%s' variant %s: the bundle has no "

@@ -30,28 +30,32 @@ static const char usage_text[] =
 
 enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void usage_error(const char *fmt, ...)
+static void verror(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+static void verror(const char *fmt, va_list ap)
 {
-    va_list ap;
     fputs("tilec: error: ", stderr);
-    va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
-    va_end(ap);
     fputs("\n", stderr);
-    fputs(usage_text, stderr);
-    exit(EXIT_USAGE);
 }
 
 static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void error(const char *fmt, ...)
 {
     va_list ap;
-    fputs("tilec: error: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    verror(fmt, ap);
     va_end(ap);
-    fputs("\n", stderr);
+}
+
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verror(fmt, ap);
+    va_end(ap);
+    fputs(usage_text, stderr);
+    exit(EXIT_USAGE);
 }
 
 /* The library's messages: located ones are printed as they are; the others get the

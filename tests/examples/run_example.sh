@@ -85,6 +85,22 @@ sv() { # sv NAME...: --save NAME=$D/NAME.bin for each
 }
 save() { mapfile -t SAVES < <(sv "$@"); }
 
+# rows_cols FILE KERNEL SEED OUT BYTES RxC...: the kernels of one R x C input x and one
+# output OUT, run with rows= cols=: per case x = randn (seeds from SEED + 1 on), OUT
+# poisoned with BYTES bytes (an arithmetic expression in r and c), then the reference.
+rows_cols() {
+    local file=$1 kernel=$2 seed=$3 out=$4 bytes=$5 rc
+    shift 5
+    for rc in "$@"; do
+        local r=${rc%x*} c=${rc#*x}
+        case_dir "$rc"; seed=$((seed + 1))
+        poison "$D/$out.poison" $((bytes))
+        save x "$out"
+        tc "$file" "$kernel" x=randn:$((r * c)):$seed "$out"=@"$D/$out.poison" rows=$r cols=$c \
+            "${SAVES[@]}" && ref "$kernel" rows=$r cols=$c
+    done
+}
+
 t_vector_add() {
     local n seed=1
     for n in 1 1000 4097; do
@@ -96,17 +112,7 @@ t_vector_add() {
     done
 }
 
-t_softmax() {
-    local rc seed=10
-    for rc in 1x1 3x1000 17x4096 4x257; do
-        local r=${rc%x*} c=${rc#*x}
-        case_dir "$rc"; seed=$((seed + 1))
-        poison "$D/out.poison" $((r * c * 4))
-        save x out
-        tc softmax.tile softmax x=randn:$((r * c)):$seed out=@"$D/out.poison" rows=$r cols=$c \
-            "${SAVES[@]}" && ref softmax rows=$r cols=$c
-    done
-}
+t_softmax() { rows_cols softmax.tile softmax 10 out 'r * c * 4' 1x1 3x1000 17x4096 4x257; }
 
 t_layernorm() {
     local rc seed=20
@@ -149,29 +155,9 @@ t_row_stats() {
     done
 }
 
-t_col_sum() {
-    local rc seed=50
-    for rc in 1x1 3x1000 100x70 33x129; do
-        local r=${rc%x*} c=${rc#*x}
-        case_dir "$rc"; seed=$((seed + 1))
-        poison "$D/out.poison" $((c * 4))
-        save x out
-        tc col_sum.tile col_sum x=randn:$((r * c)):$seed out=@"$D/out.poison" rows=$r cols=$c \
-            "${SAVES[@]}" && ref col_sum rows=$r cols=$c
-    done
-}
+t_col_sum() { rows_cols col_sum.tile col_sum 50 out 'c * 4' 1x1 3x1000 100x70 33x129; }
 
-t_logsumexp() {
-    local rc seed=60
-    for rc in 1x1 3x1000 5x4097 2x512; do
-        local r=${rc%x*} c=${rc#*x}
-        case_dir "$rc"; seed=$((seed + 1))
-        poison "$D/out.poison" $((r * 4))
-        save x out
-        tc logsumexp.tile logsumexp x=randn:$((r * c)):$seed out=@"$D/out.poison" rows=$r \
-            cols=$c "${SAVES[@]}" && ref logsumexp rows=$r cols=$c
-    done
-}
+t_logsumexp() { rows_cols logsumexp.tile logsumexp 60 out 'r * 4' 1x1 3x1000 5x4097 2x512; }
 
 t_cumsum() {
     local rc seed=70
@@ -249,16 +235,8 @@ t_distinct() {
 }
 
 t_transpose() {
-    local rc seed=110
-    for rc in 1x1 30x100 65x129 16x16; do
-        local r=${rc%x*} c=${rc#*x}
-        case_dir "$rc"; seed=$((seed + 1))
-        poison "$D/y.poison" $((r * c * 4))
-        save x y
-        tc transpose.tile transpose x=randn:$((r * c)):$seed y=@"$D/y.poison" rows=$r cols=$c \
-            "${SAVES[@]}" && ref transpose rows=$r cols=$c
-    done
-    local n
+    rows_cols transpose.tile transpose 110 y 'r * c * 4' 1x1 30x100 65x129 16x16
+    local n seed=114    # where the four transpose cases left the seeds
     for n in 1 1000 4097; do
         case_dir "interleave_$n"; seed=$((seed + 2))
         poison "$D/out.poison" $((n * 8))
@@ -296,19 +274,17 @@ t_posenc() {
 t_quantize() {
     local rc seed=140
     for rc in 1x1 3x1000 4x2048 2x31; do
-        local r=${rc%x*} c=${rc#*x}
-        case_dir "f8_$rc"; seed=$((seed + 1))
-        poison "$D/q.poison" $((r * c))
-        poison "$D/scales.poison" $((r * 4))
-        save x q scales
-        tc quantize.tile quant_f8 x=randn:$((r * c)):$seed q=@"$D/q.poison" \
-            scales=@"$D/scales.poison" rows=$r cols=$c "${SAVES[@]}" && ref quant_f8 rows=$r cols=$c
-        case_dir "i8_$rc"
-        poison "$D/q.poison" $((r * c))
-        poison "$D/scales.poison" $((r * 4))
-        save x q scales
-        tc quantize.tile quant_i8 x=randn:$((r * c)):$seed q=@"$D/q.poison" \
-            scales=@"$D/scales.poison" rows=$r cols=$c "${SAVES[@]}" && ref quant_i8 rows=$r cols=$c
+        local r=${rc%x*} c=${rc#*x} q
+        seed=$((seed + 1))
+        for q in f8 i8; do    # the same input through both formats
+            case_dir "${q}_$rc"
+            poison "$D/q.poison" $((r * c))
+            poison "$D/scales.poison" $((r * 4))
+            save x q scales
+            tc quantize.tile quant_$q x=randn:$((r * c)):$seed q=@"$D/q.poison" \
+                scales=@"$D/scales.poison" rows=$r cols=$c "${SAVES[@]}" &&
+                ref quant_$q rows=$r cols=$c
+        done
     done
 }
 
@@ -389,15 +365,7 @@ t_bmm() {
 }
 
 t_tma_transpose() {
-    local rc seed=200
-    for rc in 4x4 36x100 132x260 64x64; do
-        local r=${rc%x*} c=${rc#*x}
-        case_dir "$rc"; seed=$((seed + 1))
-        poison "$D/y.poison" $((r * c * 4))
-        save x y
-        tc tma_transpose.tile tma_transpose x=randn:$((r * c)):$seed y=@"$D/y.poison" rows=$r \
-            cols=$c "${SAVES[@]}" && ref tma_transpose rows=$r cols=$c
-    done
+    rows_cols tma_transpose.tile tma_transpose 200 y 'r * c * 4' 4x4 36x100 132x260 64x64
 }
 
 t_debug() {

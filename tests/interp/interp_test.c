@@ -36,6 +36,25 @@ static const char *vector_add_ir(int block) {
     return buf;
 }
 
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Runs vector_add over n elements on `grid` programs, with x, y and out registered as
+ * buffers of `cap` floats (past n: a guard zone); returns the seconds the run took. */
+static double run_vector_add(TirModule *m, int grid, int n, int cap, float *x, float *y, float *out) {
+    Run r = {{grid, 1, 1}};
+    add_buf(&r, x, sizeof(float) * cap, "x");
+    add_buf(&r, y, sizeof(float) * cap, "y");
+    add_buf(&r, out, sizeof(float) * cap, "out");
+    TirArg args[4] = {{.p = x}, {.p = y}, {.p = out}, {.i = n}};
+    double t0 = now();
+    CHECK(run_kernel(m, "vector_add", args, &r) == 0);
+    return now() - t0;
+}
+
 static void test_vector_add(void) {
     TirModule *m = parse_ir(vector_add_ir(256));
     int n = 1000, guard = 64;
@@ -48,12 +67,7 @@ static void test_vector_add(void) {
     }
     /* The buffers include the guard zone, so a masked-off lane that wrote would go
      * unnoticed by the bounds check: the guard values catch it. */
-    Run r = {{4, 1, 1}};
-    add_buf(&r, x, sizeof(float) * (n + guard), "x");
-    add_buf(&r, y, sizeof(float) * (n + guard), "y");
-    add_buf(&r, out, sizeof(float) * (n + guard), "out");
-    TirArg args[4] = {{.p = x}, {.p = y}, {.p = out}, {.i = n}};
-    CHECK(run_kernel(m, "vector_add", args, &r) == 0);
+    run_vector_add(m, 4, n, n + guard, x, y, out);
     int bad = 0;
     for (int i = 0; i < n; i++) bad += !same_f32(out[i], x[i] + y[i]);
     CHECKF(bad == 0, "%d mismatches", bad);
@@ -1282,25 +1296,12 @@ static void test_bad_ir_no_crash(void) {
 
 /* ---- speed ---------------------------------------------------------------------------- */
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void test_perf_vector_add(void) {
     TirModule *m = parse_ir(vector_add_ir(1024));
     int n = 1 << 22;
     float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n), *out = malloc(sizeof(float) * n);
     for (int i = 0; i < n; i++) x[i] = (float)i, y[i] = 0.5f;
-    Run r = {{n / 1024, 1, 1}};
-    add_buf(&r, x, sizeof(float) * n, "x");
-    add_buf(&r, y, sizeof(float) * n, "y");
-    add_buf(&r, out, sizeof(float) * n, "out");
-    TirArg args[4] = {{.p = x}, {.p = y}, {.p = out}, {.i = n}};
-    double t0 = now();
-    CHECK(run_kernel(m, "vector_add", args, &r) == 0);
-    double dt = now() - t0;
+    double dt = run_vector_add(m, n / 1024, n, n, x, y, out);
     fprintf(stderr, "vector add 2^22: %.3f s\n", dt);
     CHECK(out[12345] == 12345.5f && out[n - 1] == (float)(n - 1) + 0.5f);
     CHECKF(dt < 3.0, "%.2f s", dt);
