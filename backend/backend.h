@@ -20,6 +20,7 @@ typedef struct TbOptions {
      * caller can print FILE:LINE:COL with a caret.  NULL: diag with the byte offset. */
     void (*diag_at)(void *ud, uint32_t loc, const char *msg);
     void *diag_at_ud;
+    int threads;             /* threads per program, for the register budget (0: unknown) */
 } TbOptions;
 
 /* What ptxas (and the lowering) says about one kernel variant. -1: unknown. */

@@ -1,7 +1,6 @@
 /* Tile IR -> LLVM IR: the kernel, value bookkeeping, structured control flow, and the
  * dispatch to the per-area lowerings (lower_elem.c, lower_mem.c, lower_reduce.c). */
 #include "tb_internal.h"
-#include "passes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +28,29 @@ LLVMValueRef *tb_elems(TbLower *L, int n) {
     return tir_alloc(L->m->arena, (size_t)(n > 0 ? n : 1) * sizeof(LLVMValueRef));
 }
 
+TbVal *tb_val_lazy(TbLower *L, const TirValue *v) {
+    if (!v || v->id < 0 || v->id >= L->nvals) return NULL;
+    TbVal *x = &L->vals[v->id];
+    return x->e || x->lim ? x : NULL;
+}
+
+/* A limit-form mask's elements are built where they are used, once per LLVM block:
+ * compares issued at the definition would keep one predicate per element live until
+ * the last use (layernorm BLOCK=16384: 128 of them, and spills). */
 TbVal *tb_val(TbLower *L, const TirValue *v) {
-    if (!v || v->id < 0 || v->id >= L->nvals || !L->vals[v->id].e) return NULL;
-    return &L->vals[v->id];
+    TbVal *x = tb_val_lazy(L, v);
+    if (!x || !x->lim) return x;
+    LLVMBasicBlockRef bb = LLVMGetInsertBlock(L->b);
+    if (x->e && x->mat_bb == bb) return x;
+    LLVMTypeRef it = LLVMTypeOf(x->lim);
+    LLVMValueRef *e = tb_elems(L, x->n);
+    for (int i = 0; i < x->n; i++)
+        e[i] = i > 0 && x->lo[i] == x->lo[i - 1]
+                   ? e[i - 1]
+                   : LLVMBuildICmp(L->b, LLVMIntSGT, x->lim, LLVMConstInt(it, (unsigned long long)x->lo[i], 1), "");
+    x->e = e;
+    x->mat_bb = bb;
+    return x;
 }
 
 void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e) { tb_set_affine(L, v, n, e, NULL, NULL); }
@@ -42,6 +61,16 @@ void tb_set_affine(TbLower *L, const TirValue *v, int n, LLVMValueRef *e, LLVMVa
     L->vals[v->id].e = e;
     L->vals[v->id].ab = ao ? ab : NULL;
     L->vals[v->id].ao = ab ? ao : NULL;
+    L->vals[v->id].lim = NULL;
+    L->vals[v->id].lo = NULL;
+}
+
+void tb_set_limit(TbLower *L, const TirValue *v, int n, LLVMValueRef lim, int64_t *lo) {
+    if (v->id < 0 || v->id >= L->nvals) return;
+    tb_set(L, v, n, NULL);
+    L->vals[v->id].lim = lim;
+    L->vals[v->id].lo = lo;
+    L->vals[v->id].mat_bb = NULL;
 }
 
 bool tb_uniform(const TbVal *x) {
@@ -473,7 +502,6 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     }
     L->threads = warps * 32;
     /* facts the layout pass also used: masks constant over groups share one compare */
-    L->ax = analysis_axisinfo(kernel);
     init_types(L);
     L->mod = LLVMModuleCreateWithNameInContext(kernel->name, c);
     L->nvals = kernel->next_id;

@@ -2,7 +2,6 @@
  * Narrow floats (f16, bf16, f8) compute in f32 and round once per op, as the
  * interpreter does (docs/ir.md). */
 #include "tb_internal.h"
-#include "passes.h"
 #include "math_consts.h"
 
 #include <math.h>
@@ -731,15 +730,17 @@ static bool lower_affine(TbLower *L, TirOp *op, TbVal **o, int n) {
     return true;
 }
 
-/* Elements of a comparison that the axis analysis proved equal (aligned groups along the
- * fastest dimension inside one thread's run) share the first one's compare: fewer
- * predicates live at once.  leader[i] is the element whose value element i takes. */
-static int *cmp_groups(TbLower *L, const TirValue *r, int n) {
-    if (!L->ax || !tir_type_is_tile(r->ty) || r->id < 0 || r->id >= L->nvals) return NULL;
+/* Elements of a comparison proven equal (aligned groups along the fastest dimension
+ * inside one thread's run: the cmp's `const` attribute, which the layout pass records
+ * from the axis analysis) share the first one's compare: fewer predicates live at
+ * once.  leader[i] is the element whose value element i takes. */
+static int *cmp_groups(TbLower *L, const TirOp *op, int n) {
+    const TirValue *r = op->res[0];
+    if (!tir_type_is_tile(r->ty)) return NULL;
     TbView v;
     if (!tb_view(L, r->ty, &v, NULL) || v.total != n) return NULL;
     int d0 = v.order[0];
-    int64_t c = L->ax[r->id].constancy[d0];
+    int64_t c = op->attr.constancy[d0];
     int spt = v.root->size_per_thread[v.rdim[d0]];
     if (c > spt) c = spt;
     if (c > v.n[d0]) c = v.n[d0];
@@ -752,6 +753,40 @@ static int *cmp_groups(TbLower *L, const TirValue *r, int n) {
         lead[i] = tb_view_index(&v, j);
     }
     return lead;
+}
+
+/* `x < n` (or <=, or mirrored) of a signed affine x (base + constant offsets) and a
+ * per-thread n, as one limit per thread: lim = sat(n - base), element i is
+ * `lo[i] < lim` with lo[i] the offset (minus one for <=).  Exact wherever base + offset
+ * does not overflow (the affine form's assumption); the saturating subtraction keeps the
+ * answer right when n - base does not fit.  Elements of one proven-constant run share
+ * their leader's compare.  >, >= and unsigned compares keep the general path. */
+static bool lower_cmp_limit(TbLower *L, TirOp *op, TbVal **o, int n, const int *lead) {
+    TirType t = op->opnd[0]->ty;
+    TirScalar s = (TirScalar)t.elem;
+    if (t.ptr || (s != TIR_I32 && s != TIR_I64)) return false;
+    TirCmp p = (TirCmp)op->attr.i[0];
+    int xi;
+    bool le;
+    if (p == TIR_CMP_LT || p == TIR_CMP_LE) {
+        xi = 0;
+        le = p == TIR_CMP_LE;
+    } else if (p == TIR_CMP_GT || p == TIR_CMP_GE) {
+        xi = 1; /* n > x  is  x < n */
+        le = p == TIR_CMP_GE;
+    } else {
+        return false;
+    }
+    TbVal *x = o[xi], *lim_v = o[1 - xi];
+    if (!x->ab || x->n != n || !tb_uniform(lim_v)) return false;
+    LLVMTypeRef it = LLVMTypeOf(x->ab);
+    if (LLVMTypeOf(lim_v->e[0]) != it) return false;
+    LLVMValueRef args[2] = {lim_v->e[0], x->ab};
+    LLVMValueRef lim = tb_call_intr(L, "llvm.ssub.sat", &it, 1, args, 2);
+    int64_t *lo = tir_alloc(L->m->arena, (size_t)n * sizeof *lo);
+    for (int i = 0; i < n; i++) lo[i] = x->ao[lead ? lead[i] : i] - (le ? 1 : 0);
+    tb_set_limit(L, op->res[0], n, lim, lo);
+    return true;
 }
 
 /* Float division of a tile (f32, and narrow floats computed in f32).  By a value the same
@@ -811,7 +846,8 @@ void tb_lower_elementwise(TbLower *L, TirOp *op) {
     /* Operands the same in every element (splats, per-thread scalars): one computation. */
     bool uniform = n > 1;
     for (int k = 0; k < op->nopnd && k < 3; k++) uniform = uniform && tb_uniform(o[k]);
-    int *lead = op->code == TIR_OP_CMP && n > 1 ? cmp_groups(L, r, n) : NULL;
+    int *lead = op->code == TIR_OP_CMP && n > 1 ? cmp_groups(L, op, n) : NULL;
+    if (op->code == TIR_OP_CMP && n > 1 && !uniform && lower_cmp_limit(L, op, o, n, lead)) return;
     LLVMValueRef *e = tb_elems(L, n);
 #define EL(k) (o[k]->e[o[k]->n == 1 ? 0 : i])
     for (int i = 0; i < n; i++) {

@@ -144,8 +144,13 @@ typedef struct TirAttr {
     const char *s;           /* string attribute or NULL */
     /* Shared-memory scratch of an op that exchanges data between warps (reductions,
      * scans, layout conversions, trans/reshape): byte offset and size, set by the
-     * smem_alloc pass; smem_bytes 0: none.  Not part of the text form. */
+     * smem_alloc pass; smem_bytes 0: none.  Printed as `smem=[OFF, BYTES]`. */
     int32_t smem_off, smem_bytes;
+    /* cmp: along dimension d the result is equal over aligned runs of constancy[d]
+     * elements (a power of two; 0 or 1: nothing known).  Recorded by the layout pass
+     * from analysis_axisinfo so that the backend can share one predicate per run
+     * without running the analysis itself.  Printed as `const=[1, 8]`. */
+    int32_t constancy[TIR_MAXRANK];
 } TirAttr;
 
 struct TirOp {

@@ -812,7 +812,52 @@ static const struct {
 };
 
 /* ATTRS := '{' KEY '=' VALUE (',' KEY '=' VALUE)* '}' ; which keys each op takes is data. */
-static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float, int *nperm) {
+/* Keys any op of a kind may carry besides its own: facts that passes record. */
+static bool parse_pass_attr(Parser *p, TirOpcode code, TirAttr *a, size_t ks, size_t kn, int *nconst,
+                            bool *handled) {
+    *handled = true;
+    if ((code == TIR_OP_LOAD || code == TIR_OP_STORE) && kn == 3 && memcmp(p->src + ks, "vec", 3) == 0) {
+        /* the per-access vector width: elements per ld/st, a power of two */
+        p->pos += kn;
+        if (!expect(p, '=', "after an attribute name") || !parse_int(p, &a->i[1], "vec")) return false;
+        if (a->i[1] < 1 || a->i[1] > 16 || (a->i[1] & (a->i[1] - 1))) {
+            error_at(p, ks, "vec must be a power of two from 1 to 16");
+            return false;
+        }
+        return true;
+    }
+    if (code == TIR_OP_CMP && kn == 5 && memcmp(p->src + ks, "const", 5) == 0) {
+        /* constancy runs per dimension (layout pass), powers of two */
+        p->pos += kn;
+        if (!expect(p, '=', "after an attribute name") ||
+            !parse_int_list(p, a->constancy, nconst, TIR_MAXRANK, "const"))
+            return false;
+        for (int d = 0; d < *nconst; d++)
+            if (a->constancy[d] < 1 || a->constancy[d] > (1 << 30) || (a->constancy[d] & (a->constancy[d] - 1))) {
+                error_at(p, ks, "const entries must be powers of two from 1 to 2^30");
+                return false;
+            }
+        return true;
+    }
+    if (kn == 4 && memcmp(p->src + ks, "smem", 4) == 0) {
+        /* shared scratch placement (smem_alloc): [offset, bytes] */
+        int32_t v[2];
+        int nv = 0;
+        p->pos += kn;
+        if (!expect(p, '=', "after an attribute name") || !parse_int_list(p, v, &nv, 2, "smem")) return false;
+        if (nv != 2 || v[0] < 0 || v[1] <= 0 || v[0] > INT32_MAX - v[1]) {
+            error_at(p, ks, "smem must be [OFFSET, BYTES] with OFFSET >= 0 and BYTES > 0");
+            return false;
+        }
+        a->smem_off = v[0];
+        a->smem_bytes = v[1];
+        return true;
+    }
+    *handled = false;
+    return true;
+}
+
+static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float, int *nperm, int *nconst) {
     TirAttrKind kind = tir_attr_kind(code);
     int form = -1;
     for (size_t i = 0; i < sizeof attr_forms / sizeof attr_forms[0]; i++)
@@ -838,14 +883,9 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
             ws(p);
             size_t ks = p->pos, kn = ident_len(p);
             int which = -1;
-            if ((code == TIR_OP_LOAD || code == TIR_OP_STORE) && kn == 3 && memcmp(p->src + ks, "vec", 3) == 0) {
-                /* the per-access vector width: elements per ld/st, a power of two */
-                p->pos += kn;
-                if (!expect(p, '=', "after an attribute name") || !parse_int(p, &a->i[1], "vec")) return false;
-                if (a->i[1] < 1 || a->i[1] > 16 || (a->i[1] & (a->i[1] - 1))) {
-                    error_at(p, ks, "vec must be a power of two from 1 to 16");
-                    return false;
-                }
+            bool handled;
+            if (!parse_pass_attr(p, code, a, ks, kn, nconst, &handled)) return false;
+            if (handled) {
                 ws(p);
                 continue;
             }
@@ -964,8 +1004,8 @@ static bool parse_op(Parser *p, TirBlock *blk, NameRef **resbuf, size_t *rescap)
     TirAttr attr;
     memset(&attr, 0, sizeof attr);
     bool const_float = false;
-    int nperm = 0;
-    if (!parse_attrs(p, (TirOpcode)code, &attr, &const_float, &nperm)) goto poison;
+    int nperm = 0, nconst = 0;
+    if (!parse_attrs(p, (TirOpcode)code, &attr, &const_float, &nperm, &nconst)) goto poison;
 
     /* operands */
     size_t nopnd = 0, capopnd = 8;
@@ -1010,6 +1050,10 @@ static bool parse_op(Parser *p, TirBlock *blk, NameRef **resbuf, size_t *rescap)
     if (code == TIR_OP_CONSTANT && nres == 1 && const_float &&
         (rtypes[0].ptr || !tir_scalar_is_float((TirScalar)rtypes[0].elem))) {
         error_at(p, name_off, "float value for a constant of integer type");
+        goto fail;
+    }
+    if (code == TIR_OP_CMP && nres == 1 && nconst && nconst != (rtypes[0].rank > 0 ? rtypes[0].rank : 1)) {
+        error_at(p, name_off, "const has %d entries for a result of rank %d", nconst, rtypes[0].rank);
         goto fail;
     }
     if (code == TIR_OP_TRANS && nres == 1 && nperm != rtypes[0].rank) {

@@ -107,68 +107,112 @@ static bool has_vec(const TirOp *op) {
     return (op->code == TIR_OP_LOAD || op->code == TIR_OP_STORE) && op->attr.i[1] > 1;
 }
 
-static void put_attrs(Printer *p, const TirOp *op) {
-    FILE *out = p->out;
+/* const=[..]: a cmp's proven constancy runs (layout pass), when any run is longer than 1. */
+static bool has_constancy(const TirOp *op) {
+    if (op->code != TIR_OP_CMP) return false;
+    for (int d = 0; d < TIR_MAXRANK; d++)
+        if (op->attr.constancy[d] > 1) return true;
+    return false;
+}
+
+/* One attribute dictionary: the op's own attributes, then the facts passes record
+ * (vec, const, smem), all inside one `{...}`. */
+typedef struct {
+    FILE *out;
+    bool open;
+} AttrOut;
+
+static void key(AttrOut *o, const char *k) {
+    fputs(o->open ? ", " : " {", o->out);
+    o->open = true;
+    fputs(k, o->out);
+    fputc('=', o->out);
+}
+
+static void put_own_attrs(AttrOut *o, const TirOp *op) {
+    FILE *out = o->out;
     const TirAttr *a = &op->attr;
-    if (op->code == TIR_OP_STORE && has_vec(op)) {
-        fprintf(out, " {vec=%lld}", (long long)a->i[1]);
-        return;
-    }
     switch (tir_attr_kind((TirOpcode)op->code)) {
     case TIR_A_NONE: return;
     case TIR_A_VALUE: {
         TirType t = op->nres ? op->res[0]->ty : tir_scalar_type(TIR_I32);
-        fputs(" {value=", out);
+        key(o, "value");
         if (!t.ptr && tir_scalar_is_float((TirScalar)t.elem))
             put_double(out, a->fval);
         else if (!t.ptr && t.elem == TIR_U64)
             fprintf(out, "%llu", (unsigned long long)a->ival);
         else
             fprintf(out, "%lld", (long long)a->ival);
-        fputc('}', out);
         return;
     }
-    case TIR_A_RANGE: fprintf(out, " {start=%lld, end=%lld}", (long long)a->i[0], (long long)a->i[1]); return;
-    case TIR_A_AXIS: fprintf(out, " {axis=%lld}", (long long)a->i[0]); return;
-    case TIR_A_PRED:
-        if (a->i[0] >= 0 && a->i[0] < 6)
-            fprintf(out, " {pred=%s}", tir_cmp_names[a->i[0]]);
-        else
-            fprintf(out, " {pred=%lld}", (long long)a->i[0]);
+    case TIR_A_RANGE:
+        key(o, "start");
+        fprintf(out, "%lld", (long long)a->i[0]);
+        key(o, "end");
+        fprintf(out, "%lld", (long long)a->i[1]);
         return;
-    case TIR_A_N: fprintf(out, " {n=%lld}", (long long)a->i[0]); return;
+    case TIR_A_AXIS: key(o, "axis"); fprintf(out, "%lld", (long long)a->i[0]); return;
+    case TIR_A_PRED:
+        key(o, "pred");
+        if (a->i[0] >= 0 && a->i[0] < 6)
+            fputs(tir_cmp_names[a->i[0]], out);
+        else
+            fprintf(out, "%lld", (long long)a->i[0]);
+        return;
+    case TIR_A_N: key(o, "n"); fprintf(out, "%lld", (long long)a->i[0]); return;
     case TIR_A_CACHE:
         if (a->s && *a->s) {
-            fputs(" {cache=", out);
+            key(o, "cache");
             put_string(out, a->s);
-            if (has_vec(op)) fprintf(out, ", vec=%lld", (long long)a->i[1]);
-            fputc('}', out);
-        } else if (has_vec(op)) {
-            fprintf(out, " {vec=%lld}", (long long)a->i[1]);
         }
         return;
     case TIR_A_TF32:
-        if (a->i[0]) fprintf(out, " {tf32=%lld}", (long long)a->i[0]);
+        if (a->i[0]) {
+            key(o, "tf32");
+            fprintf(out, "%lld", (long long)a->i[0]);
+        }
         return;
     case TIR_A_PERM: {
         int rank = op->nres ? op->res[0]->ty.rank : 0;
-        fputs(" {perm=[", out);
+        key(o, "perm");
+        fputc('[', out);
         for (int i = 0; i < rank; i++) fprintf(out, i ? ", %lld" : "%lld", (long long)a->i[i]);
-        fputs("]}", out);
+        fputc(']', out);
         return;
     }
     case TIR_A_LABEL:
     case TIR_A_MSG:
-        fputs(tir_attr_kind((TirOpcode)op->code) == TIR_A_LABEL ? " {label=" : " {msg=", out);
+        key(o, tir_attr_kind((TirOpcode)op->code) == TIR_A_LABEL ? "label" : "msg");
         put_string(out, a->s);
-        fputc('}', out);
         return;
     case TIR_A_CALLEE:
-        fputs(" {callee=@", out);
+        key(o, "callee");
+        fputc('@', out);
         put_name(out, a->s ? a->s : "");
-        fputc('}', out);
         return;
     }
+}
+
+static void put_attrs(Printer *p, const TirOp *op) {
+    AttrOut o = {p->out, false};
+    const TirAttr *a = &op->attr;
+    put_own_attrs(&o, op);
+    if (has_vec(op)) {
+        key(&o, "vec");
+        fprintf(o.out, "%lld", (long long)a->i[1]);
+    }
+    if (has_constancy(op)) {
+        int rank = op->nres && op->res[0]->ty.rank > 0 ? op->res[0]->ty.rank : 1;
+        key(&o, "const");
+        fputc('[', o.out);
+        for (int d = 0; d < rank; d++) fprintf(o.out, d ? ", %d" : "%d", a->constancy[d] > 1 ? a->constancy[d] : 1);
+        fputc(']', o.out);
+    }
+    if (a->smem_bytes > 0) {
+        key(&o, "smem");
+        fprintf(o.out, "[%d, %d]", a->smem_off, a->smem_bytes);
+    }
+    if (o.open) fputc('}', o.out);
 }
 
 static void indent(FILE *out, int depth) {

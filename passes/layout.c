@@ -51,6 +51,7 @@ typedef struct {
     TirFunc *f;
     TirModule *m;
     TirAxisInfo *ax;
+    int32_t nax;             /* entries of ax: the value ids when it was computed */
     Uf uf;
     ClassInfo *cls;          /* by root id */
     int errors;
@@ -270,6 +271,18 @@ static bool vec_op(TirOp *op, void *ud) {
     return true;
 }
 
+/* Record what the backend needs from the axis analysis in the IR itself (it links no
+ * passes): a comparison's constancy runs, so that one predicate serves each run. */
+static bool constancy_op(TirOp *op, void *ud) {
+    Lay *L = ud;
+    if (op->code != TIR_OP_CMP || op->nres != 1) return true;
+    TirValue *r = op->res[0];
+    memset(op->attr.constancy, 0, sizeof op->attr.constancy);
+    if (!tir_type_is_tile(r->ty) || r->id < 0 || r->id >= L->nax) return true;
+    for (int d = 0; d < r->ty.rank; d++) op->attr.constancy[d] = L->ax[r->id].constancy[d];
+    return true;
+}
+
 static int layout_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
     Lay L;
     memset(&L, 0, sizeof L);
@@ -277,6 +290,7 @@ static int layout_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
     L.f = f;
     L.m = m;
     L.ax = analysis_axisinfo(f);
+    L.nax = f->next_id;
     L.uf.n = f->next_id;
     int32_t n = L.uf.n > 0 ? L.uf.n : 1;
     L.uf.parent = tir_alloc(m->arena, (size_t)n * sizeof *L.uf.parent);
@@ -309,6 +323,7 @@ static int layout_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
     }
     tir_walk_func(f, fix_op, &L);
     tir_walk_func(f, vec_op, &L);
+    tir_walk_func(f, constancy_op, &L);
     return L.errors;
 }
 

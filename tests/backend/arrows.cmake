@@ -1,0 +1,27 @@
+# DESIGN.md's arrows for the backend: it may include ir/ headers, llvm-c and its own
+# headers only, and link tile_ir (and LLVM) only.  What it needs from the passes'
+# analyses is recorded in the IR by the passes (vec, const, smem attributes).
+cmake_minimum_required(VERSION 3.16)
+#   -DSRC=backend folder  -DLIBS=tile_backend's LINK_LIBRARIES
+file(GLOB files ${SRC}/*.c ${SRC}/*.h)
+set(allowed "ir.h;ops.def;backend.h;tb_internal.h;math_consts.h")
+set(bad "")
+foreach(f ${files})
+  file(STRINGS ${f} incs REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  foreach(line ${incs})
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" h "${line}")
+    if(NOT h IN_LIST allowed)
+      list(APPEND bad "${f}: #include \"${h}\"")
+    endif()
+  endforeach()
+endforeach()
+foreach(lib ${LIBS})
+  if(lib MATCHES "^tile_" AND NOT lib STREQUAL "tile_ir")
+    list(APPEND bad "tile_backend links ${lib}")
+  endif()
+endforeach()
+if(bad)
+  string(REPLACE ";" "\n" bad "${bad}")
+  message(FATAL_ERROR "backend arrows broken:\n${bad}")
+endif()
+message(STATUS "backend includes ir/ and its own headers only; links: ${LIBS}")
