@@ -32,7 +32,7 @@ import triton_kernels as tk  # noqa: E402
 def median_ms(fn):
     fn()
     torch.cuda.synchronize()
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+    return triton.testing.do_bench(fn, warmup=50, rep=300, return_mode="median")
 
 
 class Row:
