@@ -28,7 +28,7 @@ LLVMValueRef *tb_elems(TbLower *L, int n) {
     return tir_alloc(L->m->arena, (size_t)(n > 0 ? n : 1) * sizeof(LLVMValueRef));
 }
 
-TbVal *tb_val_lazy(TbLower *L, const TirValue *v) {
+static TbVal *val_slot(TbLower *L, const TirValue *v) {
     if (!v || v->id < 0 || v->id >= L->nvals) return NULL;
     TbVal *x = &L->vals[v->id];
     return x->e || x->lim ? x : NULL;
@@ -38,7 +38,7 @@ TbVal *tb_val_lazy(TbLower *L, const TirValue *v) {
  * compares issued at the definition would keep one predicate per element live until
  * the last use (layernorm BLOCK=16384: 128 of them, and spills). */
 TbVal *tb_val(TbLower *L, const TirValue *v) {
-    TbVal *x = tb_val_lazy(L, v);
+    TbVal *x = val_slot(L, v);
     if (!x || !x->lim) return x;
     LLVMBasicBlockRef bb = LLVMGetInsertBlock(L->b);
     if (x->e && x->mat_bb == bb) return x;

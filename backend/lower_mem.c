@@ -154,24 +154,15 @@ static int addr_text(char *buf, size_t cap, int arg, int64_t imm) {
     return snprintf(buf, cap, "[$%d]", arg);
 }
 
-/* A limit-form mask tested inside the asm: `{ .reg .pred %tp; setp.gt.sNN %tp, $arg, lo;`
- * opens the statement (closed by limit_close), and `@%tp` predicates the access. */
-static int limit_open(TbLower *L, char *text, size_t cap, LLVMValueRef lim, int arg, int64_t lo) {
-    bool wide = LLVMTypeOf(lim) == L->i64;
-    return snprintf(text, cap, "{\n\t.reg .pred %%tp;\n\tsetp.gt.s%d %%tp, $%d, %lld;\n\t", wide ? 64 : 32, arg,
-                    (long long)lo);
-}
-
 void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
-                   const int64_t *po, LLVMValueRef *maskv, LLVMValueRef mlim, const int64_t *mlo,
-                   LLVMValueRef *otherv, const char *cache, LLVMValueRef *e) {
+                   const int64_t *po, LLVMValueRef *maskv, LLVMValueRef *otherv, const char *cache,
+                   LLVMValueRef *e) {
     int eb = mem_bytes(et);
     LLVMTypeRef mt = mem_elem(L, et);
-    if (!mlo) mlim = NULL;
     for (int g = 0; g < n; g += v) {
         int bytes = v * eb;
         LLVMValueRef xs[16];
-        if (!maskv && !mlim && !*cache) {
+        if (!maskv && !*cache) {
             LLVMTypeRef vt = v > 1 ? LLVMVectorType(mt, (unsigned)v) : mt;
             LLVMValueRef vec = LLVMBuildLoad2(L->b, vt, ptrs[g], "");
             LLVMSetAlignment(vec, (unsigned)(v > 1 ? bytes : eb));
@@ -180,16 +171,12 @@ void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLV
             Words w = words_for(L, bytes);
             char text[512], cons[128];
             int k = 0, c = 0;
-            int ai = w.nw, pi = w.nw + 1;
-            if (mlim) k += limit_open(L, text, sizeof text, mlim, pi, mlo[g]);
             /* zero the outputs first so masked-off lanes never read undefined registers */
             for (int i = 0; i < w.nw; i++)
                 k += snprintf(text + k, sizeof text - (size_t)k, "mov%s $%d, 0;\n\t",
                               w.nw > 1 || bytes >= 4 ? ".b32" : ".b16", i);
-            if (mlim)
-                k += snprintf(text + k, sizeof text - (size_t)k, "@%%tp ");
-            else if (maskv)
-                k += snprintf(text + k, sizeof text - (size_t)k, "@$%d ", pi);
+            int ai = w.nw, pi = w.nw + 1;
+            if (maskv) k += snprintf(text + k, sizeof text - (size_t)k, "@$%d ", pi);
             k += snprintf(text + k, sizeof text - (size_t)k, "ld.global%s%s%s ", cache, w.vec, w.ptxt);
             if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "{");
             for (int i = 0; i < w.nw; i++)
@@ -199,20 +186,17 @@ void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLV
             LLVMValueRef addr = asm_addr(ptrs, pb, po, g, &imm);
             k += snprintf(text + k, sizeof text - (size_t)k, ", ");
             k += addr_text(text + k, sizeof text - (size_t)k, ai, imm);
-            snprintf(text + k, sizeof text - (size_t)k, mlim ? ";\n\t}" : ";");
+            snprintf(text + k, sizeof text - (size_t)k, ";");
             for (int i = 0; i < w.nw; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "=%s,", w.cons);
             c += snprintf(cons + c, sizeof cons - (size_t)c, "l");
-            if (mlim)
-                snprintf(cons + c, sizeof cons - (size_t)c, LLVMTypeOf(mlim) == L->i64 ? ",l" : ",r");
-            else if (maskv)
-                snprintf(cons + c, sizeof cons - (size_t)c, ",b");
-            LLVMValueRef args[2] = {addr, mlim ? mlim : maskv ? maskv[g] : NULL};
+            if (maskv) snprintf(cons + c, sizeof cons - (size_t)c, ",b");
+            LLVMValueRef args[2] = {addr, maskv ? maskv[g] : NULL};
             LLVMTypeRef rt = w.wt;
             if (w.nw > 1) {
                 LLVMTypeRef fields[4] = {w.wt, w.wt, w.wt, w.wt};
                 rt = LLVMStructTypeInContext(L->c, fields, (unsigned)w.nw, 0);
             }
-            LLVMValueRef call = tb_asm(L, rt, text, cons, args, maskv || mlim ? 2 : 1, true);
+            LLVMValueRef call = tb_asm(L, rt, text, cons, args, maskv ? 2 : 1, true);
             LLVMValueRef wv[4];
             for (int i = 0; i < w.nw; i++)
                 wv[i] = w.nw > 1 ? LLVMBuildExtractValue(L->b, call, (unsigned)i, "") : call;
@@ -230,22 +214,12 @@ void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLV
     }
 }
 
-static bool all_null(const TbVal *x) {
-    for (int i = 0; i < x->n; i++)
-        if (!LLVMIsNull(x->e[i])) return false;
-    return true;
-}
-
 void tb_lower_load(TbLower *L, TirOp *op) {
     TirValue *r = op->res[0];
     TbVal *p = tb_val(L, op->opnd[0]);
-    TbVal *mask = op->nopnd > 1 ? tb_val_lazy(L, op->opnd[1]) : NULL;
+    TbVal *mask = op->nopnd > 1 ? tb_val(L, op->opnd[1]) : NULL;
     TbVal *other = op->nopnd > 2 ? tb_val(L, op->opnd[2]) : NULL;
-    if (!p || (op->nopnd > 1 && !mask)) return;
-    /* a limit-form mask is tested inside the PTX; its elements are needed only to pick
-     * a nonzero `other` */
-    bool in_asm = mask && mask->lim && !(other && !all_null(other));
-    if (mask && !in_asm) mask = tb_val(L, op->opnd[1]);
+    if (!p) return;
     TbView view, *vp = NULL;
     int n = 1;
     if (tir_type_is_tile(r->ty)) {
@@ -260,8 +234,7 @@ void tb_lower_load(TbLower *L, TirOp *op) {
     TirType et = tir_elem_type(r->ty);
     int v = vector_width(L, op, vp, mem_bytes(et));
     LLVMValueRef *e = tb_elems(L, n);
-    tb_emit_loads(L, et, n, v, p->e, p->ab, p->ao, mask && !in_asm ? mask->e : NULL,
-                  in_asm ? mask->lim : NULL, in_asm ? mask->lo : NULL, other ? other->e : NULL,
+    tb_emit_loads(L, et, n, v, p->e, p->ab, p->ao, mask ? mask->e : NULL, other ? other->e : NULL,
                   cache_mod(L, op), e);
     tb_set(L, r, n, e);
 }
@@ -272,7 +245,7 @@ void tb_lower_store(TbLower *L, TirOp *op) {
         return;
     }
     TbVal *p = tb_val(L, op->opnd[0]), *x = tb_val(L, op->opnd[1]);
-    TbVal *mask = op->nopnd > 2 ? tb_val_lazy(L, op->opnd[2]) : NULL;
+    TbVal *mask = op->nopnd > 2 ? tb_val(L, op->opnd[2]) : NULL;
     TirType vt = op->opnd[1]->ty;
     TbView view, *vp = NULL;
     int n = 1;
@@ -285,30 +258,25 @@ void tb_lower_store(TbLower *L, TirOp *op) {
     } else {
         owner = LLVMBuildICmp(L->eb, LLVMIntEQ, L->tid, tb_i32(L, 0), "");
     }
-    if (!p || !x || (op->nopnd > 2 && !mask)) return;
-    bool in_asm = mask && mask->lim && !owner;
-    if (mask && !in_asm) mask = tb_val(L, op->opnd[2]);
     if (p->n != n || x->n != n || (mask && mask->n != n)) {
         tb_error(L, op, "internal: store operands do not match the value's layout");
         return;
     }
     TirType et = tir_elem_type(vt);
     int v = vector_width(L, op, vp, mem_bytes(et));
-    tb_emit_stores(L, et, n, v, p->e, p->ab, p->ao, x->e, mask && !in_asm ? mask->e : NULL,
-                   in_asm ? mask->lim : NULL, in_asm ? mask->lo : NULL, owner, cache_mod(L, op));
+    tb_emit_stores(L, et, n, v, p->e, p->ab, p->ao, x->e, mask ? mask->e : NULL, owner, cache_mod(L, op));
 }
 
 /* n elements to ptrs[] in groups of v, where owner (NULL: everywhere) and mask[] hold. */
 void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
-                    const int64_t *po, LLVMValueRef *vals, LLVMValueRef *maskv, LLVMValueRef mlim,
-                    const int64_t *mlo, LLVMValueRef owner, const char *cache) {
+                    const int64_t *po, LLVMValueRef *vals, LLVMValueRef *maskv, LLVMValueRef owner,
+                    const char *cache) {
     int eb = mem_bytes(et);
     LLVMTypeRef mt = mem_elem(L, et);
-    if (!mlo || owner) mlim = NULL; /* the caller passes mask[] with an owner */
     for (int g = 0; g < n; g += v) {
         int bytes = v * eb;
-        LLVMValueRef pred = mlim ? mlim : owner;
-        if (maskv && !mlim) pred = pred ? LLVMBuildAnd(L->b, pred, maskv[g], "") : maskv[g];
+        LLVMValueRef pred = owner;
+        if (maskv) pred = pred ? LLVMBuildAnd(L->b, pred, maskv[g], "") : maskv[g];
         bool plain = !pred && !*cache;
         Words w = words_for(L, bytes);
         LLVMValueRef args[6], vec = NULL;
@@ -338,25 +306,17 @@ void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LL
         if (pred) args[na++] = pred;
         char text[256], cons[128];
         int k = 0, c = 0;
-        if (mlim) {
-            k += limit_open(L, text, sizeof text, mlim, w.nw + 1, mlo[g]);
-            k += snprintf(text + k, sizeof text - (size_t)k, "@%%tp ");
-        } else if (pred) {
-            k += snprintf(text + k, sizeof text - (size_t)k, "@$%d ", w.nw + 1);
-        }
+        if (pred) k += snprintf(text + k, sizeof text - (size_t)k, "@$%d ", w.nw + 1);
         k += snprintf(text + k, sizeof text - (size_t)k, "st.global%s%s%s ", cache, w.vec, w.ptxt);
         k += addr_text(text + k, sizeof text - (size_t)k, w.nw, imm);
         k += snprintf(text + k, sizeof text - (size_t)k, ", ");
         if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "{");
         for (int i = 0; i < w.nw; i++) k += snprintf(text + k, sizeof text - (size_t)k, i ? ", $%d" : "$%d", i);
         if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "}");
-        snprintf(text + k, sizeof text - (size_t)k, mlim ? ";\n\t}" : ";");
+        snprintf(text + k, sizeof text - (size_t)k, ";");
         for (int i = 0; i < w.nw; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", w.cons);
         c += snprintf(cons + c, sizeof cons - (size_t)c, "l");
-        if (mlim)
-            snprintf(cons + c, sizeof cons - (size_t)c, LLVMTypeOf(mlim) == L->i64 ? ",l" : ",r");
-        else if (pred)
-            snprintf(cons + c, sizeof cons - (size_t)c, ",b");
+        if (pred) snprintf(cons + c, sizeof cons - (size_t)c, ",b");
         tb_asm(L, L->voidt, text, cons, args, na, true);
     }
 }
