@@ -3,6 +3,7 @@
 #include "tb_internal.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -97,6 +98,40 @@ static char *dup_mem(const char *p, size_t n) {
     return s;
 }
 
+/* The LLVM optimisation pipeline.  The lowering emits straight-line per-element code with
+ * the vector accesses the layout proved, so what it needs is folding, CSE, DCE, LICM and CFG
+ * cleanup.  O3's extra passes (SLP vectorisation, GVN) cost ~15 ms on a 128-element-per-thread
+ * kernel for the same PTX; default<O1> still runs the inliner, the loop pipeline and several
+ * more instcombine rounds, which on such a kernel find nothing more to do.
+ *
+ * TB_LEAN_PIPELINE is the part of O1's function simplification that this IR needs; each pass
+ * past the obvious ones earned its place against default<O1> on the example variants:
+ * nvvm-intr-range (the tid.x range: instcombine drops masks of the thread index), reassociate
+ * (operand order: ptxas gave tma_transpose 72 instead of 64 registers without it),
+ * infer-alignment (the shared scratch reads merge into ld.shared.v4), globalopt and
+ * function-attrs (the out-of-line Payne-Hanek call gets fastcc and memory(none): posenc 56
+ * instead of 40 registers without them).  Over every example variant with at least
+ * TB_LEAN_MIN_INSNS LLVM instructions before optimisation (sm_90a, plain and --div16,
+ * 2026-11-30), the ptxas registers and spills are identical to default<O1>'s and so is the
+ * PTX instruction count, except transpose 32x64 and 64x32 --div16 (208 instead of 219), at half
+ * the optimisation time (layernorm BLOCK=16384: 20 -> 9 ms).  Smaller kernels keep
+ * default<O1>: there its loop rotation and extra rounds save a few instructions or registers
+ * on some (axpby, col_sum, debug, row_stats BC=256, transpose 16x16), and its cost is a few
+ * milliseconds at most. */
+#define TB_LEAN_PIPELINE                                                                         \
+    "globalopt,cgscc(function-attrs),function(nvvm-intr-range,sroa,early-cse<memssa>,"           \
+    "simplifycfg,instcombine<no-verify-fixpoint>,reassociate,loop-mssa(licm),bdce,"              \
+    "instcombine<no-verify-fixpoint>,adce,simplifycfg,infer-alignment)"
+enum { TB_LEAN_MIN_INSNS = 800 };
+
+static const char *opt_pipeline(LLVMModuleRef mod) {
+    long n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
+    return n >= TB_LEAN_MIN_INSNS ? TB_LEAN_PIPELINE : "default<O1>";
+}
+
 int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
             size_t *len, TbReport *report, TirDiagFn diag, void *ud) {
     TbOptions defaults = {0};
@@ -144,12 +179,7 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
     times.t_build = t1 - t0;
     if (opt->opt_level) {
         LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-        /* O1, not O3: the lowering already emits straight-line per-element code with
-         * the vector accesses the layout proved, so what it needs is folding, CSE, DCE,
-         * LICM and CFG cleanup.  Every example variant gives the same PTX instruction count
-         * as with O3 (2026-11-30), at half the optimisation time; O3's extra passes (SLP
-         * vectorisation, GVN) cost ~15 ms on a 128-element-per-thread kernel. */
-        LLVMErrorRef e = LLVMRunPasses(mod, "default<O1>", tm, po);
+        LLVMErrorRef e = LLVMRunPasses(mod, opt_pipeline(mod), tm, po);
         LLVMDisposePassBuilderOptions(po);
         if (e) {
             char *msg = LLVMGetErrorMessage(e);

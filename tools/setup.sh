@@ -10,8 +10,9 @@ BUILD=${1:-build}
 
 # cmake, a C compiler, re2c and bison build the compiler; LLVM 22 (the C API with
 # the NVPTX target, and FileCheck from llvm-22-tools for the pass tests) builds the
-# GPU backend and its tests.
-packages=(cmake build-essential re2c bison llvm-22-dev llvm-22-tools)
+# GPU backend and its tests; zlib, zstd and libxml2 are what LLVM's static archives link
+# against (LLVM is linked statically when they are here: a faster-starting compiler).
+packages=(cmake build-essential re2c bison llvm-22-dev llvm-22-tools zlib1g-dev libzstd-dev libxml2-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
