@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Compiles every examples/*.tile and runs each example listed in examples/run.txt,
-# on the GPU where there is one and this build has a GPU backend, else on the
-# interpreter (it says which).
+# Compiles every examples/*.tile (to PTX where the GPU backend is built) and runs each
+# example listed in examples/run.txt, on the GPU where there is one and this build has a
+# GPU backend, else on the interpreter (it says which).
 #
 #   tools/run-examples.sh [BUILD_DIR]        (default: build)
 #
@@ -12,12 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 TILEC=$BUILD/tools/tilec
+[ -x "$TILEC" ] || [ ! -x "$BUILD/bin/tilec" ] || TILEC=$BUILD/bin/tilec   # a tools/gpu-pack.sh pack
 [ -x "$TILEC" ] || { echo "run-examples: $TILEC not built (run tools/setup.sh)" >&2; exit 1; }
 LOG=$(mktemp -d)
 trap 'rm -rf "$LOG"' EXIT
 pass=0 fail=0
 
-echo "== compiling examples/*.tile (--emit=tir)"
+# PTX where the GPU backend is built; the tile IR for kernels it cannot lower yet (`dot`).
+emit=tir
+if "$TILEC" examples/vector_add.tile --emit=ptx -o /dev/null 2>/dev/null; then emit=ptx; fi
+echo "== compiling examples/*.tile (--emit=$emit)"
 for f in examples/*.tile; do
     # Kernels with const parameters need a value: take the -D of the file's first
     # line in run.txt, if it has one.
@@ -31,8 +35,11 @@ for f in examples/*.tile; do
             esac
         done
     fi
-    if "$TILEC" "$f" --emit=tir ${defs[@]+"${defs[@]}"} -o "$LOG/out.tir" 2>"$LOG/err"; then
-        echo "ok    compile $f"; pass=$((pass + 1))
+    if "$TILEC" "$f" --emit=$emit ${defs[@]+"${defs[@]}"} -o "$LOG/out" 2>"$LOG/err"; then
+        echo "ok    compile $f ($emit)"; pass=$((pass + 1))
+    elif [ "$emit" = ptx ] && grep -q "dot is not supported by the GPU backend yet" "$LOG/err" &&
+         "$TILEC" "$f" --emit=tir ${defs[@]+"${defs[@]}"} -o "$LOG/out" 2>"$LOG/err"; then
+        echo "ok    compile $f (tir: dot is not lowered to the GPU yet)"; pass=$((pass + 1))
     else
         echo "FAIL  compile $f"; sed 's/^/      /' "$LOG/err"; fail=$((fail + 1))
     fi
@@ -57,9 +64,13 @@ if [ -f examples/run.txt ]; then
     while read -r file kernel rest; do
         case "$file" in ''|'#'*) continue ;; esac
         read -r -a args <<<"$rest"
-        if "$TILEC" run "$file" --kernel "$kernel" --device="$device" ${args[@]+"${args[@]}"} \
+        dev=$device note=""
+        if [ "$device" = cuda ] && grep -q "dot(" "$file"; then
+            dev=interp note=" (interpreter: dot is not lowered to the GPU yet)"
+        fi
+        if "$TILEC" run "$file" --kernel "$kernel" --device="$dev" ${args[@]+"${args[@]}"} \
             >"$LOG/out" 2>"$LOG/err" </dev/null; then
-            echo "ok    run $file $kernel"; pass=$((pass + 1))
+            echo "ok    run $file $kernel$note"; pass=$((pass + 1))
         else
             echo "FAIL  run $file $kernel $rest"; sed 's/^/      /' "$LOG/err" | head -20
             fail=$((fail + 1))
