@@ -526,6 +526,49 @@ static SVal const_sval(TfConst v, bool untyped, TirScalar s) {
                                                                   ? TIR_I64 : TIR_I32) : s);
 }
 
+/* Edit distance of a and b, or a number above `limit` as soon as it exceeds it (names are
+ * short; the rows are bounded so a long name costs nothing). */
+static int edit_distance(const char *a, const char *b, int limit) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return limit + 1;
+    int row[65];
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0], best = row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v) v = up + 1;
+            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+            if (v < best) best = v;
+        }
+        if (best > limit) return limit + 1;
+    }
+    return row[lb];
+}
+
+static void consider(const char **best, int *bestd, const char *name, const char *cand) {
+    int d = edit_distance(name, cand, 2);
+    if (d < *bestd && d <= (strlen(name) > 3 ? 2 : 1)) {
+        *best = cand;
+        *bestd = d;
+    }
+}
+
+/* The visible name closest to `name` (a typo's likely meaning), or NULL. */
+static const char *closest_name(SemaCtx *c, const char *name) {
+    const char *best = NULL;
+    int bestd = 3;
+    for (Binding *b = c->scope; b; b = b->prev) consider(&best, &bestd, name, b->name);
+    if (!c->fn && c->variant)
+        for (int i = 0; i < c->variant->nconsts; i++)
+            consider(&best, &bestd, name, c->variant->consts[i].name);
+    for (int i = 0; i < c->file->nconsts; i++) consider(&best, &bestd, name, c->file->consts[i].name);
+    return best;
+}
+
 static SVal ev_name(SemaCtx *c, const AstNode *n) {
     Binding *b = lookup(c, n->name);
     if (b) return b->val;
@@ -555,7 +598,9 @@ static SVal ev_name(SemaCtx *c, const AstNode *n) {
         sema_err(c, n, "type '%s' used as a value", n->name);
         return sv_bad();
     }
-    sema_err(c, n, "unknown name '%s'", n->name);
+    const char *near = closest_name(c, n->name);
+    if (near) sema_err(c, n, "unknown name '%s'; did you mean '%s'?", n->name, near);
+    else sema_err(c, n, "unknown name '%s'", n->name);
     return sv_bad();
 }
 
