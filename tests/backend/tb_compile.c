@@ -42,38 +42,13 @@ typedef struct Opts {
     bool report, div16;
 } Opts;
 
-/* The passes after the target-independent pipeline, in pipeline order. */
-static const char *const backend_passes[] = {"layout", "fuse", "schedule", "smem_alloc", "barriers"};
-
-/* passes/schedule.c, for as long as the pipeline table does not list it yet */
-static const TirPassInfo schedule_info = {"schedule", pass_schedule, "issue global loads early"};
-
-static bool pipeline_has(const char *name) {
-    for (int i = 0; i < tir_pipeline_len; i++)
-        if (strcmp(tir_pipeline[i].name, name) == 0) return true;
-    return false;
-}
-
-/* The whole pipeline, with `schedule` between fuse and smem_alloc where the table lacks it. */
-static bool no_schedule; /* --no-schedule: the pipeline without it, to compare */
-static int run_pipeline(TirModule *m, TirPassContext *ctx) {
-    if (no_schedule) {
-        for (int i = 0; i < tir_pipeline_len; i++)
-            if (strcmp(tir_pipeline[i].name, "schedule") != 0 && tir_run_pass(m, ctx, &tir_pipeline[i])) return 1;
-        return 0;
-    }
-    if (pipeline_has("schedule") || !pipeline_has("fuse")) return tir_run_pipeline(m, ctx, NULL);
-    if (tir_run_pipeline(m, ctx, "fuse") || tir_run_pass(m, ctx, &schedule_info)) return 1;
-    for (int i = 0; i < tir_pipeline_len; i++)
-        if (strcmp(tir_pipeline[i].name, "smem_alloc") == 0)
-            for (; i < tir_pipeline_len; i++)
-                if (tir_run_pass(m, ctx, &tir_pipeline[i])) return 1;
-    return 0;
-}
+/* The passes after the target-independent pipeline, in pipeline order: exactly what tilec
+ * and the runtime run (passes/pipeline.c).  Passes outside the pipeline, such as
+ * `schedule`, run only when named with --passes. */
+static const char *const backend_passes[] = {"layout", "fuse", "smem_alloc", "barriers"};
 
 static int run_named(TirModule *m, TirPassContext *ctx, const char *name) {
     const TirPassInfo *p = tir_pass_find(name);
-    if (!p && strcmp(name, "schedule") == 0) p = &schedule_info;
     if (!p) {
         fprintf(stderr, "error: no pass named '%s'\n", name);
         return 1;
@@ -215,7 +190,7 @@ static int compile_tile(const char *path, const char *text, size_t len, const Op
                     if (!tir_type_is_tile(f->body->args[i]->ty) &&
                         (f->body->args[i]->ty.ptr || tir_scalar_is_int((TirScalar)f->body->args[i]->ty.elem)))
                         f->params[i].divisibility = 16;
-            if (!ok || tir_verify_module(m, diag, NULL) || run_pipeline(m, &ctx)) {
+            if (!ok || tir_verify_module(m, diag, NULL) || tir_run_pipeline(m, &ctx, NULL)) {
                 fprintf(stderr, "%s%s: failed before the backend\n", K->name, suffix);
                 errors++;
             } else {
@@ -239,7 +214,6 @@ int main(int argc, char **argv) {
         if (strncmp(argv[i], "--arch=", 7) == 0) o.tb.arch = argv[i] + 7;
         else if (strncmp(argv[i], "--emit=", 7) == 0) o.emit = argv[i] + 7;
         else if (strncmp(argv[i], "--passes=", 9) == 0) o.passes = argv[i] + 9;
-        else if (strcmp(argv[i], "--no-schedule") == 0) no_schedule = true;
         else if (strcmp(argv[i], "--report") == 0) o.report = true;
         else if (strcmp(argv[i], "--div16") == 0) o.div16 = true;
         else if (strcmp(argv[i], "-O0") == 0) o.tb.opt_level = 0;
