@@ -92,23 +92,6 @@ static void dump_float(FILE *out, double v) {
     if (!strpbrk(buf, ".eEni")) fputs(".0", out);
 }
 
-static void dump_string(FILE *out, const char *s) {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\t': fputs("\\t", out); break;
-        case '\r': fputs("\\r", out); break;
-        default:
-            if (*p < 0x20) fprintf(out, "\\x%02x", *p);
-            else fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
-
 static const char *unary_name(AstOp op) {
     return op == AST_OP_NEG ? "neg" : ast_op_text[op];
 }
@@ -129,7 +112,7 @@ void tf_dump_expr(FILE *out, const AstNode *n) {
     case AST_INT: fprintf(out, "%lld", (long long)n->ival); break;
     case AST_FLOAT: dump_float(out, n->fval); break;
     case AST_BOOL: fputs(n->ival ? "true" : "false", out); break;
-    case AST_STRING: dump_string(out, n->name); break;
+    case AST_STRING: tir_print_string(out, n->name); break;
     case AST_NAME: fputs(n->name, out); break;
     case AST_NONE: fputs("None", out); break;
     case AST_SLICE: fputc(':', out); break;

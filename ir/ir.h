@@ -298,6 +298,9 @@ bool tir_walk_func(TirFunc *f, TirWalkFn fn, void *ud);
 void tir_print_module(FILE *out, const TirModule *m);
 void tir_print_func(FILE *out, const TirFunc *f);
 char *tir_print_module_to_string(const TirModule *m);   /* malloc'd */
+/* A string literal as the text form (and the front end's AST dump) writes it: quoted,
+ * with \" \\ \n \t \r and \xNN escapes. */
+void tir_print_string(FILE *out, const char *s);
 
 /* Errors of the IR parser and verifier go to a sink: "LINE:COL: error: MSG" or
  * "FUNC: error: MSG" for the verifier.  Each call gets one whole message. */

@@ -75,7 +75,7 @@ static void put_type(Printer *p, TirType t) {
     free(big);
 }
 
-static void put_string(FILE *out, const char *s) {
+void tir_print_string(FILE *out, const char *s) {
     fputc('"', out);
     for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
         switch (*c) {
@@ -163,7 +163,7 @@ static void put_own_attrs(AttrOut *o, const TirOp *op) {
     case TIR_A_CACHE:
         if (a->s && *a->s) {
             key(o, "cache");
-            put_string(out, a->s);
+            tir_print_string(out, a->s);
         }
         return;
     case TIR_A_TF32:
@@ -183,7 +183,7 @@ static void put_own_attrs(AttrOut *o, const TirOp *op) {
     case TIR_A_LABEL:
     case TIR_A_MSG:
         key(o, tir_attr_kind((TirOpcode)op->code) == TIR_A_LABEL ? "label" : "msg");
-        put_string(out, a->s);
+        tir_print_string(out, a->s);
         return;
     case TIR_A_CALLEE:
         key(o, "callee");
