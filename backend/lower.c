@@ -73,6 +73,25 @@ void tb_set_limit(TbLower *L, const TirValue *v, int n, LLVMValueRef lim, int64_
     L->vals[v->id].mat_bb = NULL;
 }
 
+bool tb_lowered(TbLower *L, const TirValue *v) { return val_slot(L, v) != NULL; }
+
+TirOp *tb_sole_user(TbLower *L, const TirValue *v) {
+    return v && v->id >= 0 && v->id < L->nvals ? L->sole_user[v->id] : NULL;
+}
+
+/* Uses of every value in blk and the blocks nested in it: count[id] and the last user. */
+static void count_uses(TbLower *L, TirBlock *blk, int *count) {
+    for (TirOp *op = blk->first; op; op = op->next) {
+        for (int i = 0; i < op->nopnd; i++) {
+            const TirValue *v = op->opnd[i];
+            if (!v || v->id < 0 || v->id >= L->nvals) continue;
+            count[v->id]++;
+            L->sole_user[v->id] = op;
+        }
+        for (int r = 0; r < op->nregion; r++) count_uses(L, op->region[r], count);
+    }
+}
+
 bool tb_uniform(const TbVal *x) {
     for (int i = 1; i < x->n; i++)
         if (x->e[i] != x->e[0]) return false;
@@ -374,6 +393,7 @@ static void lower_op(TbLower *L, TirOp *op) {
                                           "llvm.nvvm.read.ptx.sreg.nctaid.y",
                                           "llvm.nvvm.read.ptx.sreg.nctaid.z"};
     count_flops(L, op);
+    if (op->code == TIR_OP_CAST && tb_cast_fused(L, op)) return;
     switch ((TirOpcode)op->code) {
     case TIR_OP_CONSTANT: lower_constant(L, op); return;
     case TIR_OP_ARANGE: lower_arange(L, op); return;
@@ -506,6 +526,11 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     L->mod = LLVMModuleCreateWithNameInContext(kernel->name, c);
     L->nvals = kernel->next_id;
     L->vals = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->vals);
+    L->sole_user = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->sole_user);
+    int *uses = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *uses);
+    count_uses(L, kernel->body, uses);
+    for (int i = 0; i < L->nvals; i++)
+        if (uses[i] != 1) L->sole_user[i] = NULL;
 
     TirBlock *body = kernel->body;
     LLVMTypeRef *pt = tir_alloc(m->arena, (size_t)(body->nargs + 1) * sizeof *pt);

@@ -3,6 +3,7 @@
  * masks with inline PTX; atomics lane by lane. */
 #include "tb_internal.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,9 +136,6 @@ static void elems_to_words(TbLower *L, LLVMValueRef vec, Words w, int bytes, LLV
     }
 }
 
-/* n elements of type et from ptrs[], in groups of v (one access each), predicated by
- * mask[] (NULL: none; with v > 1 the mask is constant over a group), masked-off lanes
- * giving other[] (NULL: zero). */
 /* The address operand of group g's inline PTX: `[$k+off]` from the base when the offset
  * fits PTX's 32-bit immediate, else the element's own pointer. */
 static LLVMValueRef asm_addr(LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t *po, int g, int64_t *imm) {
@@ -149,69 +147,323 @@ static LLVMValueRef asm_addr(LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t 
     return ptrs[g];
 }
 
-static int addr_text(char *buf, size_t cap, int arg, int64_t imm) {
-    if (imm) return snprintf(buf, cap, "[$%d+%lld]", arg, (long long)imm);
-    return snprintf(buf, cap, "[$%d]", arg);
+/* Text appended to a fixed buffer; a statement that would not fit is a compiler bug
+ * caught by the caller's length check. */
+typedef struct {
+    char s[2048];
+    int k;
+} Text;
+
+static void put(Text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(Text *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int room = (int)sizeof t->s - t->k;
+    int m = room > 0 ? vsnprintf(t->s + t->k, (size_t)room, fmt, ap) : 0;
+    va_end(ap);
+    t->k += m;
 }
 
+static bool narrow_float(TirType t) { return !t.ptr && (t.elem == TIR_F16 || t.elem == TIR_BF16); }
+
+/* Scalar accesses from one base pointer share one inline PTX statement, up to this many:
+ * a quarter of the calls for LLVM to select (the unaligned form of a 128-element-per-thread
+ * kernel has hundreds of them). */
+enum { GROUP_MAX = 4 };
+
+/* How many accesses of v elements from element g on can share one statement. */
+static int group_size(int n, int g, int v, LLVMValueRef pb, const int64_t *po) {
+    if (v != 1 || !pb || !po) return 1;
+    int na = 0;
+    for (; na < GROUP_MAX && g + na < n; na++) {
+        int64_t imm;
+        if (asm_addr(NULL, pb, po, g + na, &imm) != pb) break;
+    }
+    return na > 0 ? na : 1;
+}
+
+/* One inline PTX statement loading na accesses of v elements each (elements g..), the
+ * access a predicated by maskv[g + a*v] (the layout proved masks constant over a vector);
+ * masked-off registers hold zero.  With widen the memory elements are f16 or bf16 and
+ * xs[] are their f32 values, converted inside the statement. */
+static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs, LLVMValueRef pb,
+                       const int64_t *po, int g, LLVMValueRef *maskv, const char *cache, bool widen,
+                       LLVMValueRef *xs) {
+    int bytes = v * mem_bytes(et);
+    Words w = words_for(L, bytes);
+    int nout = widen ? na * v : na * w.nw;
+    LLVMValueRef args[16];
+    int nargs = 0, addr_op[GROUP_MAX], pred_op[GROUP_MAX];
+    int64_t imm[GROUP_MAX];
+    for (int a = 0; a < na; a++) {
+        LLVMValueRef ad = asm_addr(ptrs, pb, po, g + a * v, &imm[a]);
+        if (a > 0 && ad == args[addr_op[0] - nout]) {
+            addr_op[a] = addr_op[0];
+        } else {
+            addr_op[a] = nout + nargs;
+            args[nargs++] = ad;
+        }
+    }
+    for (int a = 0; a < na && maskv; a++) {
+        pred_op[a] = nout + nargs;
+        args[nargs++] = maskv[g + a * v];
+    }
+    const char *zero = w.wt == L->i32 ? ".b32" : ".b16";
+    bool bf = et.elem == TIR_BF16;
+    Text t = {.k = 0};
+    put(&t, "{\n\t");
+    if (widen) {
+        put(&t, ".reg .b16 th<%d>;\n\t", na * v);
+        if (w.wt == L->i32) put(&t, ".reg .b32 tw<%d>;\n\t", na * w.nw);
+        if (bf) put(&t, ".reg .b16 tz;\n\tmov.b16 tz, 0;\n\t");
+    }
+    for (int a = 0; a < na; a++) {
+        char dst[4][16];
+        for (int i = 0; i < w.nw; i++) {
+            if (!widen) snprintf(dst[i], sizeof dst[i], "$%d", a * w.nw + i);
+            else if (w.wt == L->i32) snprintf(dst[i], sizeof dst[i], "tw%d", a * w.nw + i);
+            else snprintf(dst[i], sizeof dst[i], "th%d", a);
+        }
+        /* zero the destinations first so masked-off lanes never read undefined registers */
+        for (int i = 0; i < w.nw && maskv; i++) put(&t, "mov%s %s, 0;\n\t", zero, dst[i]);
+        if (maskv) put(&t, "@$%d ", pred_op[a]);
+        put(&t, "ld.global%s%s%s ", cache, w.vec, w.ptxt);
+        put(&t, w.nw > 1 ? "{" : "");
+        for (int i = 0; i < w.nw; i++) put(&t, i ? ", %s" : "%s", dst[i]);
+        put(&t, w.nw > 1 ? "}" : "");
+        if (imm[a]) put(&t, ", [$%d+%lld];\n\t", addr_op[a], (long long)imm[a]);
+        else put(&t, ", [$%d];\n\t", addr_op[a]);
+        if (!widen) continue;
+        for (int i = 0; i < w.nw && w.wt == L->i32; i++)
+            put(&t, "mov.b32 {th%d, th%d}, tw%d;\n\t", a * v + 2 * i, a * v + 2 * i + 1, a * w.nw + i);
+        for (int e = 0; e < v; e++) {
+            if (bf) put(&t, "mov.b32 $%d, {tz, th%d};\n\t", a * v + e, a * v + e);
+            else put(&t, "cvt.f32.f16 $%d, th%d;\n\t", a * v + e, a * v + e);
+        }
+    }
+    put(&t, "}");
+    char cons[256];
+    int c = 0;
+    for (int i = 0; i < nout; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "=%s,", widen ? "f" : w.cons);
+    for (int i = 0; i < nargs; i++)
+        c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", LLVMTypeOf(args[i]) == L->i1 ? "b" : "l");
+    cons[c - 1] = 0;
+    if (t.k >= (int)sizeof t.s) {
+        tb_error(L, NULL, "internal: a load's inline PTX is too long");
+        return;
+    }
+    LLVMTypeRef ot = widen ? L->f32 : w.wt, rt = ot;
+    if (nout > 1) {
+        LLVMTypeRef fields[16];
+        for (int i = 0; i < nout; i++) fields[i] = ot;
+        rt = LLVMStructTypeInContext(L->c, fields, (unsigned)nout, 0);
+    }
+    LLVMValueRef call = tb_asm(L, rt, t.s, cons, args, nargs, true);
+    LLVMValueRef outs[16];
+    for (int i = 0; i < nout; i++) outs[i] = nout > 1 ? LLVMBuildExtractValue(L->b, call, (unsigned)i, "") : call;
+    if (widen) {
+        for (int i = 0; i < nout; i++) xs[i] = outs[i];
+        return;
+    }
+    for (int a = 0; a < na; a++) words_to_list(L, outs + a * w.nw, w, bytes, mem_elem(L, et), v, xs + a * v);
+}
+
+/* n elements of type et from ptrs[], in groups of v (one access each), predicated by
+ * mask[] (NULL: none; with v > 1 the mask is constant over a group), masked-off lanes
+ * giving other[] (NULL: zero).  With widen, et is f16 or bf16 and e[] are f32. */
 void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
                    const int64_t *po, LLVMValueRef *maskv, LLVMValueRef *otherv, const char *cache,
-                   LLVMValueRef *e) {
+                   bool widen, LLVMValueRef *e) {
     int eb = mem_bytes(et);
     LLVMTypeRef mt = mem_elem(L, et);
-    for (int g = 0; g < n; g += v) {
-        int bytes = v * eb;
-        LLVMValueRef xs[16];
-        if (!maskv && !*cache) {
+    if (widen && !narrow_float(et)) widen = false;
+    for (int g = 0; g < n;) {
+        int bytes = v * eb, na = 1;
+        LLVMValueRef xs[GROUP_MAX * 16];
+        if (!maskv && !*cache && !widen) {
             LLVMTypeRef vt = v > 1 ? LLVMVectorType(mt, (unsigned)v) : mt;
             LLVMValueRef vec = LLVMBuildLoad2(L->b, vt, ptrs[g], "");
             LLVMSetAlignment(vec, (unsigned)(v > 1 ? bytes : eb));
             for (int i = 0; i < v; i++) xs[i] = v > 1 ? LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), "") : vec;
         } else {
-            Words w = words_for(L, bytes);
-            char text[512], cons[128];
-            int k = 0, c = 0;
-            /* zero the outputs first so masked-off lanes never read undefined registers */
-            for (int i = 0; i < w.nw; i++)
-                k += snprintf(text + k, sizeof text - (size_t)k, "mov%s $%d, 0;\n\t",
-                              w.nw > 1 || bytes >= 4 ? ".b32" : ".b16", i);
-            int ai = w.nw, pi = w.nw + 1;
-            if (maskv) k += snprintf(text + k, sizeof text - (size_t)k, "@$%d ", pi);
-            k += snprintf(text + k, sizeof text - (size_t)k, "ld.global%s%s%s ", cache, w.vec, w.ptxt);
-            if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "{");
-            for (int i = 0; i < w.nw; i++)
-                k += snprintf(text + k, sizeof text - (size_t)k, i ? ", $%d" : "$%d", i);
-            if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "}");
-            int64_t imm;
-            LLVMValueRef addr = asm_addr(ptrs, pb, po, g, &imm);
-            k += snprintf(text + k, sizeof text - (size_t)k, ", ");
-            k += addr_text(text + k, sizeof text - (size_t)k, ai, imm);
-            snprintf(text + k, sizeof text - (size_t)k, ";");
-            for (int i = 0; i < w.nw; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "=%s,", w.cons);
-            c += snprintf(cons + c, sizeof cons - (size_t)c, "l");
-            if (maskv) snprintf(cons + c, sizeof cons - (size_t)c, ",b");
-            LLVMValueRef args[2] = {addr, maskv ? maskv[g] : NULL};
-            LLVMTypeRef rt = w.wt;
-            if (w.nw > 1) {
-                LLVMTypeRef fields[4] = {w.wt, w.wt, w.wt, w.wt};
-                rt = LLVMStructTypeInContext(L->c, fields, (unsigned)w.nw, 0);
-            }
-            LLVMValueRef call = tb_asm(L, rt, text, cons, args, maskv ? 2 : 1, true);
-            LLVMValueRef wv[4];
-            for (int i = 0; i < w.nw; i++)
-                wv[i] = w.nw > 1 ? LLVMBuildExtractValue(L->b, call, (unsigned)i, "") : call;
-            words_to_list(L, wv, w, bytes, mt, v, xs);
+            na = group_size(n, g, v, pb, po);
+            load_group(L, et, v, na, ptrs, pb, po, g, maskv, cache, widen, xs);
         }
-        for (int i = 0; i < v; i++) {
-            LLVMValueRef x = to_reg(L, xs[i], et);
+        for (int i = 0; i < na * v; i++) {
+            LLVMValueRef x = widen ? xs[i] : to_reg(L, xs[i], et);
             /* The asm zeroed masked-off registers (zero is what a missing `other` gives);
              * with a vector, the layout pass proved the mask constant over the group, so
              * its first lane speaks for all. */
-            if (maskv && otherv && !LLVMIsNull(otherv[g + i]))
-                x = LLVMBuildSelect(L->b, maskv[v > 1 ? g : g + i], x, otherv[g + i], "");
+            if (maskv && otherv && !LLVMIsNull(otherv[g + i])) {
+                LLVMValueRef o = otherv[g + i];
+                if (widen) o = tb_convert(L, o, (TirScalar)et.elem, TIR_F32, NULL);
+                x = LLVMBuildSelect(L->b, maskv[v > 1 ? g + i - i % v : g + i], x, o, "");
+            }
             e[g + i] = x;
         }
+        g += na * v;
     }
+}
+
+/* The words of one access of v elements vals[0..v-1] (memory form of et). */
+static void store_words(TbLower *L, TirType et, int v, LLVMValueRef *vals, Words w, int bytes, LLVMValueRef *out) {
+    int eb = mem_bytes(et);
+    LLVMTypeRef mt = mem_elem(L, et);
+    if (v == w.nw && !et.ptr && eb == (w.wt == L->i32 ? 4 : 2)) {
+        /* one element per register: no vector in between */
+        for (int i = 0; i < v; i++) out[i] = LLVMBuildBitCast(L->b, to_mem(L, vals[i], et), w.wt, "");
+        return;
+    }
+    LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(mt, (unsigned)v));
+    for (int i = 0; i < v; i++) vec = LLVMBuildInsertElement(L->b, vec, to_mem(L, vals[i], et), tb_i32(L, i), "");
+    elems_to_words(L, vec, w, bytes, out);
+}
+
+/* One inline PTX statement storing na accesses of v elements each (elements g..), access
+ * a predicated by preds[a] (NULL: always).  With narrow, vals[] are f32 and the memory
+ * elements f16 or bf16, rounded to nearest even inside the statement. */
+static void store_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs, LLVMValueRef pb,
+                        const int64_t *po, int g, LLVMValueRef *vals, LLVMValueRef *preds,
+                        const char *cache, bool narrow) {
+    int bytes = v * mem_bytes(et);
+    Words w = words_for(L, bytes);
+    int nin = narrow ? na * v : na * w.nw;
+    LLVMValueRef args[16];
+    if (narrow) {
+        for (int i = 0; i < nin; i++) args[i] = vals[g + i];
+    } else {
+        for (int a = 0; a < na; a++) store_words(L, et, v, vals + g + a * v, w, bytes, args + a * w.nw);
+    }
+    int nargs = nin, addr_op[GROUP_MAX], pred_op[GROUP_MAX];
+    int64_t imm[GROUP_MAX];
+    for (int a = 0; a < na; a++) {
+        LLVMValueRef ad = asm_addr(ptrs, pb, po, g + a * v, &imm[a]);
+        if (a > 0 && ad == args[addr_op[0]]) {
+            addr_op[a] = addr_op[0];
+        } else {
+            addr_op[a] = nargs;
+            args[nargs++] = ad;
+        }
+    }
+    for (int a = 0; a < na; a++) {
+        pred_op[a] = preds[a] ? nargs : -1;
+        if (preds[a]) args[nargs++] = preds[a];
+    }
+    const char *ty = et.elem == TIR_BF16 ? "bf16" : "f16";
+    Text t = {.k = 0};
+    put(&t, "{\n\t");
+    if (narrow) {
+        if (w.wt == L->i32) put(&t, ".reg .b32 tw<%d>;\n\t", na * w.nw);
+        else put(&t, ".reg .b16 th<%d>;\n\t", na);
+    }
+    for (int a = 0; a < na; a++) {
+        char src[4][16];
+        for (int i = 0; i < w.nw; i++) {
+            if (!narrow) snprintf(src[i], sizeof src[i], "$%d", a * w.nw + i);
+            else if (w.wt == L->i32) snprintf(src[i], sizeof src[i], "tw%d", a * w.nw + i);
+            else snprintf(src[i], sizeof src[i], "th%d", a);
+        }
+        if (narrow && w.wt == L->i32) {
+            /* cvt.rn.f16x2.f32 d, a, b puts a in the upper half: the odd element */
+            for (int i = 0; i < w.nw; i++)
+                put(&t, "cvt.rn.%sx2.f32 %s, $%d, $%d;\n\t", ty, src[i], a * v + 2 * i + 1, a * v + 2 * i);
+        } else if (narrow) {
+            put(&t, "cvt.rn.%s.f32 %s, $%d;\n\t", ty, src[0], a);
+        }
+        if (pred_op[a] >= 0) put(&t, "@$%d ", pred_op[a]);
+        put(&t, "st.global%s%s%s ", cache, w.vec, w.ptxt);
+        if (imm[a]) put(&t, "[$%d+%lld], ", addr_op[a], (long long)imm[a]);
+        else put(&t, "[$%d], ", addr_op[a]);
+        put(&t, w.nw > 1 ? "{" : "");
+        for (int i = 0; i < w.nw; i++) put(&t, i ? ", %s" : "%s", src[i]);
+        put(&t, w.nw > 1 ? "};\n\t" : ";\n\t");
+    }
+    put(&t, "}");
+    char cons[256];
+    int c = 0;
+    for (int i = 0; i < nin; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", narrow ? "f" : w.cons);
+    for (int i = nin; i < nargs; i++)
+        c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", LLVMTypeOf(args[i]) == L->i1 ? "b" : "l");
+    cons[c - 1] = 0;
+    if (t.k >= (int)sizeof t.s) {
+        tb_error(L, NULL, "internal: a store's inline PTX is too long");
+        return;
+    }
+    tb_asm(L, L->voidt, t.s, cons, args, nargs, true);
+}
+
+/* n elements to ptrs[] in groups of v, where owner (NULL: everywhere) and mask[] hold.
+ * With narrow, vals[] are f32 and et is f16 or bf16. */
+void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
+                    const int64_t *po, LLVMValueRef *vals, LLVMValueRef *maskv, LLVMValueRef owner,
+                    const char *cache, bool narrow) {
+    int eb = mem_bytes(et);
+    LLVMTypeRef mt = mem_elem(L, et);
+    if (narrow && !narrow_float(et)) narrow = false;
+    for (int g = 0; g < n;) {
+        int bytes = v * eb;
+        if (!owner && !maskv && !*cache && !narrow) {
+            LLVMValueRef vec;
+            if (v == 1) {
+                vec = to_mem(L, vals[g], et);
+            } else {
+                vec = LLVMGetUndef(LLVMVectorType(mt, (unsigned)v));
+                for (int i = 0; i < v; i++)
+                    vec = LLVMBuildInsertElement(L->b, vec, to_mem(L, vals[g + i], et), tb_i32(L, i), "");
+            }
+            LLVMValueRef st = LLVMBuildStore(L->b, vec, ptrs[g]);
+            LLVMSetAlignment(st, (unsigned)(v > 1 ? bytes : eb));
+            g += v;
+            continue;
+        }
+        int na = group_size(n, g, v, pb, po);
+        LLVMValueRef preds[GROUP_MAX];
+        for (int a = 0; a < na; a++) {
+            LLVMValueRef p = owner;
+            if (maskv) p = p ? LLVMBuildAnd(L->b, p, maskv[g + a * v], "") : maskv[g + a * v];
+            preds[a] = p;
+        }
+        store_group(L, et, v, na, ptrs, pb, po, g, vals, preds, cache, narrow);
+        g += na * v;
+    }
+}
+
+/* A cast between f16/bf16 and f32 next to a load or store is done inside the access's
+ * inline PTX (cvt.f32.f16 after ld, cvt.rn.f16x2.f32 before st): the same instructions,
+ * a third fewer LLVM instructions for f16 kernels (codegen time grows with their count).
+ * Where it applies is decided here, for the access and the cast alike. */
+
+/* The `as f32` that is the only use of a f16/bf16 load's result. */
+static TirOp *widening_cast(TbLower *L, const TirOp *load) {
+    const TirValue *r = load->res[0];
+    if (!narrow_float(r->ty)) return NULL;
+    TirOp *u = tb_sole_user(L, r);
+    if (!u || u->code != TIR_OP_CAST || u->opnd[0] != r) return NULL;
+    TirType t = u->res[0]->ty;
+    if (t.ptr || t.elem != TIR_F32) return NULL;
+    t.elem = r->ty.elem;
+    return tir_type_eq(t, r->ty) ? u : NULL;
+}
+
+/* The store that is the only use of cast (f32 -> f16/bf16), storing it as its value. */
+static TirOp *narrowing_store(TbLower *L, const TirOp *cast) {
+    const TirValue *r = cast->res[0];
+    TirType t = cast->opnd[0]->ty;
+    if (!narrow_float(r->ty) || t.ptr || t.elem != TIR_F32) return NULL;
+    t.elem = r->ty.elem;
+    if (!tir_type_eq(t, r->ty)) return NULL;
+    TirOp *u = tb_sole_user(L, r);
+    if (!u || u->code != TIR_OP_STORE || u->nopnd < 2 || u->opnd[1] != r) return NULL;
+    return u;
+}
+
+bool tb_cast_fused(TbLower *L, TirOp *cast) {
+    if (tb_lowered(L, cast->res[0])) return true; /* its load converted already */
+    if (!narrowing_store(L, cast)) return false;
+    /* the store converts: the cast's value is its operand's f32 elements */
+    TbVal *x = tb_val(L, cast->opnd[0]);
+    if (x) tb_set(L, cast->res[0], x->n, x->e);
+    return true;
 }
 
 void tb_lower_load(TbLower *L, TirOp *op) {
@@ -233,10 +485,13 @@ void tb_lower_load(TbLower *L, TirOp *op) {
     }
     TirType et = tir_elem_type(r->ty);
     int v = vector_width(L, op, vp, mem_bytes(et));
+    TirOp *cast = widening_cast(L, op);
     LLVMValueRef *e = tb_elems(L, n);
     tb_emit_loads(L, et, n, v, p->e, p->ab, p->ao, mask ? mask->e : NULL, other ? other->e : NULL,
-                  cache_mod(L, op), e);
+                  cache_mod(L, op), cast != NULL, e);
+    /* with the cast done here, the load's own value (read by nothing else) stands for it */
     tb_set(L, r, n, e);
+    if (cast) tb_set(L, cast->res[0], n, e);
 }
 
 void tb_lower_store(TbLower *L, TirOp *op) {
@@ -264,61 +519,10 @@ void tb_lower_store(TbLower *L, TirOp *op) {
     }
     TirType et = tir_elem_type(vt);
     int v = vector_width(L, op, vp, mem_bytes(et));
-    tb_emit_stores(L, et, n, v, p->e, p->ab, p->ao, x->e, mask ? mask->e : NULL, owner, cache_mod(L, op));
-}
-
-/* n elements to ptrs[] in groups of v, where owner (NULL: everywhere) and mask[] hold. */
-void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
-                    const int64_t *po, LLVMValueRef *vals, LLVMValueRef *maskv, LLVMValueRef owner,
-                    const char *cache) {
-    int eb = mem_bytes(et);
-    LLVMTypeRef mt = mem_elem(L, et);
-    for (int g = 0; g < n; g += v) {
-        int bytes = v * eb;
-        LLVMValueRef pred = owner;
-        if (maskv) pred = pred ? LLVMBuildAnd(L->b, pred, maskv[g], "") : maskv[g];
-        bool plain = !pred && !*cache;
-        Words w = words_for(L, bytes);
-        LLVMValueRef args[6], vec = NULL;
-        if (!plain && v == w.nw && !et.ptr && eb == (w.wt == L->i32 ? 4 : 2)) {
-            /* one element per register: no vector in between */
-            for (int i = 0; i < v; i++) args[i] = LLVMBuildBitCast(L->b, to_mem(L, vals[g + i], et), w.wt, "");
-        } else if (v == 1) {
-            vec = to_mem(L, vals[g], et);
-            if (!plain) {
-                vec = LLVMBuildInsertElement(L->b, LLVMGetUndef(LLVMVectorType(mt, 1)), vec, tb_i32(L, 0), "");
-                elems_to_words(L, vec, w, bytes, args);
-            }
-        } else {
-            vec = LLVMGetUndef(LLVMVectorType(mt, (unsigned)v));
-            for (int i = 0; i < v; i++)
-                vec = LLVMBuildInsertElement(L->b, vec, to_mem(L, vals[g + i], et), tb_i32(L, i), "");
-            if (!plain) elems_to_words(L, vec, w, bytes, args);
-        }
-        if (plain) {
-            LLVMValueRef st = LLVMBuildStore(L->b, vec, ptrs[g]);
-            LLVMSetAlignment(st, (unsigned)(v > 1 ? bytes : eb));
-            continue;
-        }
-        int64_t imm;
-        args[w.nw] = asm_addr(ptrs, pb, po, g, &imm);
-        int na = w.nw + 1;
-        if (pred) args[na++] = pred;
-        char text[256], cons[128];
-        int k = 0, c = 0;
-        if (pred) k += snprintf(text + k, sizeof text - (size_t)k, "@$%d ", w.nw + 1);
-        k += snprintf(text + k, sizeof text - (size_t)k, "st.global%s%s%s ", cache, w.vec, w.ptxt);
-        k += addr_text(text + k, sizeof text - (size_t)k, w.nw, imm);
-        k += snprintf(text + k, sizeof text - (size_t)k, ", ");
-        if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "{");
-        for (int i = 0; i < w.nw; i++) k += snprintf(text + k, sizeof text - (size_t)k, i ? ", $%d" : "$%d", i);
-        if (w.nw > 1) k += snprintf(text + k, sizeof text - (size_t)k, "}");
-        snprintf(text + k, sizeof text - (size_t)k, ";");
-        for (int i = 0; i < w.nw; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", w.cons);
-        c += snprintf(cons + c, sizeof cons - (size_t)c, "l");
-        if (pred) snprintf(cons + c, sizeof cons - (size_t)c, ",b");
-        tb_asm(L, L->voidt, text, cons, args, na, true);
-    }
+    const TirOp *def = op->opnd[1]->def;
+    bool narrow = def && def->code == TIR_OP_CAST && narrowing_store(L, def) == op;
+    tb_emit_stores(L, et, n, v, p->e, p->ab, p->ao, x->e, mask ? mask->e : NULL, owner, cache_mod(L, op),
+                   narrow);
 }
 
 void tb_lower_atomic(TbLower *L, TirOp *op) {

@@ -301,7 +301,7 @@ void tb_lower_tload(TbLower *L, TirOp *op) {
     if (!tb_view(L, r->ty, &v, op)) return;
     LLVMValueRef *ptrs = tb_elems(L, v.total), *inb = tb_elems(L, v.total), *e = tb_elems(L, v.total);
     if (!block_addrs(L, op, &v, ptrs, inb)) return;
-    tb_emit_loads(L, tir_elem_type(r->ty), v.total, 1, ptrs, NULL, NULL, inb, NULL, "", e);
+    tb_emit_loads(L, tir_elem_type(r->ty), v.total, 1, ptrs, NULL, NULL, inb, NULL, "", false, e);
     tb_set(L, r, v.total, e);
 }
 
@@ -313,7 +313,7 @@ void tb_lower_tstore(TbLower *L, TirOp *op) {
     LLVMValueRef *ptrs = tb_elems(L, v.total), *inb = tb_elems(L, v.total);
     if (!block_addrs(L, op, &v, ptrs, inb)) return;
     LLVMValueRef owner = tb_view_has_copies(&v) ? tb_view_owner(L, &v) : NULL;
-    tb_emit_stores(L, tir_elem_type(val->ty), v.total, 1, ptrs, NULL, NULL, x->e, inb, owner, "");
+    tb_emit_stores(L, tir_elem_type(val->ty), v.total, 1, ptrs, NULL, NULL, x->e, inb, owner, "", false);
 }
 
 /* ---- print and assert: vprintf, the CUDA runtime's device printf ---- */

@@ -71,6 +71,7 @@ typedef struct TbLower {
     int cc;
     bool debug;
     TbVal *vals;                     /* by TirValue id */
+    TirOp **sole_user;               /* by TirValue id: the only op using it, else NULL */
     int nvals;
     LLVMValueRef tid, lane, warp;    /* i32 */
     LLVMValueRef scratch;            /* ptr addrspace(3), sized at the end */
@@ -99,6 +100,8 @@ void tb_set_limit(TbLower *L, const TirValue *v, int n, LLVMValueRef lim, int64_
  * same LLVM value) the value itself with zero offsets.  False when it has none. */
 bool tb_affine(TbLower *L, const TbVal *x, int n, LLVMValueRef *ab, const int64_t **ao);
 bool tb_uniform(const TbVal *x); /* every element is the same LLVM value */
+bool tb_lowered(TbLower *L, const TirValue *v);         /* v has its LLVM values already */
+TirOp *tb_sole_user(TbLower *L, const TirValue *v);     /* the one op using v, or NULL */
 LLVMValueRef *tb_elems(TbLower *L, int n);
 LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s);   /* register type */
 LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s);      /* storage type (i1 -> i8) */
@@ -137,10 +140,12 @@ void tb_lower_atomic(TbLower *L, TirOp *op);
  * which inline PTX uses as `[base+off]`. */
 void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
                    const int64_t *po, LLVMValueRef *mask, LLVMValueRef *other, const char *cache,
-                   LLVMValueRef *out);
+                   bool widen, LLVMValueRef *out);
 void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
                     const int64_t *po, LLVMValueRef *vals, LLVMValueRef *mask, LLVMValueRef owner,
-                    const char *cache);
+                    const char *cache, bool narrow);
+/* A cast f16/bf16 <-> f32 done by its load or store (nothing left to lower). */
+bool tb_cast_fused(TbLower *L, TirOp *cast);
 bool tb_view_has_copies(const TbView *v);
 
 /* lower_shape.c */
