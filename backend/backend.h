@@ -40,20 +40,32 @@ typedef struct TbReport {
     double t_ptxas;          /* ptxas (cubin only) */
 } TbReport;
 
+/* The cubin ptxas made with every register the block size allows, kept where the register
+ * budget (tb_ptxas) chose a tighter one.  Which of the two runs faster is measured, not
+ * guessed: the runtime's tuner times both.  cubin NULL: the budget changed nothing. */
+typedef struct TbAltCubin {
+    char *cubin;             /* malloc'd */
+    size_t len;
+    int regs;
+} TbAltCubin;
+
 /* Lowers `kernel` (a kernel of m whose tiles all carry layouts) and produces `kind`:
  * *out is malloc'd (NUL-terminated for text), *len its size without the NUL.
- * report may be NULL; regs/spills are filled for TB_OUT_CUBIN only.
+ * report may be NULL; regs/spills are filled for TB_OUT_CUBIN only; so is alt (may be
+ * NULL: the uncapped cubin is dropped).
  * Returns the number of errors (0: success). */
 int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
-            size_t *len, TbReport *report, TirDiagFn diag, void *ud);
+            size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud);
 
 /* Whether arch is one the backend knows. */
 bool tb_arch_known(const char *arch);
 
-/* Runs ptxas on PTX text: the cubin in *cubin (malloc'd) and the -v figures in report.
- * Returns 0 on success; errors (ptxas missing, ptxas' own messages) go to diag. */
+/* Runs ptxas on PTX text: the cubin in *cubin (malloc'd) and the -v figures in report;
+ * alt (may be NULL) as for tb_emit.  Returns 0 on success; errors (ptxas missing, ptxas'
+ * own messages) go to diag. */
 int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
-             char **cubin, size_t *cubin_len, TbReport *report, TirDiagFn diag, void *ud);
+             char **cubin, size_t *cubin_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag,
+             void *ud);
 
 /* Fills report's regs/smem/spills from ptxas -v text for `kernel_name` (the last
  * function section wins when the name is NULL).  Exposed for tests. */

@@ -186,11 +186,15 @@ static char *with_register_cap(const char *ptx, size_t len, int cap, size_t *out
  * SM, ptxas compiles again at the budget of the next one or two occupancy steps, and
  * the tighter cubin is kept when it still spills nothing.  Memory-bound kernels hide
  * latency with resident programs (H200, layernorm 8192x8192, BLOCK=8192, 8 warps:
- * 3613 GB/s at 78 registers, 3804 GB/s at 64). */
+ * 3613 GB/s at 78 registers, 3804 GB/s at 64), but not always: layernorm 16384x4096,
+ * BLOCK=4096, 4 warps ran 3779-3789 GB/s uncapped at 75 registers against 3728-3750 at
+ * 64.  So the uncapped cubin goes back in *alt too, and the runtime's tuner times both. */
 int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
-             char **cubin, size_t *cubin_len, TbReport *report, TirDiagFn diag, void *ud) {
+             char **cubin, size_t *cubin_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag,
+             void *ud) {
     *cubin = NULL;
     *cubin_len = 0;
+    if (alt) *alt = (TbAltCubin){.cubin = NULL, .len = 0, .regs = -1};
     char pbuf[4096];
     const char *ptxas = find_ptxas(opt ? opt->ptxas : NULL, pbuf, sizeof pbuf);
     if (!ptxas) {
@@ -214,6 +218,7 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
     int threads = opt ? opt->threads : 0;
     bool tune = !errors && threads > 0 && rep.regs > 0 && rep.spill_stores == 0 &&
                 rep.spill_loads == 0 && !(opt && opt->opt_level == 0);
+    TbAltCubin natural = {.cubin = NULL, .len = 0, .regs = rep.regs};
     for (int step = 1; tune && step <= 2; step++) {
         int want = programs_per_sm(rep.regs, threads) + 1;
         if (want > 32 || want > 2048 / threads) break;
@@ -233,12 +238,19 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
             free(c2);
             break;
         }
-        free(*cubin);
+        if (!natural.cubin) {
+            natural.cubin = *cubin;
+            natural.len = *cubin_len;
+        } else {
+            free(*cubin);
+        }
         *cubin = c2;
         *cubin_len = c2_len;
         rep = r2;
     }
     if (report) *report = rep;
+    if (alt && natural.cubin) *alt = natural;
+    else free(natural.cubin);
     rmdir(dir);
     return errors;
 }

@@ -133,7 +133,8 @@ static const char *opt_pipeline(LLVMModuleRef mod) {
 }
 
 int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
-            size_t *len, TbReport *report, TirDiagFn diag, void *ud) {
+            size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
+    if (alt) *alt = (TbAltCubin){.cubin = NULL, .len = 0, .regs = -1};
     TbOptions defaults = {0};
     if (!opt) opt = &defaults;
     *out = NULL;
@@ -224,7 +225,7 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
         TbOptions o = *opt;
         o.arch = a->name;
         o.threads = kernel->warps * 32;
-        errors = tb_ptxas(ptx, plen, &o, kernel->name, out, len, report, diag, ud);
+        errors = tb_ptxas(ptx, plen, &o, kernel->name, out, len, report, alt, diag, ud);
         times.t_ptxas = now_s() - t3;
     }
     LLVMDisposeMemoryBuffer(buf);

@@ -454,12 +454,14 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
         TbOptions opt = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
                          .diag_at = bundle_diag_at, .diag_at_ud = p};
         int before = p->diag.nerrors;
-        if (tb_emit(m, f, &opt, TB_OUT_PTX, &ptx, &ptx_len, &rep, driver_sink, c) ||
+        if (tb_emit(m, f, &opt, TB_OUT_PTX, &ptx, &ptx_len, &rep, NULL, driver_sink, c) ||
             p->diag.nerrors > before || !ptx) {
             s = TILE_ERR_COMPILE;
         } else {
             double t0 = driver_now();
-            if (tb_ptxas(ptx, ptx_len, &opt, f->name, &cubin, &cubin_len, &prep, driver_sink, c) ||
+            /* the register budget for occupancy, as the JIT's compiles (tb_emit) get */
+            opt.threads = (f->warps > 0 ? f->warps : 4) * 32;
+            if (tb_ptxas(ptx, ptx_len, &opt, f->name, &cubin, &cubin_len, &prep, NULL, driver_sink, c) ||
                 !cubin)
                 s = TILE_ERR_COMPILE;
             driver_time(c, TILE_PHASE_PTXAS, driver_now() - t0);

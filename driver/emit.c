@@ -53,9 +53,11 @@ static char *print_tir(TirModule *m, size_t *len)
     return text;
 }
 
-/* Compiles variant v (index vi in its set) of kernel k as `kind`. */
+/* Compiles variant v (index vi in its set) of kernel k as `kind`; for cubins, alt (may be
+ * NULL) gets the uncapped cubin where the register budget capped the registers. */
 static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, int vi,
-                                   tile_emit_kind kind, char **out, size_t *len, tile_report *rep)
+                                   tile_emit_kind kind, char **out, size_t *len, tile_report *rep,
+                                   tile_cubin *alt)
 {
     tile_ctx *c = p->ctx;
     *out = NULL;
@@ -78,8 +80,9 @@ static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, i
         TbOptions o = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
                        .diag_at = diag_at, .diag_at_ud = p};
         TbReport tb;
+        TbAltCubin ta = {0};
         int before = p->diag.nerrors;
-        if (!f || tb_emit(m, f, &o, tb_kind[kind], out, len, &tb, driver_sink, c) ||
+        if (!f || tb_emit(m, f, &o, tb_kind[kind], out, len, &tb, alt ? &ta : NULL, driver_sink, c) ||
             p->diag.nerrors > before) {
             free(*out);
             *out = NULL;
@@ -87,6 +90,13 @@ static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, i
             s = TILE_ERR_COMPILE;
         } else if (!*out) {
             s = TILE_ERR_INVALID;
+        }
+        if (alt && s == TILE_OK && ta.cubin) {
+            alt->data = ta.cubin;
+            alt->len = ta.len;
+            alt->regs = ta.regs;
+        } else {
+            free(ta.cubin);
         }
         if (f) {
             driver_time(c, TILE_PHASE_LLVM_IR, tb.t_build);
@@ -176,7 +186,7 @@ tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_v
             else
                 snprintf(o->name, sizeof o->name, "%s.%d", p->file->kernels[i].name, j);
             tile_status sj = compile_variant(p, i, &vs->v[j], j, kind, &o->data, &o->len,
-                                             &o->report);
+                                             &o->report, NULL);
             n++;
             if (si == TILE_OK)
                 si = sj;
@@ -236,7 +246,40 @@ tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kin
                      p->file->kernels[k].name, vs->n, vs->n == 1 ? "" : "s", variant);
         s = TILE_ERR_NOT_FOUND;
     } else {
-        s = compile_variant(p, k, &vs->v[variant], variant, kind, out, len, report);
+        s = compile_variant(p, k, &vs->v[variant], variant, kind, out, len, report, NULL);
+    }
+    tile_variants_free(vs);
+    return s;
+}
+
+tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_cubin out[2],
+                                     int *n, tile_report *report)
+{
+    if (!p || !out || !n)
+        return TILE_ERR_INVALID;
+    memset(out, 0, 2 * sizeof *out);
+    out[0].regs = out[1].regs = -1;
+    *n = 0;
+    tile_status s = check_emit(p, k, false, TILE_EMIT_CUBIN, "tile_emit_variant_cubins");
+    if (s != TILE_OK)
+        return s;
+    tile_variants *vs;
+    if ((s = driver_variants_get(p, k, true, false, &vs)) != TILE_OK)
+        return s;
+    if (variant < 0 || variant >= vs->n) {
+        driver_error(p->ctx, "kernel '%s' has %d variant%s, not variant %d",
+                     p->file->kernels[k].name, vs->n, vs->n == 1 ? "" : "s", variant);
+        s = TILE_ERR_NOT_FOUND;
+    } else {
+        tile_report rep;
+        s = compile_variant(p, k, &vs->v[variant], variant, TILE_EMIT_CUBIN, &out[0].data,
+                            &out[0].len, &rep, &out[1]);
+        if (s == TILE_OK) {
+            out[0].regs = rep.regs;
+            *n = out[1].data ? 2 : 1;
+            if (report)
+                *report = rep;
+        }
     }
     tile_variants_free(vs);
     return s;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define CACHE_MAGIC "TILECCH1"
-#define CACHE_VERSION 1u
+#define CACHE_VERSION 2u   /* 2: an entry holds a compile's cubins (pack_cubins) */
 #define CACHE_HEADER 32
 
 #ifndef TILE_RT_VERSION
@@ -239,17 +239,83 @@ static tile_rt_status assume_facts(tile_rt *rt, tile_ctx *tctx, const tile_rt_ke
     return TILE_RT_OK;
 }
 
+/* A jit cache entry: u32 n, then n times (u64 len, len bytes). */
+static char *pack_cubins(char *const *cubin, const size_t *len, int n, size_t *out_len)
+{
+    size_t total = 4;
+    for (int i = 0; i < n; i++)
+        total += 8 + len[i];
+    uint8_t *b = malloc(total);
+    if (!b)
+        return NULL;
+    size_t o = 4;
+    for (int j = 0; j < 4; j++)
+        b[j] = (uint8_t)((uint32_t)n >> (8 * j));
+    for (int i = 0; i < n; i++) {
+        put64(b + o, len[i]);
+        memcpy(b + o + 8, cubin[i], len[i]);
+        o += 8 + len[i];
+    }
+    *out_len = total;
+    return (char *)b;
+}
+
+static bool unpack_cubins(const char *data, size_t dlen, char **cubin, size_t *len, int *n)
+{
+    const uint8_t *b = (const uint8_t *)data;
+    if (dlen < 4)
+        return false;
+    uint32_t cnt = b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
+    if (cnt < 1 || cnt > RT_MAX_CUBINS)
+        return false;
+    size_t o = 4;
+    int got = 0;
+    for (uint32_t i = 0; i < cnt; i++) {
+        if (dlen - o < 8)
+            break;
+        uint64_t l = get64(b + o);
+        if (l == 0 || l > dlen - o - 8)
+            break;
+        if (!(cubin[i] = malloc(l)))
+            break;
+        memcpy(cubin[i], b + o + 8, l);
+        len[i] = l;
+        o += 8 + l;
+        got++;
+    }
+    if (got != (int)cnt || o != dlen) {
+        for (int i = 0; i < got; i++)
+            free(cubin[i]);
+        return false;
+    }
+    *n = got;
+    return true;
+}
+
 tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t div16,
-                              uint64_t eq1, char **cubin, size_t *len)
+                              uint64_t eq1, char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS],
+                              int *n)
 {
     tile_rt *rt = m->rt;
     tile_rt_kernel *kn = &m->kernels[k];
     const char *arch = rt->arch[0] ? rt->arch : "sm_90a";
+    for (int i = 0; i < RT_MAX_CUBINS; i++) {
+        cubin[i] = NULL;
+        len[i] = 0;
+    }
+    *n = 0;
     char hex[33];
     rt_cache_key(m, k, vi, div16, eq1, arch, hex);
-    if (rt_cache_read(rt, "jit", hex, cubin, len)) {
-        atomic_fetch_add(&rt->stats.cache_hits, 1);
-        return TILE_RT_OK;
+    char *entry = NULL;
+    size_t elen = 0;
+    if (rt_cache_read(rt, "jit", hex, &entry, &elen)) {
+        bool ok = unpack_cubins(entry, elen, cubin, len, n);
+        free(entry);
+        if (ok) {
+            atomic_fetch_add(&rt->stats.cache_hits, 1);
+            return TILE_RT_OK;
+        }
+        atomic_fetch_add(&rt->stats.cache_corrupt, 1);
     }
     RtCompiler *c = compiler_get(m);
     if (!c)
@@ -262,20 +328,31 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t di
     if (s == TILE_RT_OK && tile_ctx_set_arch(tctx, arch) != TILE_OK)
         s = rt_fail(rt, TILE_RT_ERR_UNSUPPORTED, "the compiler does not know arch %s", arch);
     if (s == TILE_RT_OK) {
-        tile_status ts = tile_emit_variant(c->prog, k, (int)vi, TILE_EMIT_CUBIN, cubin, len, NULL);
-        if (ts != TILE_OK)
+        tile_cubin out[2];
+        tile_status ts = tile_emit_variant_cubins(c->prog, k, (int)vi, out, n, NULL);
+        if (ts != TILE_OK) {
             s = rt_fail(rt, ts == TILE_ERR_UNSUPPORTED ? TILE_RT_ERR_UNSUPPORTED
                                                        : TILE_RT_ERR_COMPILE,
                         "kernel '%s' variant %u (%s): %s", kn->name, vi,
                         kn->meta ? kn->meta->variants[vi].text : "?",
                         tile_ctx_last_error(tctx));
+            *n = 0;
+        }
+        for (int i = 0; i < *n && i < RT_MAX_CUBINS; i++) {
+            cubin[i] = out[i].data;
+            len[i] = out[i].len;
+        }
     }
     tile_ctx_clear_assumptions(tctx);
     compiler_put(m, c);
     if (s != TILE_RT_OK)
         return s;
     atomic_fetch_add(&rt->stats.jit_compiles, 1);
-    rt_cache_write(rt, "jit", hex, *cubin, *len);
+    size_t plen = 0;
+    char *packed = pack_cubins(cubin, len, *n, &plen);
+    if (packed)
+        rt_cache_write(rt, "jit", hex, packed, plen);
+    free(packed);
     return TILE_RT_OK;
 }
 
@@ -296,9 +373,7 @@ typedef struct Batch {
 
 static void run_job(tile_rt *rt, RtJitJob *j)
 {
-    j->cubin = NULL;
-    j->len = 0;
-    j->s = rt_jit_compile(j->m, j->k, j->vi, j->div16, j->eq1, &j->cubin, &j->len);
+    j->s = rt_jit_compile(j->m, j->k, j->vi, j->div16, j->eq1, j->cubin, j->len, &j->ncubin);
     j->err[0] = 0;
     if (j->s != TILE_RT_OK)
         snprintf(j->err, sizeof j->err, "%s", tile_rt_last_error(rt));

@@ -241,16 +241,24 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
     if (job) {
         if (job->s != TILE_RT_OK)
             return rt_fail(rt, job->s, "%s", job->err);
-        return load_image(k, inst, job->cubin, job->len, false, k->name);
+        if (inst->alt >= job->ncubin)
+            return rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d",
+                           k->name, inst->text, inst->alt);
+        return load_image(k, inst, job->cubin[inst->alt], job->len[inst->alt], false, k->name);
     }
     if (k->m->prog) {
-        char *cubin = NULL;
-        size_t len = 0;
+        char *cubin[RT_MAX_CUBINS];
+        size_t len[RT_MAX_CUBINS];
+        int n = 0;
         tile_rt_status s = rt_jit_compile(k->m, k->index, inst->variant, inst->div16, inst->eq1,
-                                          &cubin, &len);
+                                          cubin, len, &n);
+        if (s == TILE_RT_OK && inst->alt >= n)
+            s = rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name,
+                        inst->text, inst->alt);
         if (s == TILE_RT_OK)
-            s = load_image(k, inst, cubin, len, false, k->name);
-        free(cubin);
+            s = load_image(k, inst, cubin[inst->alt], len[inst->alt], false, k->name);
+        for (int i = 0; i < n; i++)
+            free(cubin[i]);
         return s;
     }
     const RtCode *best = NULL;
@@ -281,26 +289,30 @@ static void instance_text(const tile_rt_kernel *k, RtInstance *inst)
                 n += (size_t)snprintf(inst->text + n, sizeof inst->text - n, " %s",
                                       k->params[i].name);
     }
+    if (inst->alt && n < sizeof inst->text)
+        snprintf(inst->text + n, sizeof inst->text - n, "; registers uncapped");
 }
 
-/* The existing instance of variant vi under facts (div16, eq1), or NULL.  Caller holds
- * k->lock. */
-static RtInstance *find_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t eq1)
+/* The existing instance of variant vi under facts (div16, eq1) from its compile's cubin
+ * alt, or NULL.  Caller holds k->lock. */
+static RtInstance *find_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t eq1,
+                                 int alt)
 {
     for (RtInstance *i = k->instances; i; i = i->next)
-        if (i->variant == vi && i->div16 == div16 && i->eq1 == eq1 &&
+        if (i->variant == vi && i->div16 == div16 && i->eq1 == eq1 && i->alt == alt &&
             (i->epoch == k->meta_epoch || !k->m->prog))
             return i;
     return NULL;
 }
 
-/* The instance of variant vi under facts (div16, eq1), made and loaded on first need
- * (from job's cubin when a batch compiled it).  Caller holds k->lock. */
+/* The instance of variant vi under facts (div16, eq1) from its compile's cubin alt, made
+ * and loaded on first need (from job's cubins when a batch compiled it).  Caller holds
+ * k->lock. */
 static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t eq1,
-                                   RtJitJob *job, RtInstance **out)
+                                   int alt, RtJitJob *job, RtInstance **out)
 {
     uint64_t epoch = k->meta_epoch;
-    RtInstance *found = find_instance(k, vi, div16, eq1);
+    RtInstance *found = find_instance(k, vi, div16, eq1, alt);
     if (found) {
         *out = found;
         return found->failed ? rt_fail(k->m->rt, TILE_RT_ERR_COMPILE, "kernel '%s' variant %s "
@@ -313,6 +325,7 @@ static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div1
     inst->variant = vi;
     inst->div16 = div16;
     inst->eq1 = eq1;
+    inst->alt = alt;
     inst->epoch = epoch;
     inst->v = &k->meta->variants[vi];
     instance_text(k, inst);
@@ -382,7 +395,8 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
                                  RtInstance ***out, int *n)
 {
     const RtKernelMeta *km = k->meta;
-    RtInstance **c = calloc(km->nvariants + 1, sizeof *c);
+    /* each variant: its cubin, and for the JIT the uncapped one where there is one */
+    RtInstance **c = calloc(RT_MAX_CUBINS * km->nvariants + 1, sizeof *c);
     if (!c)
         return rt_fail(k->m->rt, TILE_RT_ERR_INVALID, "out of memory");
     int nc = 0;
@@ -392,7 +406,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
      * first; the loop below then only loads the cubins. */
     RtJitJob *jobs = NULL;
     int *job_of = NULL, njobs = 0;
-    if (jit && all && km->nvariants > 1) {
+    if (jit && all) {
         jobs = calloc(km->nvariants, sizeof *jobs);
         job_of = malloc(km->nvariants * sizeof *job_of);
         for (uint32_t vi = 0; jobs && job_of && vi < km->nvariants; vi++) {
@@ -400,7 +414,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             char err[160];
             job_of[vi] = -1;
             if (where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 ||
-                find_instance(k, vi, la->div16, la->eq1))
+                find_instance(k, vi, la->div16, la->eq1, 0))
                 continue;
             job_of[vi] = njobs;
             jobs[njobs++] = (RtJitJob){.m = k->m, .k = k->index, .vi = vi, .div16 = la->div16,
@@ -429,7 +443,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             continue;
         RtInstance *inst = NULL;
         RtJitJob *job = njobs && job_of[vi] >= 0 ? &jobs[job_of[vi]] : NULL;
-        tile_rt_status s = get_instance(k, vi, d16, e1, job, &inst);
+        tile_rt_status s = get_instance(k, vi, d16, e1, 0, job, &inst);
         if (s != TILE_RT_OK) {
             last = s;    /* a variant that does not build is skipped, others may */
             continue;
@@ -438,9 +452,16 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             c[dup] = inst;
         else
             c[nc++] = inst;
+        /* the JIT's uncapped cubin of the same compile, a candidate of its own */
+        if (jit && all && ((job && job->ncubin > 1) || (!job && find_instance(k, vi, d16, e1, 1)))) {
+            RtInstance *alt = NULL;
+            if (get_instance(k, vi, d16, e1, 1, job, &alt) == TILE_RT_OK)
+                c[nc++] = alt;
+        }
     }
     for (int j = 0; j < njobs; j++)
-        free(jobs[j].cubin);
+        for (int i = 0; i < jobs[j].ncubin; i++)
+            free(jobs[j].cubin[i]);
     free(jobs);
     free(job_of);
     if (nc == 0) {
@@ -583,7 +604,7 @@ tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsign
                 uint32_t nv = (flags & TILE_RT_PRECOMPILE_ALL) ? k->meta->nvariants : 1;
                 uint64_t d16 = pointer_facts(k);
                 for (uint32_t vi = 0; vi < nv && vi < k->meta->nvariants && n < cap; vi++)
-                    if (!find_instance(k, vi, d16, 0))
+                    if (!find_instance(k, vi, d16, 0, 0))
                         jobs[n++] = (RtJitJob){.m = mods[i], .k = j, .vi = vi, .div16 = d16};
             }
             pthread_mutex_unlock(&k->lock);
@@ -598,7 +619,8 @@ tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsign
             /* load it now, so the first launch under these facts finds it */
             RtInstance *inst;
             pthread_mutex_lock(&k->lock);
-            s = get_instance(k, job->vi, job->div16, job->eq1, job, &inst);
+            for (int a = 0; a < job->ncubin && s == TILE_RT_OK; a++)
+                s = get_instance(k, job->vi, job->div16, job->eq1, a, job, &inst);
             pthread_mutex_unlock(&k->lock);
         } else if (s != TILE_RT_OK) {
             rt_fail(rt, s, "%s", job->err);
@@ -610,7 +632,8 @@ tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsign
             if (first == TILE_RT_OK)
                 first = s;
         }
-        free(job->cubin);
+        for (int a = 0; a < job->ncubin; a++)
+            free(job->cubin[a]);
     }
     free(jobs);
     if (nbuilt)

@@ -165,6 +165,7 @@ tile_rt_status rt_cuda_bind(tile_rt *rt);
 typedef struct RtInstance {
     uint32_t variant;
     uint64_t div16, eq1;
+    int alt;                 /* which of the compile's cubins (JIT): 0, or 1 uncapped */
     uint64_t epoch;          /* the kernel's const epoch it was made for */
     bool failed;             /* compile or load failed: not tried again */
 #ifdef TILE_RT_HAVE_CUDA
@@ -263,18 +264,22 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
 
 /* ---- the JIT and its disk cache -------------------------------------------------- */
 /* Compiles variant vi of a source kernel for rt's arch with the given facts, through the
- * disk cache.  *cubin malloc'd. */
+ * disk cache: its cubins (tile_emit_variant_cubins: [0] registers capped for occupancy,
+ * [1] where that cap applied, uncapped), each malloc'd, *n of them (1 or 2). */
+enum { RT_MAX_CUBINS = 2 };
 tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t div16,
-                              uint64_t eq1, char **cubin, size_t *len);
-/* One compile of a batch: inputs (m, k, vi, facts), then the result: the cubin or the
+                              uint64_t eq1, char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS],
+                              int *n);
+/* One compile of a batch: inputs (m, k, vi, facts), then the result: the cubins or the
  * status and its message. */
 typedef struct RtJitJob {
     tile_rt_module *m;
     int k;
     uint32_t vi;
     uint64_t div16, eq1;
-    char *cubin;
-    size_t len;
+    char *cubin[RT_MAX_CUBINS];
+    size_t len[RT_MAX_CUBINS];
+    int ncubin;
     tile_rt_status s;
     char err[1024];
 } RtJitJob;

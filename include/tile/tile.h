@@ -229,6 +229,20 @@ void tile_outputs_free(tile_output *outs, int nouts);
  * ownership as tile_emit; report may be NULL. */
 tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
                               char **out, size_t *len, tile_report *report);
+/* One cubin of a variant and the registers per thread ptxas gave it (-1: unknown). */
+typedef struct tile_cubin {
+    char *data;                /* malloc'd; the caller frees it */
+    size_t len;
+    int regs;
+} tile_cubin;
+/* The cubins of variant `variant` (numbered as for tile_emit_variant) worth timing
+ * against each other: out[0] is what tile_emit_variant makes for TILE_EMIT_CUBIN (the
+ * registers capped where that fits more programs on an SM and spills nothing); out[1],
+ * only where that cap applied, is ptxas's cubin with every register the block size
+ * allows.  Which runs faster depends on the kernel and the GPU, so the runtime's tuner
+ * times both.  *n is 1 or 2; report (may be NULL) describes out[0]. */
+tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_cubin out[2],
+                                     int *n, tile_report *report);
 /* --report: compiles every variant (all_variants true) or the first of kernel k (-1:
  * every kernel) to a cubin and returns one report per variant in *reps (malloc'd; the
  * caller frees it).  Needs ptxas: TILE_ERR_UNSUPPORTED without a GPU backend. */

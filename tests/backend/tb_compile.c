@@ -74,7 +74,7 @@ static int emit_module(TirModule *m, const Opts *o, const char *suffix) {
         char *out = NULL;
         size_t olen = 0;
         TbReport rep;
-        if (tb_emit(m, f, &o->tb, kind, &out, &olen, &rep, diag, NULL)) {
+        if (tb_emit(m, f, &o->tb, kind, &out, &olen, &rep, NULL, diag, NULL)) {
             fprintf(stderr, "%s%s: failed\n", f->name, suffix);
             errors++;
             continue;

@@ -3,7 +3,8 @@
  * entry is rejected and recompiled; other facts or another arch are other entries.
  * A parallel batch (tile_rt_precompile) compiles every variant of softmax and of
  * vector_add on several threads into the same bytes as one thread does, then hits the
- * cache for all of them.
+ * cache for all of them.  A compile whose registers the budget capped caches both of its
+ * cubins (the capped one and the uncapped one the tuner also times).
  * Runs without a GPU (the interpreter device; the compile targets sm_90a). */
 #include "rt_internal.h"
 #include "rt_test.h"
@@ -24,16 +25,19 @@ static tile_rt_stats compile_once(uint64_t div16, size_t *len_out)
     CHECK(tile_rt_load_source_file(rt, TILEC_EXAMPLES_DIR "/vector_add.tile", &m) == TILE_RT_OK);
     tile_rt_kernel *k = &m->kernels[0];
     CHECK(rt_source_meta(k) == TILE_RT_OK);
-    char *cubin = NULL;
-    size_t len = 0;
-    tile_rt_status s = rt_jit_compile(m, 0, 1, div16, 0, &cubin, &len);
+    char *cubin[RT_MAX_CUBINS];
+    size_t len[RT_MAX_CUBINS];
+    int n = 0;
+    tile_rt_status s = rt_jit_compile(m, 0, 0, div16, 0, cubin, len, &n);
     if (s != TILE_RT_OK)
         fprintf(stderr, "%s\n", tile_rt_last_error(rt));
-    CHECK(s == TILE_RT_OK && len > 16);
+    /* vector_add BLOCK=1024: 26 registers already let 16 programs share an SM: one cubin */
+    CHECK(s == TILE_RT_OK && n == 1 && len[0] > 16);
     /* a cubin is an ELF file */
-    CHECK(cubin && !memcmp(cubin, "\x7f" "ELF", 4));
-    *len_out = len;
-    free(cubin);
+    CHECK(cubin[0] && !memcmp(cubin[0], "\x7f" "ELF", 4));
+    *len_out = len[0];
+    for (int i = 0; i < n; i++)
+        free(cubin[i]);
     tile_rt_get_stats(rt, &st);
     tile_rt_module_free(m);
     tile_rt_close(rt);
@@ -141,6 +145,60 @@ static void parallel_batch(void)
     CHECK(s.jit_compiles == 0 && s.cache_hits == (uint64_t)n + 2);
 }
 
+/* layernorm BLOCK=4096 with 4 warps, every parameter aligned (as launched on 16-byte
+ * aligned rows): ptxas needs 75 registers, the budget caps it at 64 for occupancy, so the
+ * compile gives two cubins (capped first), and the cache gives both back byte for byte. */
+static void uncapped_alternate(void)
+{
+    char *first[RT_MAX_CUBINS] = {0};
+    size_t flen[RT_MAX_CUBINS] = {0};
+    int fn = 0;
+    for (int round = 0; round < 2; round++) {
+        tile_rt_options o = {.cache_dir = dir, .tune = -1, .tune_log = -1};
+        tile_rt *rt;
+        CHECK(tile_rt_open(TILE_RT_INTERP, &o, &rt) == TILE_RT_OK);
+        tile_rt_module *m;
+        CHECK(tile_rt_load_source_file(rt, TILEC_EXAMPLES_DIR "/layernorm.tile", &m) == TILE_RT_OK);
+        tile_rt_kernel *k = &m->kernels[0];
+        CHECK(rt_source_meta(k) == TILE_RT_OK);
+        uint32_t vi = k->meta->nvariants;
+        for (uint32_t i = 0; i < k->meta->nvariants; i++)
+            if (!strncmp(k->meta->variants[i].text, "BLOCK=4096, warps=4,", 20))
+                vi = i;
+        CHECK(vi < k->meta->nvariants);
+        char *cubin[RT_MAX_CUBINS];
+        size_t len[RT_MAX_CUBINS];
+        int n = 0;
+        tile_rt_status s = rt_jit_compile(m, 0, vi, 0x3f, 0, cubin, len, &n);
+        if (s != TILE_RT_OK)
+            fprintf(stderr, "%s\n", tile_rt_last_error(rt));
+        CHECK(s == TILE_RT_OK && n == 2);
+        for (int i = 0; i < n; i++)
+            CHECK(!memcmp(cubin[i], "\x7f" "ELF", 4));
+        CHECK(len[0] != len[1] || memcmp(cubin[0], cubin[1], len[0]));
+        tile_rt_stats st;
+        tile_rt_get_stats(rt, &st);
+        if (round == 0) {
+            CHECK(st.jit_compiles == 1 && st.cache_hits == 0);
+            for (int i = 0; i < n; i++) {
+                first[i] = cubin[i];
+                flen[i] = len[i];
+            }
+            fn = n;
+        } else {
+            CHECK(st.jit_compiles == 0 && st.cache_hits == 1 && n == fn);
+            for (int i = 0; i < n; i++) {
+                CHECK(len[i] == flen[i] && !memcmp(cubin[i], first[i], len[i]));
+                free(cubin[i]);
+            }
+        }
+        tile_rt_module_free(m);
+        tile_rt_close(rt);
+    }
+    for (int i = 0; i < fn; i++)
+        free(first[i]);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/tilert-cache-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -184,6 +242,7 @@ int main(void)
     CHECK(st.jit_compiles == 1 && count_entries() == 2);
 
     parallel_batch();
+    uncapped_alternate();
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
