@@ -147,8 +147,12 @@ LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int no
 
 LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons,
                     LLVMValueRef *args, int nargs, bool side_effect) {
-    LLVMTypeRef at[16];
-    for (int i = 0; i < nargs && i < 16; i++) at[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef at[64];
+    if (nargs > 64) {
+        tb_error(L, NULL, "internal: inline PTX with %d operands (at most 64)", nargs);
+        return LLVMGetUndef(ret);
+    }
+    for (int i = 0; i < nargs; i++) at[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(ret, at, (unsigned)nargs, 0);
     LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, strlen(cons),
                                       side_effect, 0, LLVMInlineAsmDialectATT, 0);

@@ -150,7 +150,7 @@ static LLVMValueRef asm_addr(LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t 
 /* Text appended to a fixed buffer; a statement that would not fit is a compiler bug
  * caught by the caller's length check. */
 typedef struct {
-    char s[2048];
+    char s[4096];
     int k;
 } Text;
 
@@ -169,7 +169,7 @@ static bool narrow_float(TirType t) { return !t.ptr && (t.elem == TIR_F16 || t.e
 /* Scalar accesses from one base pointer share one inline PTX statement, up to this many:
  * a quarter of the calls for LLVM to select (the unaligned form of a 128-element-per-thread
  * kernel has hundreds of them). */
-enum { GROUP_MAX = 4 };
+enum { GROUP_MAX = 8, ASM_MAX = 4 * GROUP_MAX + 8 }; /* ASM_MAX: operands of a statement */
 
 /* How many accesses of v elements from element g on can share one statement. */
 static int group_size(int n, int g, int v, LLVMValueRef pb, const int64_t *po) {
@@ -192,7 +192,7 @@ static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs
     int bytes = v * mem_bytes(et);
     Words w = words_for(L, bytes);
     int nout = widen ? na * v : na * w.nw;
-    LLVMValueRef args[16];
+    LLVMValueRef args[ASM_MAX];
     int nargs = 0, addr_op[GROUP_MAX], pred_op[GROUP_MAX];
     int64_t imm[GROUP_MAX];
     for (int a = 0; a < na; a++) {
@@ -254,12 +254,12 @@ static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs
     }
     LLVMTypeRef ot = widen ? L->f32 : w.wt, rt = ot;
     if (nout > 1) {
-        LLVMTypeRef fields[16];
+        LLVMTypeRef fields[ASM_MAX];
         for (int i = 0; i < nout; i++) fields[i] = ot;
         rt = LLVMStructTypeInContext(L->c, fields, (unsigned)nout, 0);
     }
     LLVMValueRef call = tb_asm(L, rt, t.s, cons, args, nargs, true);
-    LLVMValueRef outs[16];
+    LLVMValueRef outs[ASM_MAX];
     for (int i = 0; i < nout; i++) outs[i] = nout > 1 ? LLVMBuildExtractValue(L->b, call, (unsigned)i, "") : call;
     if (widen) {
         for (int i = 0; i < nout; i++) xs[i] = outs[i];
@@ -279,7 +279,7 @@ void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLV
     if (widen && !narrow_float(et)) widen = false;
     for (int g = 0; g < n;) {
         int bytes = v * eb, na = 1;
-        LLVMValueRef xs[GROUP_MAX * 16];
+        LLVMValueRef xs[ASM_MAX];
         if (!maskv && !*cache && !widen) {
             LLVMTypeRef vt = v > 1 ? LLVMVectorType(mt, (unsigned)v) : mt;
             LLVMValueRef vec = LLVMBuildLoad2(L->b, vt, ptrs[g], "");
@@ -328,7 +328,7 @@ static void store_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptr
     int bytes = v * mem_bytes(et);
     Words w = words_for(L, bytes);
     int nin = narrow ? na * v : na * w.nw;
-    LLVMValueRef args[16];
+    LLVMValueRef args[ASM_MAX];
     if (narrow) {
         for (int i = 0; i < nin; i++) args[i] = vals[g + i];
     } else {

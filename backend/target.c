@@ -124,13 +124,27 @@ static char *dup_mem(const char *p, size_t n) {
     "instcombine<no-verify-fixpoint>,adce,simplifycfg,infer-alignment)"
 enum { TB_LEAN_MIN_INSNS = 800 };
 
-static const char *opt_pipeline(LLVMModuleRef mod) {
+static long count_insns(LLVMModuleRef mod) {
     long n = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
         for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
             for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
-    return n >= TB_LEAN_MIN_INSNS ? TB_LEAN_PIPELINE : "default<O1>";
+    return n;
 }
+
+static const char *opt_pipeline(LLVMModuleRef mod) {
+    return count_insns(mod) >= TB_LEAN_MIN_INSNS ? TB_LEAN_PIPELINE : "default<O1>";
+}
+
+/* NVPTX code generation level by size after optimisation.  Codegen is most of the compile
+ * (instruction selection grows with the instruction count) and ptxas redoes the machine
+ * optimisations anyway: on the biggest example variants (128 elements per thread, over
+ * TB_NONE_MIN_INSNS instructions: layernorm and softmax BLOCK=16384 with 4 warps, plain
+ * and --div16, sm_90a, 2026-11-30) CodeGenOpt::None gave ptxas code with the same
+ * registers and spills and the same or 8 fewer SASS instructions, at 20 instead of 32 ms of
+ * codegen.  Below it Less stays: there None cost registers (row_stats BC=1024, BR=4: 104
+ * instead of 80) or SASS instructions (rmsnorm BLOCK=4096: 8 more). */
+enum { TB_NONE_MIN_INSNS = 1400 };
 
 int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
             size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
@@ -188,6 +202,13 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
             LLVMDisposeErrorMessage(msg);
             errors = 1;
             goto done_mod;
+        }
+    }
+    if (opt->opt_level && count_insns(mod) >= TB_NONE_MIN_INSNS) {
+        LLVMTargetMachineRef big = make_tm(a, 0, diag, ud);
+        if (big) {
+            LLVMDisposeTargetMachine(tm);
+            tm = big;
         }
     }
     double t2 = now_s();
