@@ -5,7 +5,8 @@
 # or a carry directory of tools/gpu-pack.sh (tests/gpu/* find lib/libtilert.so.N and
 # lib/libtilec.so.N through their $ORIGIN rpaths; ctest is skipped there).
 # Runs the runtime tests and the GPU tests (ctest -L 'runtime|gpu'), the GPU example
-# comparison directly (its per-case lines), the runtime benchmarks, then compute-sanitizer
+# comparison directly (its per-case lines; then tests/gpu/big_variants.txt, the biggest
+# variants pinned), the runtime benchmarks, then compute-sanitizer
 # memcheck and racecheck on a few examples (gpu_examples --only=K --given-size).
 # Logs go to $OUT (if set) else ./gpu-logs; a short summary is printed last.
 set -u
@@ -33,6 +34,10 @@ fi
 "$B/tests/gpu/gpu_examples" "$ROOT/examples/run.txt" > "$LOG/gpu_examples.txt" 2>&1
 note "gpu_examples: $(tail -1 "$LOG/gpu_examples.txt")"
 grep -E '^(FAIL|SKIP)' "$LOG/gpu_examples.txt" | head -20 > "$LOG/gpu_examples_failures.txt"
+# the biggest variants, pinned (codegen at CodeGenOpt::None; unaligned forms at ragged sizes)
+"$B/tests/gpu/gpu_examples" "$ROOT/tests/gpu/big_variants.txt" > "$LOG/gpu_big_variants.txt" 2>&1
+note "gpu_examples big variants: $(tail -1 "$LOG/gpu_big_variants.txt")"
+grep -E '^FAIL' "$LOG/gpu_big_variants.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
 
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
