@@ -182,6 +182,17 @@ static int group_size(int n, int g, int v, LLVMValueRef pb, const int64_t *po) {
     return na > 0 ? na : 1;
 }
 
+/* The PTX names of access a's words: its operands $N (numbered from 0 in access order),
+ * or, when the statement converts, its own registers tw (32-bit words) or th (one 16-bit
+ * element). */
+static void word_names(TbLower *L, Words w, int a, bool temps, char names[4][16]) {
+    for (int i = 0; i < w.nw; i++) {
+        if (!temps) snprintf(names[i], sizeof names[i], "$%d", a * w.nw + i);
+        else if (w.wt == L->i32) snprintf(names[i], sizeof names[i], "tw%d", a * w.nw + i);
+        else snprintf(names[i], sizeof names[i], "th%d", a);
+    }
+}
+
 /* One inline PTX statement loading na accesses of v elements each (elements g..), the
  * access a predicated by maskv[g + a*v] (the layout proved masks constant over a vector);
  * masked-off registers hold zero.  With widen the memory elements are f16 or bf16 and
@@ -219,11 +230,7 @@ static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs
     }
     for (int a = 0; a < na; a++) {
         char dst[4][16];
-        for (int i = 0; i < w.nw; i++) {
-            if (!widen) snprintf(dst[i], sizeof dst[i], "$%d", a * w.nw + i);
-            else if (w.wt == L->i32) snprintf(dst[i], sizeof dst[i], "tw%d", a * w.nw + i);
-            else snprintf(dst[i], sizeof dst[i], "th%d", a);
-        }
+        word_names(L, w, a, widen, dst);
         /* zero the destinations first so masked-off lanes never read undefined registers */
         for (int i = 0; i < w.nw && maskv; i++) put(&t, "mov%s %s, 0;\n\t", zero, dst[i]);
         if (maskv) put(&t, "@$%d ", pred_op[a]);
@@ -358,11 +365,7 @@ static void store_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptr
     }
     for (int a = 0; a < na; a++) {
         char src[4][16];
-        for (int i = 0; i < w.nw; i++) {
-            if (!narrow) snprintf(src[i], sizeof src[i], "$%d", a * w.nw + i);
-            else if (w.wt == L->i32) snprintf(src[i], sizeof src[i], "tw%d", a * w.nw + i);
-            else snprintf(src[i], sizeof src[i], "th%d", a);
-        }
+        word_names(L, w, a, narrow, src);
         if (narrow && w.wt == L->i32) {
             /* cvt.rn.f16x2.f32 d, a, b puts a in the upper half: the odd element */
             for (int i = 0; i < w.nw; i++)

@@ -228,14 +228,15 @@ tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool al
     return TILE_OK;
 }
 
-tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
-                              char **out, size_t *len, tile_report *report)
+/* Variant `variant` of kernel k (public entry point `fn`) as `kind`; alt as for
+ * compile_variant. */
+static tile_status emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
+                                char **out, size_t *len, tile_report *report, tile_cubin *alt,
+                                const char *fn)
 {
-    if (!p || !out || !len || (unsigned)kind >= TILE_NEMIT)
-        return TILE_ERR_INVALID;
     *out = NULL;
     *len = 0;
-    tile_status s = check_emit(p, k, false, kind, "tile_emit_variant");
+    tile_status s = check_emit(p, k, false, kind, fn);
     if (s != TILE_OK)
         return s;
     tile_variants *vs;
@@ -246,10 +247,18 @@ tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kin
                      p->file->kernels[k].name, vs->n, vs->n == 1 ? "" : "s", variant);
         s = TILE_ERR_NOT_FOUND;
     } else {
-        s = compile_variant(p, k, &vs->v[variant], variant, kind, out, len, report, NULL);
+        s = compile_variant(p, k, &vs->v[variant], variant, kind, out, len, report, alt);
     }
     tile_variants_free(vs);
     return s;
+}
+
+tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
+                              char **out, size_t *len, tile_report *report)
+{
+    if (!p || !out || !len || (unsigned)kind >= TILE_NEMIT)
+        return TILE_ERR_INVALID;
+    return emit_variant(p, k, variant, kind, out, len, report, NULL, "tile_emit_variant");
 }
 
 tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_cubin out[2],
@@ -260,28 +269,15 @@ tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_c
     memset(out, 0, 2 * sizeof *out);
     out[0].regs = out[1].regs = -1;
     *n = 0;
-    tile_status s = check_emit(p, k, false, TILE_EMIT_CUBIN, "tile_emit_variant_cubins");
-    if (s != TILE_OK)
-        return s;
-    tile_variants *vs;
-    if ((s = driver_variants_get(p, k, true, false, &vs)) != TILE_OK)
-        return s;
-    if (variant < 0 || variant >= vs->n) {
-        driver_error(p->ctx, "kernel '%s' has %d variant%s, not variant %d",
-                     p->file->kernels[k].name, vs->n, vs->n == 1 ? "" : "s", variant);
-        s = TILE_ERR_NOT_FOUND;
-    } else {
-        tile_report rep;
-        s = compile_variant(p, k, &vs->v[variant], variant, TILE_EMIT_CUBIN, &out[0].data,
-                            &out[0].len, &rep, &out[1]);
-        if (s == TILE_OK) {
-            out[0].regs = rep.regs;
-            *n = out[1].data ? 2 : 1;
-            if (report)
-                *report = rep;
-        }
+    tile_report rep;
+    tile_status s = emit_variant(p, k, variant, TILE_EMIT_CUBIN, &out[0].data, &out[0].len, &rep,
+                                 &out[1], "tile_emit_variant_cubins");
+    if (s == TILE_OK) {
+        out[0].regs = rep.regs;
+        *n = out[1].data ? 2 : 1;
+        if (report)
+            *report = rep;
     }
-    tile_variants_free(vs);
     return s;
 }
 
