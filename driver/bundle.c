@@ -448,6 +448,7 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     char *ptx = NULL, *cubin = NULL;
     size_t ptx_len = 0, cubin_len = 0;
     TbReport rep = {0}, prep = {0};
+    TbAltCubin alt = {0};
     if (!f) {
         s = TILE_ERR_COMPILE;
     } else {
@@ -461,7 +462,8 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
             double t0 = driver_now();
             /* the register budget for occupancy, as the JIT's compiles (tb_emit) get */
             opt.threads = (f->warps > 0 ? f->warps : 4) * 32;
-            if (tb_ptxas(ptx, ptx_len, &opt, f->name, &cubin, &cubin_len, &prep, NULL, driver_sink, c) ||
+            if (tb_ptxas(ptx, ptx_len, &opt, f->name, &cubin, &cubin_len, &prep, &alt, driver_sink,
+                         c) ||
                 !cubin)
                 s = TILE_ERR_COMPILE;
             driver_time(c, TILE_PHASE_PTXAS, driver_now() - t0);
@@ -474,7 +476,7 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
         /* The backend's shared scratch is static (in the cubin), so no dynamic bytes. */
         put_variant_head(o, cn, v, 0, div16, eq1, rep.flops > 0 ? (uint64_t)rep.flops : 0,
                          rep.global_bytes > 0 ? (uint64_t)rep.global_bytes : 0);
-        put_u32(o, 2);
+        put_u32(o, alt.cubin ? 3 : 2);
         put_str(o, c->arch);
         put_u8(o, 1);
         put_str(o, f->name);
@@ -483,9 +485,18 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
         put_u8(o, 2);
         put_str(o, f->name);
         put_blob(o, ptx, ptx_len);
+        if (alt.cubin) {
+            /* where the register budget capped the registers: the uncapped cubin too, a
+             * candidate of its own for the runtime's tuner (docs/backend.md) */
+            put_str(o, c->arch);
+            put_u8(o, 3);
+            put_str(o, f->name);
+            put_blob(o, alt.cubin, alt.len);
+        }
     }
     free(ptx);
     free(cubin);
+    free(alt.cubin);
     tir_arena_free(a);
     return s;
 }

@@ -215,8 +215,10 @@ static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
         o->arch = rd_str(r);
         o->kind = rd_u8(r);
         o->entry = rd_str(r);
-        if (!r->failed && o->kind != RT_CODE_CUBIN && o->kind != RT_CODE_PTX)
-            fail(r, "code kind %u is neither cubin (1) nor PTX (2) (%s)", o->kind, r->section);
+        if (!r->failed && o->kind != RT_CODE_CUBIN && o->kind != RT_CODE_PTX &&
+            o->kind != RT_CODE_CUBIN_UNCAPPED)
+            fail(r, "code kind %u is neither cubin (1), PTX (2) nor uncapped cubin (3) (%s)",
+                 o->kind, r->section);
         uint64_t n = rd_u64(r);
         if (!r->failed && n > r->end - r->pos) {
             fail(r, "truncated at byte %zu (%s: code of %llu bytes)", r->end, r->section,

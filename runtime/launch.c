@@ -172,7 +172,6 @@ static tile_rt_status eval_grid(tile_rt_kernel *k, const RtVariant *v, const Lau
 }
 
 /* ---- instances -------------------------------------------------------------------- */
-#ifdef TILE_RT_HAVE_CUDA
 /* Whether code for `arch` runs on the device: an 'a' arch only on its own; a cubin on the
  * same major with a minor no newer; PTX (JIT-compiled forward) on any device no older. */
 static bool code_runs(const tile_rt *rt, const char *arch, bool is_ptx)
@@ -188,6 +187,16 @@ static bool code_runs(const tile_rt *rt, const char *arch, bool is_ptx)
     return maj == rt->cc_major && min <= rt->cc_minor;
 }
 
+/* A bundle variant's uncapped cubin (code kind 3) that runs here, or NULL. */
+static const RtCode *uncapped_code(tile_rt *rt, const RtVariant *v)
+{
+    for (uint32_t i = 0; i < v->ncode; i++)
+        if (v->code[i].kind == RT_CODE_CUBIN_UNCAPPED && code_runs(rt, v->code[i].arch, false))
+            return &v->code[i];
+    return NULL;
+}
+
+#ifdef TILE_RT_HAVE_CUDA
 /* Loads a cubin or PTX image and looks the entry up. */
 static tile_rt_status load_image(tile_rt_kernel *k, RtInstance *inst, const void *img,
                                  size_t len, bool is_ptx, const char *entry)
@@ -261,11 +270,13 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
             free(cubin[i]);
         return s;
     }
-    const RtCode *best = NULL;
-    for (uint32_t i = 0; i < v->ncode && !best; i++)
+    const RtCode *best = uncapped_code(rt, v);
+    if (!inst->alt)
+        best = NULL;
+    for (uint32_t i = 0; i < v->ncode && !best && !inst->alt; i++)
         if (v->code[i].kind == RT_CODE_CUBIN && code_runs(rt, v->code[i].arch, false))
             best = &v->code[i];
-    for (uint32_t i = 0; i < v->ncode && !best; i++)
+    for (uint32_t i = 0; i < v->ncode && !best && !inst->alt; i++)
         if (v->code[i].kind == RT_CODE_PTX && code_runs(rt, v->code[i].arch, true))
             best = &v->code[i];
     if (!best)
@@ -458,6 +469,13 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             if (get_instance(k, vi, d16, e1, 1, job, &alt) == TILE_RT_OK)
                 c[nc++] = alt;
         }
+    }
+    /* bundles: a variant's uncapped cubin is a candidate of its own too */
+    for (int j = 0, n0 = nc; j < n0 && !jit && all && k->m->rt->kind == TILE_RT_CUDA; j++) {
+        RtInstance *alt = NULL;
+        if (uncapped_code(k->m->rt, c[j]->v) &&
+            get_instance(k, c[j]->variant, c[j]->div16, c[j]->eq1, 1, NULL, &alt) == TILE_RT_OK)
+            c[nc++] = alt;
     }
     for (int j = 0; j < njobs; j++)
         for (int i = 0; i < jobs[j].ncubin; i++)

@@ -49,7 +49,9 @@ typedef struct RtWhere {
     RtExpr pred;
 } RtWhere;
 
-enum { RT_CODE_CUBIN = 1, RT_CODE_PTX = 2 };
+/* 3: a cubin of the same variant with every register the block size allows, where kind 1
+ * is register-capped for occupancy (the tuner times both) */
+enum { RT_CODE_CUBIN = 1, RT_CODE_PTX = 2, RT_CODE_CUBIN_UNCAPPED = 3 };
 typedef struct RtCode {
     const char *arch, *entry;
     uint8_t kind;

@@ -39,6 +39,9 @@ static void expr(W *w, const uint8_t *code, size_t n)
 /* The opcodes used here (docs/bundle.md). */
 enum { PUSH_I = 0x01, ARG = 0x03, CONST = 0x04, CDIV = 0x16, GE = 0x25 };
 
+/* The code kind of variant 1's object (2: PTX; 3 and others: what the reader makes of them). */
+static int v1_kind = 2;
+
 /* payload: one kernel `k(x: *f32, n: i32)`, grid(cdiv(n, BLOCK)), where BLOCK >= n,
  * consts BLOCK, warps, stages; variants BLOCK=256 and 1024, each with a PTX object. */
 static void payload(W *w, const uint8_t *grid, size_t ngrid)
@@ -70,7 +73,7 @@ static void payload(W *w, const uint8_t *grid, size_t ngrid)
         le(w, 0, 8);
         le(w, 100, 8), le(w, 4096, 8);
         le(w, 1, 4);
-        str(w, "sm_90a"), le(w, 2, 1), str(w, "k");
+        str(w, "sm_90a"), le(w, v ? (uint64_t)v1_kind : 2, 1), str(w, "k");
         le(w, 4, 8);
         memcpy(w->b + w->n, "ptx!", 4);
         w->n += 4;
@@ -194,6 +197,26 @@ static void hand_written(void)
     CHECK(!rt_expr_eval(&b->kernels[0].grid[0], &b->kernels[0], &v0, zero, &r, err, 100) &&
           strstr(err, "division by zero"));
     rt_bundle_free(b);
+    /* code kind 3 (an uncapped cubin) is read; kind 4 is not */
+    v1_kind = 3;
+    body.n = 0;
+    payload(&body, good_grid, sizeof good_grid);
+    bundle(&file, &body, 1);
+    CHECK(parse(&file, file.n, err, &b) == TILE_RT_OK);
+    if (b) {
+        CHECK(b->kernels[0].variants[1].code[0].kind == RT_CODE_CUBIN_UNCAPPED);
+        rt_bundle_free(b);
+    }
+    v1_kind = 4;
+    body.n = 0;
+    payload(&body, good_grid, sizeof good_grid);
+    bundle(&file, &body, 1);
+    CHECK_ERR(parse(&file, file.n, err, &b), TILE_RT_ERR_BUNDLE, err,
+              "code kind 4 is neither cubin (1), PTX (2) nor uncapped cubin (3)");
+    v1_kind = 2;   /* the good bundle again, for what follows */
+    body.n = 0;
+    payload(&body, good_grid, sizeof good_grid);
+    bundle(&file, &body, 1);
 }
 
 /* Through the public API: a damaged file is TILE_RT_ERR_BUNDLE naming the file. */
@@ -283,10 +306,55 @@ static void compiler_meta(void)
     tile_ctx_free(c);
 }
 
+/* A compiled bundle (cubins through ptxas): layernorm BLOCK=4096 with 4 warps needs more
+ * registers than 8 programs per SM allow, so its variants carry the capped cubin (kind 1)
+ * and the uncapped one (kind 3), both ELF; vector_add BLOCK=1024 needs no cap: no kind 3. */
+static void compiled_bundle(void)
+{
+    if (!tile_emit_supported(TILE_EMIT_BUNDLE)) {
+        printf("compiled_bundle: no GPU backend in this build (skipped)\n");
+        return;
+    }
+    const char *files[2] = {TILEC_EXAMPLES_DIR "/layernorm.tile", TILEC_EXAMPLES_DIR "/vector_add.tile"};
+    const char *defs[2] = {"BLOCK=4096", "BLOCK=1024"};
+    for (int f = 0; f < 2; f++) {
+        tile_ctx *c = tile_ctx_new();
+        CHECK(tile_ctx_define(c, defs[f]) == TILE_OK && tile_ctx_define(c, "warps=4") == TILE_OK);
+        tile_program *p;
+        CHECK(tile_program_load_file(c, files[f], &p) == TILE_OK);
+        char *data = NULL;
+        size_t len = 0;
+        tile_status ts = tile_emit(p, 0, TILE_EMIT_BUNDLE, true, &data, &len);
+        if (ts != TILE_OK)
+            fprintf(stderr, "%s\n", tile_ctx_last_error(c));
+        CHECK(ts == TILE_OK);
+        char err[600];
+        RtBundle *b = NULL;
+        CHECK(rt_bundle_parse("compiled", data, len, &b, err, sizeof err) == TILE_RT_OK);
+        int capped = 0, uncapped = 0;
+        for (uint32_t v = 0; b && v < b->kernels[0].nvariants; v++)
+            for (uint32_t i = 0; i < b->kernels[0].variants[v].ncode; i++) {
+                const RtCode *code = &b->kernels[0].variants[v].code[i];
+                if (code->kind == RT_CODE_PTX)
+                    continue;
+                CHECK(code->len > 4 && !memcmp(code->bytes, "\x7f" "ELF", 4));
+                capped += code->kind == RT_CODE_CUBIN;
+                uncapped += code->kind == RT_CODE_CUBIN_UNCAPPED;
+            }
+        CHECK(capped > 0);
+        CHECK(f == 0 ? uncapped > 0 : uncapped == 0);
+        rt_bundle_free(b);
+        free(data);
+        tile_program_free(p);
+        tile_ctx_free(c);
+    }
+}
+
 int main(void)
 {
     hand_written();
     public_api();
     compiler_meta();
+    compiled_bundle();
     TEST_DONE();
 }
