@@ -167,8 +167,9 @@ static void put(Text *t, const char *fmt, ...) {
 static bool narrow_float(TirType t) { return !t.ptr && (t.elem == TIR_F16 || t.elem == TIR_BF16); }
 
 /* Scalar accesses from one base pointer share one inline PTX statement, up to this many:
- * a quarter of the calls for LLVM to select (the unaligned form of a 128-element-per-thread
- * kernel has hundreds of them). */
+ * an eighth of the calls for LLVM to select (the unaligned form of a 128-element-per-thread
+ * kernel has hundreds of them; 1, 2, 4, 8 per statement: layernorm BLOCK=16384 with 4 warps
+ * compiled in 54-66, 53, 49, 46 ms, docs/performance.md). */
 enum { GROUP_MAX = 8, ASM_MAX = 4 * GROUP_MAX + 8 }; /* ASM_MAX: operands of a statement */
 
 /* How many accesses of v elements from element g on can share one statement. */
@@ -255,11 +256,12 @@ static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs
     for (int i = 0; i < nargs; i++)
         c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", LLVMTypeOf(args[i]) == L->i1 ? "b" : "l");
     cons[c - 1] = 0;
+    LLVMTypeRef ot = widen ? L->f32 : w.wt, rt = ot;
     if (t.k >= (int)sizeof t.s) {
         tb_error(L, NULL, "internal: a load's inline PTX is too long");
+        for (int i = 0; i < na * v; i++) xs[i] = LLVMGetUndef(widen ? L->f32 : mem_elem(L, et));
         return;
     }
-    LLVMTypeRef ot = widen ? L->f32 : w.wt, rt = ot;
     if (nout > 1) {
         LLVMTypeRef fields[ASM_MAX];
         for (int i = 0; i < nout; i++) fields[i] = ot;
