@@ -33,6 +33,7 @@ typedef struct TbReport {
     int64_t global_bytes;    /* bytes of global memory one program's loads, stores and atomics
                               * move (each op once: loop bodies are not multiplied) */
     int threads;             /* warps * 32 */
+    int codegen_none;        /* 1: NVPTX codegen ran at CodeGenOpt::None (big modules), 0: Less */
     /* seconds spent in each phase of tb_emit (for -v timing; 0 when not reached) */
     double t_build;          /* tile IR -> LLVM IR, verification */
     double t_opt;            /* LLVM default<O3> */

@@ -204,13 +204,16 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
             goto done_mod;
         }
     }
+    bool none = !opt->opt_level;
     if (opt->opt_level && count_insns(mod) >= TB_NONE_MIN_INSNS) {
         LLVMTargetMachineRef big = make_tm(a, 0, diag, ud);
         if (big) {
             LLVMDisposeTargetMachine(tm);
             tm = big;
+            none = true;
         }
     }
+    if (report) report->codegen_none = none;
     double t2 = now_s();
     times.t_opt = t2 - t1;
     if (report) {

@@ -8,7 +8,8 @@
  * --emit=tir prints the IR after the passes; cubin prints nothing but the report.
  * --passes=a,b,c (.tir only): run exactly these passes, by name, instead of the default.
  * --report prints "KERNEL: regs=N smem=N spill_stores=N spill_loads=N stack=N threads=N
- * flops=N bytes=N" per kernel variant.  Exit status 1 on any error. */
+ * flops=N bytes=N codegen=none|less uncapped_regs=N" per kernel variant (uncapped_regs: the
+ * registers of the uncapped cubin where the budget capped them, else -1).  Exit status 1 on any error. */
 #include "backend.h"
 #include "frontend.h"
 #include "passes.h"
@@ -74,7 +75,8 @@ static int emit_module(TirModule *m, const Opts *o, const char *suffix) {
         char *out = NULL;
         size_t olen = 0;
         TbReport rep;
-        if (tb_emit(m, f, &o->tb, kind, &out, &olen, &rep, NULL, diag, NULL)) {
+        TbAltCubin alt = {0};
+        if (tb_emit(m, f, &o->tb, kind, &out, &olen, &rep, &alt, diag, NULL)) {
             fprintf(stderr, "%s%s: failed\n", f->name, suffix);
             errors++;
             continue;
@@ -82,10 +84,12 @@ static int emit_module(TirModule *m, const Opts *o, const char *suffix) {
         if (kind != TB_OUT_CUBIN) fwrite(out, 1, olen, stdout);
         if (o->report)
             printf("%s%s: regs=%d smem=%d spill_stores=%d spill_loads=%d stack=%d threads=%d flops=%lld "
-                   "bytes=%lld\n",
+                   "bytes=%lld codegen=%s uncapped_regs=%d\n",
                    f->name, suffix, rep.regs, rep.smem_bytes, rep.spill_stores, rep.spill_loads, rep.stack_bytes,
-                   rep.threads, (long long)rep.flops, (long long)rep.global_bytes);
+                   rep.threads, (long long)rep.flops, (long long)rep.global_bytes,
+                   rep.codegen_none ? "none" : "less", alt.cubin ? alt.regs : -1);
         free(out);
+        free(alt.cubin);
     }
     return errors;
 }
