@@ -270,9 +270,8 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
             free(cubin[i]);
         return s;
     }
-    const RtCode *best = uncapped_code(rt, v);
-    if (!inst->alt)
-        best = NULL;
+    /* the uncapped cubin for that instance; else a cubin, else PTX */
+    const RtCode *best = inst->alt ? uncapped_code(rt, v) : NULL;
     for (uint32_t i = 0; i < v->ncode && !best && !inst->alt; i++)
         if (v->code[i].kind == RT_CODE_CUBIN && code_runs(rt, v->code[i].arch, false))
             best = &v->code[i];
