@@ -6,7 +6,7 @@
 # lib/libtilec.so.N through their $ORIGIN rpaths; ctest is skipped there).
 # Runs the runtime tests and the GPU tests (ctest -L 'runtime|gpu'), the GPU example
 # comparison directly (its per-case lines; then tests/gpu/big_variants.txt, the biggest
-# variants pinned), the runtime benchmarks, then compute-sanitizer
+# variants pinned, and tests/gpu/casts.txt), the runtime benchmarks, then compute-sanitizer
 # memcheck and racecheck on a few examples (gpu_examples --only=K --given-size).
 # Logs go to $OUT (if set) else ./gpu-logs; a short summary is printed last.
 set -u
@@ -38,6 +38,10 @@ grep -E '^(FAIL|SKIP)' "$LOG/gpu_examples.txt" | head -20 > "$LOG/gpu_examples_f
 "$B/tests/gpu/gpu_examples" "$ROOT/tests/gpu/big_variants.txt" > "$LOG/gpu_big_variants.txt" 2>&1
 note "gpu_examples big variants: $(tail -1 "$LOG/gpu_big_variants.txt")"
 grep -E '^FAIL' "$LOG/gpu_big_variants.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
+# casts done inside loads and stores (bf16/f16 widened, narrowed), scalar and vector forms
+"$B/tests/gpu/gpu_examples" "$ROOT/tests/gpu/casts.txt" > "$LOG/gpu_casts.txt" 2>&1
+note "gpu_examples casts: $(tail -1 "$LOG/gpu_casts.txt")"
+grep -E '^FAIL' "$LOG/gpu_casts.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
 
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
