@@ -637,7 +637,7 @@ tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code,
     }
     Buf file = {0};
     put(&file, "TILEBNDL", 8);
-    put_u32(&file, 1);
+    put_u32(&file, 2);   /* docs/bundle.md: version 2 (code kind 3) */
     put_u32(&file, 0);
     put_u64(&file, body.len);
     put_u64(&file, driver_fnv1a(DRIVER_FNV_BASIS, body.b, body.len));

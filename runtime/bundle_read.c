@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define RT_BUNDLE_MAGIC "TILEBNDL"
-#define RT_BUNDLE_VERSION 1u
+#define RT_BUNDLE_VERSION 2u   /* 2 added code kind 3; version 1 files are read too */
 #define RT_HEADER_BYTES 32
 
 uint64_t rt_fnv1a(uint64_t h, const void *data, size_t n)
@@ -34,6 +34,7 @@ typedef struct Reader {
     size_t errn;
     const char *name;
     RtBundle *b;
+    uint32_t version;
 } Reader;
 
 static void fail(Reader *r, const char *fmt, ...)
@@ -216,9 +217,9 @@ static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
         o->kind = rd_u8(r);
         o->entry = rd_str(r);
         if (!r->failed && o->kind != RT_CODE_CUBIN && o->kind != RT_CODE_PTX &&
-            o->kind != RT_CODE_CUBIN_UNCAPPED)
-            fail(r, "code kind %u is neither cubin (1), PTX (2) nor uncapped cubin (3) (%s)",
-                 o->kind, r->section);
+            (o->kind != RT_CODE_CUBIN_UNCAPPED || r->version < 2))
+            fail(r, "code kind %u is neither cubin (1), PTX (2) nor%s uncapped cubin (3) (%s)",
+                 o->kind, r->version < 2 ? " (from version 2 on)" : "", r->section);
         uint64_t n = rd_u64(r);
         if (!r->failed && n > r->end - r->pos) {
             fail(r, "truncated at byte %zu (%s: code of %llu bytes)", r->end, r->section,
@@ -332,10 +333,11 @@ tile_rt_status rt_bundle_parse(const char *name, const void *data, size_t len, R
     r.pos = 8;
     uint32_t version = rd_u32(&r), flags = rd_u32(&r);
     uint64_t payload = rd_u64(&r), sum = rd_u64(&r);
-    if (version != RT_BUNDLE_VERSION) {
-        fail(&r, "version %u, this runtime reads %u", version, RT_BUNDLE_VERSION);
+    if (version < 1 || version > RT_BUNDLE_VERSION) {
+        fail(&r, "version %u, this runtime reads 1 to %u", version, RT_BUNDLE_VERSION);
         goto bad;
     }
+    r.version = version;
     if (flags) {
         fail(&r, "unknown flags 0x%x", flags);
         goto bad;

@@ -159,9 +159,12 @@ static void hand_written(void)
     cut = file;
     cut.b[0] = 'X';
     CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE && strstr(err, "bad magic"));
-    bundle(&cut, &body, 2);
+    bundle(&cut, &body, 3);
     CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE &&
-          strstr(err, "version 2, this runtime reads 1"));
+          strstr(err, "version 3, this runtime reads 1 to 2"));
+    bundle(&cut, &body, 0);
+    CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE &&
+          strstr(err, "version 0, this runtime reads 1 to 2"));
     cut = file;
     cut.b[cut.n++] = 0;
     CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE && strstr(err, "trailing"));
@@ -197,11 +200,14 @@ static void hand_written(void)
     CHECK(!rt_expr_eval(&b->kernels[0].grid[0], &b->kernels[0], &v0, zero, &r, err, 100) &&
           strstr(err, "division by zero"));
     rt_bundle_free(b);
-    /* code kind 3 (an uncapped cubin) is read; kind 4 is not */
+    /* code kind 3 (an uncapped cubin) is read from version 2 on; kind 4 is not */
     v1_kind = 3;
     body.n = 0;
     payload(&body, good_grid, sizeof good_grid);
     bundle(&file, &body, 1);
+    CHECK_ERR(parse(&file, file.n, err, &b), TILE_RT_ERR_BUNDLE, err,
+              "code kind 3 is neither cubin (1), PTX (2) nor (from version 2 on) uncapped cubin (3)");
+    bundle(&file, &body, 2);
     CHECK(parse(&file, file.n, err, &b) == TILE_RT_OK);
     if (b) {
         CHECK(b->kernels[0].variants[1].code[0].kind == RT_CODE_CUBIN_UNCAPPED);
@@ -210,7 +216,7 @@ static void hand_written(void)
     v1_kind = 4;
     body.n = 0;
     payload(&body, good_grid, sizeof good_grid);
-    bundle(&file, &body, 1);
+    bundle(&file, &body, 2);
     CHECK_ERR(parse(&file, file.n, err, &b), TILE_RT_ERR_BUNDLE, err,
               "code kind 4 is neither cubin (1), PTX (2) nor uncapped cubin (3)");
     v1_kind = 2;   /* the good bundle again, for what follows */
