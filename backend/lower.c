@@ -34,21 +34,40 @@ static TbVal *val_slot(TbLower *L, const TirValue *v) {
     return x->e || x->lim ? x : NULL;
 }
 
+/* Compares lo[i] < lim for elements [first, first + n) of a limit-form mask, one per run
+ * of equal lo[]. */
+static LLVMValueRef *limit_elems(TbLower *L, const TbVal *x, int first, int n) {
+    LLVMTypeRef it = LLVMTypeOf(x->lim);
+    LLVMValueRef *e = tb_elems(L, n);
+    for (int i = 0; i < n; i++)
+        e[i] = i > 0 && x->lo[first + i] == x->lo[first + i - 1]
+                   ? e[i - 1]
+                   : LLVMBuildICmp(L->b, LLVMIntSGT, x->lim,
+                                   LLVMConstInt(it, (unsigned long long)x->lo[first + i], 1), "");
+    return e;
+}
+
+/* A chain's chunk of x (lower_chain.c); a limit form's compares are built for the chunk. */
+static TbVal *chain_slice(TbLower *L, const TbVal *x) {
+    TbVal *s = tir_alloc(L->m->arena, sizeof *s);
+    int lo = L->chain_lo;
+    s->n = L->chain_sub;
+    s->e = x->lim ? limit_elems(L, x, lo, s->n) : x->e + lo;
+    s->ab = x->ab;
+    s->ao = x->ao ? x->ao + lo : NULL;
+    return s;
+}
+
 /* A limit-form mask's elements are built where they are used, once per LLVM block:
  * compares issued at the definition would keep one predicate per element live until
  * the last use (layernorm BLOCK=16384: 128 of them, and spills). */
 TbVal *tb_val(TbLower *L, const TirValue *v) {
     TbVal *x = val_slot(L, v);
+    if (x && L->chain_sub && x->n == L->chain_n) return chain_slice(L, x);
     if (!x || !x->lim) return x;
     LLVMBasicBlockRef bb = LLVMGetInsertBlock(L->b);
     if (x->e && x->mat_bb == bb) return x;
-    LLVMTypeRef it = LLVMTypeOf(x->lim);
-    LLVMValueRef *e = tb_elems(L, x->n);
-    for (int i = 0; i < x->n; i++)
-        e[i] = i > 0 && x->lo[i] == x->lo[i - 1]
-                   ? e[i - 1]
-                   : LLVMBuildICmp(L->b, LLVMIntSGT, x->lim, LLVMConstInt(it, (unsigned long long)x->lo[i], 1), "");
-    x->e = e;
+    x->e = limit_elems(L, x, 0, x->n);
     x->mat_bb = bb;
     return x;
 }
@@ -57,6 +76,16 @@ void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e) { tb_set_affi
 
 void tb_set_affine(TbLower *L, const TirValue *v, int n, LLVMValueRef *e, LLVMValueRef ab, int64_t *ao) {
     if (v->id < 0 || v->id >= L->nvals) return;
+    if (L->chain_sub && n == L->chain_sub && e) { /* a chunk of a chain member's elements */
+        TbVal *x = &L->vals[v->id];
+        if (!x->e || x->n != L->chain_n) {
+            memset(x, 0, sizeof *x);
+            x->n = L->chain_n;
+            x->e = tb_elems(L, L->chain_n);
+        }
+        memcpy(x->e + L->chain_lo, e, (size_t)n * sizeof *e);
+        return;
+    }
     L->vals[v->id].n = n;
     L->vals[v->id].e = e;
     L->vals[v->id].ab = ao ? ab : NULL;
@@ -380,6 +409,7 @@ static void count_bytes(TbLower *L, TirOp *op) {
 }
 
 static void count_flops(TbLower *L, TirOp *op) {
+    if (L->chain_lo) return; /* a chain's later chunks: counted with its first */
     count_bytes(L, op);
     unsigned t = tir_op_info[op->code].traits;
     if (op->nres < 1 || !(t & (TIR_T_ELEMENTWISE | TIR_T_REDUCTION))) return;
@@ -389,7 +419,7 @@ static void count_flops(TbLower *L, TirOp *op) {
     L->flops += tir_type_numel(ty) * (op->code == TIR_OP_FMA ? 2 : 1);
 }
 
-static void lower_op(TbLower *L, TirOp *op) {
+void tb_lower_op(TbLower *L, TirOp *op) {
     static const char *const ctaid[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x",
                                          "llvm.nvvm.read.ptx.sreg.ctaid.y",
                                          "llvm.nvvm.read.ptx.sreg.ctaid.z"};
@@ -455,7 +485,10 @@ static void lower_op(TbLower *L, TirOp *op) {
 }
 
 static void lower_block(TbLower *L, TirBlock *blk) {
+    TbChain *chains = tb_find_chains(L, blk);
     for (TirOp *op = blk->first; op && L->errors < 20; op = op->next) {
+        if (op->nres == 1 && L->deferred[op->res[0]->id]) continue; /* with its store */
+        if (chains && tb_lower_chain(L, chains, op)) continue;
         /* operands must have been lowered (an earlier error leaves holes) */
         bool ok = true;
         for (int i = 0; i < op->nopnd; i++)
@@ -464,7 +497,7 @@ static void lower_block(TbLower *L, TirBlock *blk) {
             if (!L->errors) tb_error(L, op, "internal: an operand has no lowered value");
             return;
         }
-        lower_op(L, op);
+        tb_lower_op(L, op);
     }
 }
 
@@ -531,10 +564,11 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     L->nvals = kernel->next_id;
     L->vals = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->vals);
     L->sole_user = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->sole_user);
-    int *uses = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *uses);
-    count_uses(L, kernel->body, uses);
+    L->uses = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->uses);
+    L->deferred = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
+    count_uses(L, kernel->body, L->uses);
     for (int i = 0; i < L->nvals; i++)
-        if (uses[i] != 1) L->sole_user[i] = NULL;
+        if (L->uses[i] != 1) L->sole_user[i] = NULL;
 
     TirBlock *body = kernel->body;
     LLVMTypeRef *pt = tir_alloc(m->arena, (size_t)(body->nargs + 1) * sizeof *pt);

@@ -45,6 +45,10 @@ static bool view_has_copies(const TbView *v) {
 
 bool tb_view_has_copies(const TbView *v) { return view_has_copies(v); }
 
+int tb_access_width(TbLower *L, const TirOp *op, const TbView *v, TirType et) {
+    return vector_width(L, op, v, et.ptr ? 8 : tir_scalar_bytes((TirScalar)et.elem));
+}
+
 /* Register <-> memory form of one element (bools are bytes in memory). */
 static LLVMValueRef to_reg(TbLower *L, LLVMValueRef x, TirType t) {
     if (!t.ptr && t.elem == TIR_I1) return LLVMBuildICmp(L->b, LLVMIntNE, x, LLVMConstNull(L->i8), "");
@@ -463,7 +467,8 @@ static TirOp *narrowing_store(TbLower *L, const TirOp *cast) {
 }
 
 bool tb_cast_fused(TbLower *L, TirOp *cast) {
-    if (tb_lowered(L, cast->res[0])) return true; /* its load converted already */
+    const TirOp *d = cast->opnd[0]->def;
+    if (d && d->code == TIR_OP_LOAD && widening_cast(L, d) == cast) return true; /* its load converts */
     if (!narrowing_store(L, cast)) return false;
     /* the store converts: the cast's value is its operand's f32 elements */
     TbVal *x = tb_val(L, cast->opnd[0]);
@@ -482,7 +487,7 @@ void tb_lower_load(TbLower *L, TirOp *op) {
     if (tir_type_is_tile(r->ty)) {
         if (!tb_view(L, r->ty, &view, op)) return;
         vp = &view;
-        n = view.total;
+        n = L->chain_sub ? L->chain_sub : view.total;
     }
     if (p->n != n || (mask && mask->n != n) || (other && other->n != n)) {
         tb_error(L, op, "internal: load operands do not match the result's layout");
@@ -513,7 +518,7 @@ void tb_lower_store(TbLower *L, TirOp *op) {
     if (tir_type_is_tile(vt)) {
         if (!tb_view(L, vt, &view, op)) return;
         vp = &view;
-        n = view.total;
+        n = L->chain_sub ? L->chain_sub : view.total;
         if (view_has_copies(&view)) owner = tb_view_owner(L, &view);
     } else {
         owner = LLVMBuildICmp(L->eb, LLVMIntEQ, L->tid, tb_i32(L, 0), "");

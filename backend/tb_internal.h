@@ -72,6 +72,12 @@ typedef struct TbLower {
     bool debug;
     TbVal *vals;                     /* by TirValue id */
     TirOp **sole_user;               /* by TirValue id: the only op using it, else NULL */
+    int *uses;                       /* by TirValue id: how many operands name it */
+    uint8_t *deferred;               /* by TirValue id: its op is lowered with its chain's store */
+    /* Lowering a chain (lower_chain.c) chunk by chunk: while chain_sub > 0, tb_val shows a
+     * value of chain_n elements as its elements [chain_lo, chain_lo + chain_sub), and
+     * tb_set of chain_sub elements writes them there. */
+    int chain_n, chain_lo, chain_sub;
     int nvals;
     LLVMValueRef tid, lane, warp;    /* i32 */
     LLVMValueRef scratch;            /* ptr addrspace(3), sized at the end */
@@ -126,6 +132,15 @@ void tb_barrier(TbLower *L);
  * tb_barrier, then reads: the one barrier of every scratch op (passes/barriers.c). */
 LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes);
 
+void tb_lower_op(TbLower *L, TirOp *op);
+
+/* lower_chain.c */
+typedef struct TbChain TbChain;
+/* The chains of blk's stores that need chunks, their members marked in L->deferred. */
+TbChain *tb_find_chains(TbLower *L, TirBlock *blk);
+/* Lowers store's chain if it has one (false: it has none). */
+bool tb_lower_chain(TbLower *L, TbChain *chains, TirOp *store);
+
 /* lower_elem.c */
 void tb_lower_elementwise(TbLower *L, TirOp *op);
 LLVMValueRef tb_convert(TbLower *L, LLVMValueRef x, TirScalar from, TirScalar to, const TirOp *op);
@@ -147,6 +162,8 @@ void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LL
 /* A cast f16/bf16 <-> f32 done by its load or store (nothing left to lower). */
 bool tb_cast_fused(TbLower *L, TirOp *cast);
 bool tb_view_has_copies(const TbView *v);
+/* Elements per access of a load or store of element type et (1: scalar accesses). */
+int tb_access_width(TbLower *L, const TirOp *op, const TbView *v, TirType et);
 
 /* lower_shape.c */
 void tb_lower_permute(TbLower *L, TirOp *op);      /* reshape, trans */
