@@ -84,6 +84,20 @@ static Acc combine(TbLower *L, const RedKind *k, Acc a, Acc b, const TirOp *op) 
     return r;
 }
 
+/* v[0..n) combined pairwise, neighbours first: a chain of log2(n) dependent combines instead
+ * of n - 1 (the reduction order is unspecified, docs/language.md "Numerics"); the operand with
+ * the lower indices stays on the left. Overwrites v. */
+static Acc combine_tree(TbLower *L, const RedKind *k, Acc *v, int n, const TirOp *op) {
+    for (int w = n; w > 1; w = (w + 1) / 2) {
+        for (int i = 0; i < w / 2; i++) v[i] = combine(L, k, v[2 * i], v[2 * i + 1], op);
+        if (w % 2) v[w / 2] = v[w - 1];
+    }
+    return v[0];
+}
+
+/* The most warps a reduction along axis can combine from shared memory. */
+static int wpc_max(const TbView *iv, int axis) { return iv->root->warps_per_cta[iv->rdim[axis]]; }
+
 static int type_bytes(TbLower *L, LLVMTypeRef t) {
     LLVMTypeKind k = LLVMGetTypeKind(t);
     if (k == LLVMFloatTypeKind) return 4;
@@ -126,17 +140,17 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
     int axis_n = iv.n[axis];
     LLVMValueRef axis_base = arg ? tb_view_base(L, &iv, axis) : NULL;
     Acc *acc = tir_alloc(L->m->arena, (size_t)nout * sizeof *acc);
+    Acc *items = tir_alloc(L->m->arena, (size_t)(axis_n > wpc_max(&iv, axis) ? axis_n : wpc_max(&iv, axis)) * sizeof *items);
     for (int eo = 0; eo < nout; eo++) {
         int32_t jo[TIR_MAXRANK] = {0}, j[TIR_MAXRANK];
         if (!scalar_out) tb_view_multi(&ov, eo, jo);
         for (int d = 0, dd = 0; d < iv.rank; d++) j[d] = d == axis ? 0 : jo[dd++];
         for (int t = 0; t < axis_n; t++) {
             j[axis] = t;
-            Acc a;
-            a.v = tb_convert(L, x->e[tb_view_index(&iv, j)], k.s, accs, op);
-            a.i = arg ? LLVMBuildAdd(L->b, axis_base, tb_i32(L, tb_view_offset(&iv, axis, t)), "") : NULL;
-            acc[eo] = t == 0 ? a : combine(L, &k, acc[eo], a, op);
+            items[t].v = tb_convert(L, x->e[tb_view_index(&iv, j)], k.s, accs, op);
+            items[t].i = arg ? LLVMBuildAdd(L->b, axis_base, tb_i32(L, tb_view_offset(&iv, axis, t)), "") : NULL;
         }
+        acc[eo] = combine_tree(L, &k, items, axis_n, op);
     }
     /* across lanes: the lanes along the axis that hold distinct data */
     const TirLayout *root = iv.root;
@@ -202,16 +216,16 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
         for (int eo = 0; eo < nout; eo++) {
             for (int w = 0; w < warps; w++) {
                 LLVMValueRef slot = LLVMBuildAdd(L->b, lin[eo], tb_i32(L, w), "");
-                Acc a;
-                a.v = LLVMBuildLoad2(L->b, at, scratch_at(L, base, LLVMBuildMul(L->b, slot, tb_i32(L, ab), "")), "");
-                LLVMSetAlignment(a.v, (unsigned)ab);
-                a.i = NULL;
+                Acc *a = &items[w];
+                a->v = LLVMBuildLoad2(L->b, at, scratch_at(L, base, LLVMBuildMul(L->b, slot, tb_i32(L, ab), "")), "");
+                LLVMSetAlignment(a->v, (unsigned)ab);
+                a->i = NULL;
                 if (arg) {
                     LLVMValueRef o = LLVMBuildAdd(L->b, tb_i32(L, vbytes), LLVMBuildMul(L->b, slot, tb_i32(L, 4), ""), "");
-                    a.i = LLVMBuildLoad2(L->b, L->i32, scratch_at(L, base, o), "");
+                    a->i = LLVMBuildLoad2(L->b, L->i32, scratch_at(L, base, o), "");
                 }
-                acc[eo] = w == 0 ? a : combine(L, &k, acc[eo], a, op);
             }
+            acc[eo] = combine_tree(L, &k, items, warps, op);
         }
     }
     LLVMValueRef *e = tb_elems(L, nout);

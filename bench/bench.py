@@ -9,10 +9,14 @@ events, warm-up, L2 flushed between runs) per implementation, as GB/s of the byt
 workload must move.  tilec kernels are JIT-compiled from .tile sources through
 python/tilec (libtilert: $TILEC_RT_LIB), autotuned on their first launch; the variant
 chosen is printed.  A failed check marks the row and the exit status is 1.
+Vector add, softmax and layernorm then get paired rounds (tilec, Triton and a copy of the
+same bytes timed back to back, the order rotating): the per-round ratios tilec/Triton and
+the copy's bandwidth, the ceiling for a kernel that moves those bytes once.
 """
 import argparse
 import json
 import math
+import statistics
 import os
 import sys
 import time
@@ -61,6 +65,7 @@ def check(row, impl, got, want, exact=False, rtol=1e-5, atol=1e-6):
 
 def run_impls(row, impls, want, out, **tol):
     """impls: name -> (launch, output tensor).  Checks each, then times each."""
+    row.launch = impls
     for name, launch in impls.items():
         try:
             out[name].fill_(float("nan"))
@@ -97,6 +102,27 @@ class Tilec:
         return launch
 
 
+def paired(row, src, rounds=12):
+    """Rounds that time tilec, Triton and a copy of the same bytes (src into a new tensor of
+    its shape: as many bytes read and written as the row moves) back to back, in an order
+    that rotates each round: the ratio tilec/triton of each round cancels the machine's
+    drift between rounds.  row.pair: the ratios; row.copy_gbps: the copy's median."""
+    if not (row.ok.get("tilec") and row.ok.get("triton")):
+        return
+    dst = torch.empty_like(src)
+    fns = [("tilec", row.launch["tilec"]), ("triton", row.launch["triton"]),
+           ("copy", lambda: dst.copy_(src))]
+    ratios, copy_ms = [], []
+    for r in range(rounds):
+        ms = {}
+        for name, fn in fns[r % 3:] + fns[:r % 3]:
+            ms[name] = triton.testing.do_bench(fn, warmup=10, rep=100, return_mode="median")
+        ratios.append(ms["triton"] / ms["tilec"])
+        copy_ms.append(ms["copy"])
+    row.pair = sorted(ratios)
+    row.copy_gbps = row.nbytes / (statistics.median(copy_ms) * 1e-3) / 1e9
+
+
 def bench_vector_add(tc, n):
     row = Row("vector add f32", f"2^{int(math.log2(n))}", 3 * n * 4)
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
@@ -107,6 +133,7 @@ def bench_vector_add(tc, n):
                     "triton": lambda: tk.vector_add(x, y, out["triton"]),
                     "torch": lambda: torch.add(x, y, out=out["torch"])}, want, out, exact=True)
     row.variant = t.kernel.last_variant
+    paired(row, torch.cat([x, y[: n // 2]]))
     return row
 
 
@@ -121,6 +148,7 @@ def bench_softmax(tc, rows, cols):
                     "torch": lambda: torch.softmax(x, dim=1, out=out["torch"])},
               want, out, rtol=1e-4, atol=1e-7)
     row.variant = t.kernel.last_variant
+    paired(row, x)
     return row
 
 
@@ -140,6 +168,7 @@ def bench_layernorm(tc, rows, cols, eps=1e-5):
                     "torch": torch_ln}, want, out, rtol=1e-2, atol=2e-2)
     row.notes.append("torch: layer_norm plus a copy into the output")
     row.variant = t.kernel.last_variant
+    paired(row, x)
     return row
 
 
@@ -258,10 +287,19 @@ def table(rows):
              f"{'tilec/triton':>12}  check   (GB/s, median of do_bench)"]
     for r in rows:
         a, b = r.gbps("tilec"), r.gbps("triton")
-        ratio = f"{a / b:12.2f}" if a and b else f"{'-':>12}"
+        ratio = f"{a / b:12.3f}" if a and b else f"{'-':>12}"
         ok = "ok" if r.ok and all(r.ok.values()) else "FAIL"
         lines.append(f"{r.name:<26}{r.shape:>12} {fmt(a)} {fmt(b)} {fmt(r.gbps('torch'))}  "
                      f"{ratio}  {ok}")
+    paired_rows = [r for r in rows if getattr(r, "pair", None)]
+    if paired_rows:
+        lines.append("paired rounds (tilec, triton and a copy of the same bytes back to back, "
+                     "order rotating): tilec/triton per round")
+        for r in paired_rows:
+            p = r.pair
+            lines.append(f"{r.name:<26}{r.shape:>12}  median {statistics.median(p):.3f}  "
+                         f"min {p[0]:.3f}  max {p[-1]:.3f}  above 1: {sum(x > 1 for x in p)}/{len(p)}  "
+                         f"copy {r.copy_gbps:.0f} GB/s, tilec/copy {r.gbps('tilec') / r.copy_gbps:.3f}")
     return "\n".join(lines)
 
 
@@ -269,7 +307,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
     ap.add_argument("--json", help="write every figure here")
-    ap.add_argument("--only", help="comma-separated: host,vector_add,softmax,layernorm,row_sum,copy")
+    ap.add_argument("--only", help="comma-separated: host,vector_add,softmax,layernorm,row_sum,copy,sweep")
+    ap.add_argument("--sweep", action="store_true",
+                    help="also softmax and layernorm at every row width their tune lists cover "
+                         "(256..16384 columns, 2^25 or 2^26 elements) and at ragged widths")
     a = ap.parse_args()
     only = set(a.only.split(",")) if a.only else None
     q = 16 if a.quick else 1
@@ -287,6 +328,11 @@ def main():
             ("layernorm", lambda: bench_layernorm(tc, 8192 // q, 8192)),
             ("row_sum", lambda: bench_row_sum(tc, 32768 // q, 4096)),
             ("copy", lambda: bench_copy((1 << 28) // q))]
+    if a.sweep:
+        for cols in (256, 512, 1000, 2048, 3000, 8192, 12000, 16384):
+            plan.append(("sweep", lambda c=cols: bench_softmax(tc, (1 << 25) // q // c, c)))
+        for cols in (1024, 2048, 3000, 8192, 12000, 16384):
+            plan.append(("sweep", lambda c=cols: bench_layernorm(tc, (1 << 26) // q // c, c)))
     host = {}
     if not only or "host" in only:
         try:
@@ -312,6 +358,8 @@ def main():
                        "rows": [{"workload": r.name, "shape": r.shape, "bytes": r.nbytes,
                                  "ms": r.ms, "gbps": {k: r.gbps(k) for k in r.ms},
                                  "ok": r.ok, "notes": r.notes,
+                                 "paired_ratios": getattr(r, "pair", None),
+                                 "copy_gbps": getattr(r, "copy_gbps", None),
                                  "tilec_variant": getattr(r, "variant", "")} for r in rows]},
                       f, indent=1)
     print()
