@@ -46,6 +46,7 @@
     X(cuMemcpyDtoH, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)) \
     X(cuMemcpyDtoD, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)) \
     X(cuMemsetD8, (CUdeviceptr dstDevice, unsigned char uc, size_t N)) \
+    X(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)) \
     X(cuEventCreate, (CUevent *phEvent, unsigned int Flags)) \
     X(cuEventRecord, (CUevent hEvent, CUstream hStream)) \
     X(cuEventSynchronize, (CUevent hEvent)) \

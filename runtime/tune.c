@@ -1,7 +1,15 @@
 /* The autotuner: on the first launch for a new key, every admissible variant is timed with
- * device events (warm-up launches, then the median of several timed batches of launches),
- * the ones within 3% of the fastest are timed again in longer interleaved batches, and the
- * fastest of those is kept, in memory and on disk.
+ * device events (warm-up launches, then the median of several samples), the ones within 3%
+ * of the fastest are timed again in more samples, interleaved, and the fastest of those is
+ * kept, in memory and on disk.
+ *
+ * A sample is one launch after the L2 cache has been overwritten (a memset of twice its
+ * size on the same stream), as triton.testing.do_bench times kernels and as a kernel runs
+ * between other work: the memset also keeps the GPU busy while the host enqueues the
+ * launch, so the host's launch gap stays outside the events.  Back-to-back batches of
+ * launches (the fallback when the flush buffer cannot be allocated) time a steady state
+ * that favoured the wrong cubin: layernorm 32768x2048 picked its uncapped cubin at 3779
+ * GB/s in do_bench against 3885 for the capped one.
  *
  * Tuning never changes results: every pointer argument whose size is known
  * (tile_rt_arg.buf.bytes > 0) is copied aside before the trials and copied back after.
@@ -20,21 +28,61 @@
 #include <string.h>
 
 #define TUNE_WARMUP 2
-#define TUNE_REPS 7
-/* Each timed sample brackets a batch of back-to-back launches lasting at least this long:
- * with one launch per sample, the host's launch gap (3-4 us on the H200 machines) landed
- * inside the events and made 70 us kernels look up to 6% apart at random, enough for
- * the tuner to pick a slower variant. */
+#define TUNE_REPS 9
+/* Without a flush buffer, a sample is a batch of back-to-back launches lasting at least
+ * this long: with one launch per sample and nothing before it, the host's launch gap (3-4
+ * us on the H200 machines) landed inside the events and made 70 us kernels look up to 6%
+ * apart at random. */
 #define TUNE_SAMPLE_MS 0.25
 #define TUNE_MAX_BATCH 64
 /* The final round: candidates within TUNE_CLOSE of the best screening time are timed again,
- * interleaved (one sample of each in turn, so clock and thermal drift hit all alike), with
- * samples of at least TUNE_FINAL_MS, and the best median of those wins.  Screening alone
- * picked layernorm 16384x4096's slower cubin (3722 against 3784 GB/s) in one of two runs. */
+ * interleaved (one sample of each in turn, so clock and thermal drift hit all alike), and
+ * the best median of those wins.  Screening alone picked layernorm 16384x4096's slower
+ * cubin (3722 against 3784 GB/s) in one of two runs. */
 #define TUNE_CLOSE 0.03
 #define TUNE_FINALISTS 6
 #define TUNE_FINAL_MS 1.0
-#define TUNE_FINAL_REPS 9
+#define TUNE_FINAL_REPS 21
+
+/* What one sample needs: events, and the flush buffer (NULL: batches instead). */
+typedef struct Timer {
+    CUevent e0, e1;
+    CUdeviceptr flush;
+    size_t flush_words;
+} Timer;
+
+/* Times one sample of inst: *ms per launch.  batch: launches per sample without a flush. */
+static tile_rt_status time_sample(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args,
+                                  const RtValue *vals, void *stream, const int64_t *grid_given,
+                                  const Timer *t, int batch, double *ms)
+{
+    tile_rt *rt = k->m->rt;
+    RtCuda *cu = &rt->cu;
+    tile_rt_status ls = TILE_RT_OK;
+    if (t->flush) {
+        batch = 1;
+        CUresult r = cu->cuMemsetD32Async(t->flush, 0, t->flush_words, (CUstream)stream);
+        if (r != CUDA_SUCCESS)
+            return rt_cuda_fail(rt, r, "cuMemsetD32Async", "tuning '%s': flushing the L2", k->name);
+    }
+    cu->cuEventRecord(t->e0, (CUstream)stream);
+    for (int i = 0; i < batch && ls == TILE_RT_OK; i++)
+        ls = rt_launch_instance(k, inst, args, vals, stream, grid_given);
+    cu->cuEventRecord(t->e1, (CUstream)stream);
+    CUresult er = cu->cuEventSynchronize(t->e1);
+    if (ls != TILE_RT_OK)
+        return ls;
+    if (er != CUDA_SUCCESS)
+        return rt_cuda_fail(rt, er, "cuEventSynchronize", "kernel '%s' variant %s", k->name,
+                            inst->text);
+    float f = 0;
+    er = cu->cuEventElapsedTime(&f, t->e0, t->e1);
+    if (er != CUDA_SUCCESS)
+        return rt_cuda_fail(rt, er, "cuEventElapsedTime", "kernel '%s' variant %s", k->name,
+                            inst->text);
+    *ms = f / batch;
+    return TILE_RT_OK;
+}
 
 static void tune_key(const tile_rt_kernel *k, uint64_t keyhash, char hex[33])
 {
@@ -148,14 +196,27 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
             s = rt_cuda_fail(rt, r, "cuMemcpyDtoD", "kernel '%s': saving '%s' before tuning",
                              k->name, tile_rt_kernel_param_name(k, i));
     }
-    CUevent e0 = NULL, e1 = NULL;
+    Timer tm = {NULL, NULL, 0, 0};
     if (s == TILE_RT_OK) {
-        CUresult r = cu->cuEventCreate(&e0, CU_EVENT_DEFAULT);
+        CUresult r = cu->cuEventCreate(&tm.e0, CU_EVENT_DEFAULT);
         if (r == CUDA_SUCCESS)
-            r = cu->cuEventCreate(&e1, CU_EVENT_DEFAULT);
+            r = cu->cuEventCreate(&tm.e1, CU_EVENT_DEFAULT);
         if (r != CUDA_SUCCESS)
             s = rt_cuda_fail(rt, r, "cuEventCreate", "tuning '%s'", k->name);
     }
+    int l2 = 0;
+    if (s == TILE_RT_OK &&
+        cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, rt->dev) == CUDA_SUCCESS &&
+        l2 > 0) {
+        size_t bytes = 2 * (size_t)l2;
+        if (cu->cuMemAlloc(&tm.flush, bytes) == CUDA_SUCCESS)
+            tm.flush_words = bytes / 4;
+        else
+            tm.flush = 0;
+    }
+    if (rt->tune_log && s == TILE_RT_OK)
+        rt_log(rt, "tune %s: %s", k->name, tm.flush ? "one launch per sample after an L2 flush"
+                                                    : "batches of launches (no flush buffer)");
     double t_start = rt_now(), best_ms = 0;
     bool progress = false;
     int nran = 0;
@@ -170,20 +231,11 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
         tile_rt_status ls = TILE_RT_OK;
         for (int w = 0; w < TUNE_WARMUP && ls == TILE_RT_OK; w++)
             ls = rt_launch_instance(k, inst, args, vals, stream, grid_given);
-        /* one launch, timed, to size the batches */
+        /* without a flush, one launch timed first sizes the batches */
         int batch = 1;
-        for (int r = -1; r < TUNE_REPS && ls == TILE_RT_OK; r++) {
-            cu->cuEventRecord(e0, (CUstream)stream);
-            for (int i = 0; i < batch && ls == TILE_RT_OK; i++)
-                ls = rt_launch_instance(k, inst, args, vals, stream, grid_given);
-            cu->cuEventRecord(e1, (CUstream)stream);
-            CUresult er = cu->cuEventSynchronize(e1);
-            float ms = 0;
-            if (ls == TILE_RT_OK && er != CUDA_SUCCESS)
-                ls = rt_cuda_fail(rt, er, "cuEventSynchronize", "kernel '%s' variant %s",
-                                  k->name, inst->text);
-            if (ls == TILE_RT_OK)
-                cu->cuEventElapsedTime(&ms, e0, e1);
+        for (int r = tm.flush ? 0 : -1; r < TUNE_REPS && ls == TILE_RT_OK; r++) {
+            double ms = 0;
+            ls = time_sample(k, inst, args, vals, stream, grid_given, &tm, batch, &ms);
             if (r < 0) {
                 double per = ms > 0 ? ms : 1e-3;
                 batch = (int)(TUNE_SAMPLE_MS / per) + 1;
@@ -191,7 +243,7 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
                     batch = TUNE_MAX_BATCH;
                 continue;
             }
-            times[r] = ms / batch;
+            times[r] = ms;
         }
         if (ls != TILE_RT_OK) {
             /* A variant that cannot launch (too many resources for its block, say) is
@@ -237,16 +289,10 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
             for (int f = 0; f < nfin; f++) {
                 if (!ok[f])
                     continue;
-                RtInstance *inst = cands[fin[f]];
-                tile_rt_status ls = TILE_RT_OK;
-                cu->cuEventRecord(e0, (CUstream)stream);
-                for (int i = 0; i < fbatch[f] && ls == TILE_RT_OK; i++)
-                    ls = rt_launch_instance(k, inst, args, vals, stream, grid_given);
-                cu->cuEventRecord(e1, (CUstream)stream);
-                float ms = 0;
-                if (ls == TILE_RT_OK && cu->cuEventSynchronize(e1) == CUDA_SUCCESS &&
-                    cu->cuEventElapsedTime(&ms, e0, e1) == CUDA_SUCCESS)
-                    ftimes[f][r] = ms / fbatch[f];
+                double ms = 0;
+                if (time_sample(k, cands[fin[f]], args, vals, stream, grid_given, &tm, fbatch[f],
+                                &ms) == TILE_RT_OK)
+                    ftimes[f][r] = ms;
                 else
                     ok[f] = false;
             }
@@ -272,10 +318,12 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
     free(screen);
     free(per_launch);
     atomic_fetch_add(&rt->stats.tune_trial_ns, (uint64_t)((rt_now() - t_start) * 1e9));
-    if (e0)
-        cu->cuEventDestroy(e0);
-    if (e1)
-        cu->cuEventDestroy(e1);
+    if (tm.e0)
+        cu->cuEventDestroy(tm.e0);
+    if (tm.e1)
+        cu->cuEventDestroy(tm.e1);
+    if (tm.flush)
+        cu->cuMemFree(tm.flush);
     for (int i = 0; i < nsaved; i++) {
         CUresult r = cu->cuMemcpyDtoD((CUdeviceptr)(uintptr_t)saved[i].dev,
                                       (CUdeviceptr)(uintptr_t)saved[i].copy, saved[i].bytes);
