@@ -110,7 +110,7 @@ static void tune_log(void *ud, const char *line)
 static double softmax_first_launch(int rows, int cols, tile_rt_stats *st)
 {
     *st = (tile_rt_stats){0};
-    tile_rt_options o = {.cache_dir = cache, .tune = 1, .tune_log = 0, .log = tune_log};
+    tile_rt_options o = {.cache_dir = cache, .tune = 1, .tune_log = 1, .log = tune_log};
     tile_rt *rt = NULL;
     if (tile_rt_open(TILE_RT_CUDA, &o, &rt))
         return -1;

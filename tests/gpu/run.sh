@@ -45,7 +45,8 @@ grep -E '^FAIL' "$LOG/gpu_casts.txt" | head -20 >> "$LOG/gpu_examples_failures.t
 
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
-$(grep -E 'launch overhead|^softmax|startup|FAIL' "$LOG/gpu_bench.txt")"
+$(grep -E 'launch overhead|^softmax|startup|FAIL' "$LOG/gpu_bench.txt")
+tuner samples: $(grep -m1 -oE 'one launch per sample after an L2 flush|batches of launches \(no flush buffer\)' "$LOG/gpu_bench.txt" || echo 'no tuning logged')"
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck; do
