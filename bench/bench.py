@@ -102,15 +102,18 @@ class Tilec:
         return launch
 
 
-def paired(row, src, rounds=12):
+def paired(row, src, tilec_shared, rounds=12):
     """Rounds that time tilec, Triton and a copy of the same bytes (src into a new tensor of
     its shape: as many bytes read and written as the row moves) back to back, in an order
     that rotates each round: the ratio tilec/triton of each round cancels the machine's
-    drift between rounds.  row.pair: the ratios; row.copy_gbps: the copy's median."""
+    drift between rounds.  tilec_shared: tilec's launch writing Triton's output buffer, so
+    that both kernels read and write the very same memory (with separate output buffers the
+    same cubin measured 1-2% apart from one process to the next).  row.pair: the ratios;
+    row.copy_gbps: the copy's median."""
     if not (row.ok.get("tilec") and row.ok.get("triton")):
         return
     dst = torch.empty_like(src)
-    fns = [("tilec", row.launch["tilec"]), ("triton", row.launch["triton"]),
+    fns = [("tilec", tilec_shared), ("triton", row.launch["triton"]),
            ("copy", lambda: dst.copy_(src))]
     ratios, copy_ms = [], []
     for r in range(rounds):
@@ -133,7 +136,8 @@ def bench_vector_add(tc, n):
                     "triton": lambda: tk.vector_add(x, y, out["triton"]),
                     "torch": lambda: torch.add(x, y, out=out["torch"])}, want, out, exact=True)
     row.variant = t.kernel.last_variant
-    paired(row, torch.cat([x, y[: n // 2]]))
+    paired(row, torch.cat([x, y[: n // 2]]),
+           tc.launcher("examples/vector_add.tile", "vector_add", x, y, out["triton"], n))
     return row
 
 
@@ -148,7 +152,7 @@ def bench_softmax(tc, rows, cols):
                     "torch": lambda: torch.softmax(x, dim=1, out=out["torch"])},
               want, out, rtol=1e-4, atol=1e-7)
     row.variant = t.kernel.last_variant
-    paired(row, x)
+    paired(row, x, tc.launcher("examples/softmax.tile", "softmax", out["triton"], x, rows, cols))
     return row
 
 
@@ -168,7 +172,8 @@ def bench_layernorm(tc, rows, cols, eps=1e-5):
                     "torch": torch_ln}, want, out, rtol=1e-2, atol=2e-2)
     row.notes.append("torch: layer_norm plus a copy into the output")
     row.variant = t.kernel.last_variant
-    paired(row, x)
+    paired(row, x, tc.launcher("examples/layernorm.tile", "layernorm", out["triton"], x, w, b, rows,
+                               cols, eps))
     return row
 
 
@@ -294,7 +299,7 @@ def table(rows):
     paired_rows = [r for r in rows if getattr(r, "pair", None)]
     if paired_rows:
         lines.append("paired rounds (tilec, triton and a copy of the same bytes back to back, "
-                     "order rotating): tilec/triton per round")
+                     "order rotating; tilec and triton write the same buffer): tilec/triton per round")
         for r in paired_rows:
             p = r.pair
             lines.append(f"{r.name:<26}{r.shape:>12}  median {statistics.median(p):.3f}  "
