@@ -84,18 +84,24 @@ static Acc combine(TbLower *L, const RedKind *k, Acc a, Acc b, const TirOp *op) 
     return r;
 }
 
-/* v[0..n) combined as RED_CHAINS interleaved chains (element i into chain i % RED_CHAINS),
- * then the chains pairwise: n/4 + 2 dependent combines instead of n - 1 (the reduction order is
- * unspecified, docs/language.md "Numerics"); the operand with the lower indices stays on the
- * left. Overwrites v.  Measured on the H200 (layernorm 4096x16384, BLOCK=16384, 16 warps, 32
- * elements a thread): one chain 3459-3484 GB/s, a full pairwise tree 3567-3589, four chains
- * 3582-3605.  The full tree made ptxas 50% slower on the biggest variants (softmax BLOCK=16384
- * with 4 warps: 0.55 against 0.37 s for --emit=cubin); four chains cost nothing there.
- * argmax/argmin stay one chain: split, their compare-and-select pairs took LLVM's optimisation
- * 10 ms longer (row_argmax BLOCK=1024: 41 against 31 ms for the whole --emit=ptx). */
+/* v[0..n) combined pairwise, neighbours first: log2(n) dependent combines instead of n - 1
+ * (the reduction order is unspecified, docs/language.md "Numerics"); the operand with the
+ * lower indices stays on the left. Overwrites v.  Past RED_TREE_MAX elements, first
+ * RED_CHAINS interleaved chains (element i into chain i % RED_CHAINS), then the chains
+ * pairwise.  Measured on the H200: layernorm 4096x16384, BLOCK=16384, 16 warps (32 elements
+ * a thread): one chain 3459-3484 GB/s, the pairwise tree 3567-3589 (Triton 3538-3559); on
+ * 32 elements the four chains measured as fast there, but slower for layernorm 8192x8192 with
+ * 8 warps (3641-3667 against Triton's 3725, where the tree had 3797-3829 against 3750-3774),
+ * so up to 32 the tree stays.  Past it the tree made ptxas 50% slower (softmax BLOCK=16384
+ * with 4 warps, 128 elements: 0.55 against 0.37 s for --emit=cubin); four chains cost nothing.
+ * argmax/argmin stay one chain: as a tree their compare-and-select pairs took LLVM's
+ * optimisation 10 ms longer (row_argmax BLOCK=1024: 41 against 31 ms for --emit=ptx). */
+#define RED_TREE_MAX 32
 #define RED_CHAINS 4
 static Acc combine_tree(TbLower *L, const RedKind *k, Acc *v, int n, const TirOp *op) {
-    int chains = k->code == TIR_OP_ARGMAX || k->code == TIR_OP_ARGMIN ? 1 : RED_CHAINS;
+    int chains = k->code == TIR_OP_ARGMAX || k->code == TIR_OP_ARGMIN ? 1
+                 : n > RED_TREE_MAX                                    ? RED_CHAINS
+                                                                       : n;
     if (n > chains) {
         for (int i = chains; i < n; i++) v[i % chains] = combine(L, k, v[i % chains], v[i], op);
         n = chains;

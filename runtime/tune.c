@@ -6,7 +6,10 @@
  * A sample is one launch after the L2 cache has been overwritten (a memset of twice its
  * size on the same stream), as triton.testing.do_bench times kernels and as a kernel runs
  * between other work: the memset also keeps the GPU busy while the host enqueues the
- * launch, so the host's launch gap stays outside the events.  Back-to-back batches of
+ * launch, so the host's launch gap stays outside the events.  A round's samples are all
+ * enqueued before the host waits for any (like do_bench's): waiting after each left the GPU
+ * idle between samples, and the tuner then preferred layernorm 8192x8192's 16-warp variant,
+ * slower in do_bench than the 8-warp one.  Back-to-back batches of
  * launches (the fallback when the flush buffer cannot be allocated) time a steady state
  * that favoured the wrong cubin: layernorm 32768x2048 picked its uncapped cubin at 3779
  * GB/s in do_bench against 3885 for the capped one.
@@ -44,41 +47,51 @@
 #define TUNE_FINAL_MS 1.0
 #define TUNE_FINAL_REPS 21
 
-/* What one sample needs: events, and the flush buffer (NULL: batches instead). */
+#define TUNE_SLOTS (TUNE_FINALISTS * TUNE_FINAL_REPS)
+
+/* What the samples need: a pair of events per sample slot, and the flush buffer (0: batches
+ * instead). */
 typedef struct Timer {
-    CUevent e0, e1;
+    CUevent ev[2 * TUNE_SLOTS];
+    int nev;
     CUdeviceptr flush;
     size_t flush_words;
 } Timer;
 
-/* Times one sample of inst: *ms per launch.  batch: launches per sample without a flush. */
-static tile_rt_status time_sample(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args,
-                                  const RtValue *vals, void *stream, const int64_t *grid_given,
-                                  const Timer *t, int batch, double *ms)
+/* Enqueues one sample of inst in slot: the L2 flush, an event, the launch (batch launches
+ * without a flush), an event.  Nothing waits: a round's samples queue back to back on the
+ * stream, as do_bench's do, so the GPU does not idle between them waiting for the host. */
+static tile_rt_status enqueue_sample(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args,
+                                     const RtValue *vals, void *stream, const int64_t *grid_given,
+                                     const Timer *t, int slot, int batch)
 {
     tile_rt *rt = k->m->rt;
     RtCuda *cu = &rt->cu;
     tile_rt_status ls = TILE_RT_OK;
     if (t->flush) {
-        batch = 1;
         CUresult r = cu->cuMemsetD32Async(t->flush, 0, t->flush_words, (CUstream)stream);
         if (r != CUDA_SUCCESS)
             return rt_cuda_fail(rt, r, "cuMemsetD32Async", "tuning '%s': flushing the L2", k->name);
     }
-    cu->cuEventRecord(t->e0, (CUstream)stream);
+    cu->cuEventRecord(t->ev[2 * slot], (CUstream)stream);
     for (int i = 0; i < batch && ls == TILE_RT_OK; i++)
         ls = rt_launch_instance(k, inst, args, vals, stream, grid_given);
-    cu->cuEventRecord(t->e1, (CUstream)stream);
-    CUresult er = cu->cuEventSynchronize(t->e1);
-    if (ls != TILE_RT_OK)
-        return ls;
+    cu->cuEventRecord(t->ev[2 * slot + 1], (CUstream)stream);
+    return ls;
+}
+
+/* Waits for the sample in slot: *ms per launch. */
+static tile_rt_status read_sample(tile_rt_kernel *k, RtInstance *inst, const Timer *t, int slot,
+                                  int batch, double *ms)
+{
+    tile_rt *rt = k->m->rt;
+    RtCuda *cu = &rt->cu;
+    CUresult er = cu->cuEventSynchronize(t->ev[2 * slot + 1]);
+    float f = 0;
+    if (er == CUDA_SUCCESS)
+        er = cu->cuEventElapsedTime(&f, t->ev[2 * slot], t->ev[2 * slot + 1]);
     if (er != CUDA_SUCCESS)
         return rt_cuda_fail(rt, er, "cuEventSynchronize", "kernel '%s' variant %s", k->name,
-                            inst->text);
-    float f = 0;
-    er = cu->cuEventElapsedTime(&f, t->e0, t->e1);
-    if (er != CUDA_SUCCESS)
-        return rt_cuda_fail(rt, er, "cuEventElapsedTime", "kernel '%s' variant %s", k->name,
                             inst->text);
     *ms = f / batch;
     return TILE_RT_OK;
@@ -196,12 +209,12 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
             s = rt_cuda_fail(rt, r, "cuMemcpyDtoD", "kernel '%s': saving '%s' before tuning",
                              k->name, tile_rt_kernel_param_name(k, i));
     }
-    Timer tm = {NULL, NULL, 0, 0};
-    if (s == TILE_RT_OK) {
-        CUresult r = cu->cuEventCreate(&tm.e0, CU_EVENT_DEFAULT);
+    Timer tm = {.nev = 0};
+    while (tm.nev < 2 * TUNE_SLOTS && s == TILE_RT_OK) {
+        CUresult r = cu->cuEventCreate(&tm.ev[tm.nev], CU_EVENT_DEFAULT);
         if (r == CUDA_SUCCESS)
-            r = cu->cuEventCreate(&tm.e1, CU_EVENT_DEFAULT);
-        if (r != CUDA_SUCCESS)
+            tm.nev++;
+        else
             s = rt_cuda_fail(rt, r, "cuEventCreate", "tuning '%s'", k->name);
     }
     int l2 = 0;
@@ -233,18 +246,19 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
             ls = rt_launch_instance(k, inst, args, vals, stream, grid_given);
         /* without a flush, one launch timed first sizes the batches */
         int batch = 1;
-        for (int r = tm.flush ? 0 : -1; r < TUNE_REPS && ls == TILE_RT_OK; r++) {
+        if (!tm.flush && ls == TILE_RT_OK) {
             double ms = 0;
-            ls = time_sample(k, inst, args, vals, stream, grid_given, &tm, batch, &ms);
-            if (r < 0) {
-                double per = ms > 0 ? ms : 1e-3;
-                batch = (int)(TUNE_SAMPLE_MS / per) + 1;
-                if (batch > TUNE_MAX_BATCH)
-                    batch = TUNE_MAX_BATCH;
-                continue;
-            }
-            times[r] = ms;
+            ls = enqueue_sample(k, inst, args, vals, stream, grid_given, &tm, 0, 1);
+            if (ls == TILE_RT_OK)
+                ls = read_sample(k, inst, &tm, 0, 1, &ms);
+            batch = (int)(TUNE_SAMPLE_MS / (ms > 0 ? ms : 1e-3)) + 1;
+            if (batch > TUNE_MAX_BATCH)
+                batch = TUNE_MAX_BATCH;
         }
+        for (int r = 0; r < TUNE_REPS && ls == TILE_RT_OK; r++)
+            ls = enqueue_sample(k, inst, args, vals, stream, grid_given, &tm, r, batch);
+        for (int r = 0; r < TUNE_REPS && ls == TILE_RT_OK; r++)
+            ls = read_sample(k, inst, &tm, r, batch, &times[r]);
         if (ls != TILE_RT_OK) {
             /* A variant that cannot launch (too many resources for its block, say) is
              * skipped; a sticky error shows when the buffers are restored below. */
@@ -280,22 +294,21 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
         int fbatch[TUNE_FINALISTS];
         bool ok[TUNE_FINALISTS];
         for (int f = 0; f < nfin; f++) {
-            fbatch[f] = (int)(TUNE_FINAL_MS / per_launch[fin[f]]) + 1;
+            fbatch[f] = tm.flush ? 1 : (int)(TUNE_FINAL_MS / per_launch[fin[f]]) + 1;
             if (fbatch[f] > 16 * TUNE_MAX_BATCH)
                 fbatch[f] = 16 * TUNE_MAX_BATCH;
             ok[f] = true;
         }
         for (int r = 0; r < TUNE_FINAL_REPS; r++)
-            for (int f = 0; f < nfin; f++) {
-                if (!ok[f])
-                    continue;
-                double ms = 0;
-                if (time_sample(k, cands[fin[f]], args, vals, stream, grid_given, &tm, fbatch[f],
-                                &ms) == TILE_RT_OK)
-                    ftimes[f][r] = ms;
-                else
+            for (int f = 0; f < nfin; f++)
+                if (ok[f] && enqueue_sample(k, cands[fin[f]], args, vals, stream, grid_given, &tm,
+                                            f * TUNE_FINAL_REPS + r, fbatch[f]) != TILE_RT_OK)
                     ok[f] = false;
-            }
+        for (int f = 0; f < nfin; f++)
+            for (int r = 0; r < TUNE_FINAL_REPS && ok[f]; r++)
+                if (read_sample(k, cands[fin[f]], &tm, f * TUNE_FINAL_REPS + r, fbatch[f],
+                                &ftimes[f][r]) != TILE_RT_OK)
+                    ok[f] = false;
         double fbest = 0;
         RtInstance *fwin = NULL;
         for (int f = 0; f < nfin; f++) {
@@ -318,10 +331,8 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
     free(screen);
     free(per_launch);
     atomic_fetch_add(&rt->stats.tune_trial_ns, (uint64_t)((rt_now() - t_start) * 1e9));
-    if (tm.e0)
-        cu->cuEventDestroy(tm.e0);
-    if (tm.e1)
-        cu->cuEventDestroy(tm.e1);
+    for (int i = 0; i < tm.nev; i++)
+        cu->cuEventDestroy(tm.ev[i]);
     if (tm.flush)
         cu->cuMemFree(tm.flush);
     for (int i = 0; i < nsaved; i++) {
