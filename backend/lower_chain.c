@@ -77,18 +77,31 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand) {
     int sp = 0, ncand = 0;
     TirOp *all[256];
     if (val->def && val->def->parent == blk && member_kind(val->def, &val->ty)) stack[sp++] = val->def;
-    while (sp) {
+    bool overflow = false;
+    while (sp && !overflow) {
         TirOp *x = stack[--sp];
         if (cand[x->res[0]->id]) continue;
-        if (ncand == 256) return NULL;
+        if (ncand == 256) {
+            overflow = true; /* too big a chain to plan: lowered op by op */
+            break;
+        }
         cand[x->res[0]->id] = 1;
         all[ncand++] = x;
         if (x->code == TIR_OP_LOAD) continue;
         for (int i = 0; i < x->nopnd; i++) {
             TirOp *d = x->opnd[i]->def;
-            if (d && d->parent == blk && member_kind(d, &val->ty) && !cand[d->res[0]->id] && sp < 256)
+            if (d && d->parent == blk && member_kind(d, &val->ty) && !cand[d->res[0]->id]) {
+                if (sp == 256) {
+                    overflow = true;
+                    break;
+                }
                 stack[sp++] = d;
+            }
         }
+    }
+    if (overflow) {
+        for (int k = 0; k < ncand; k++) cand[all[k]->res[0]->id] = 0;
+        return NULL;
     }
     /* keep only ops whose every use is in the chain */
     for (bool changed = true; changed;) {
