@@ -164,7 +164,8 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand) {
     }
     if ((int64_t)n * (in_x4 + load_x4) <= 4 * CHAIN_MAX_REGS) return NULL;
     int c = n;
-    while (c / 2 >= align && c % 2 == 0 && (int64_t)n * in_x4 + (int64_t)c * load_x4 > 4 * CHAIN_CHUNK_REGS)
+    /* halving keeps c a divisor of n; each chunk holds whole vector accesses */
+    while (c % 2 == 0 && (c / 2) % align == 0 && (int64_t)n * in_x4 + (int64_t)c * load_x4 > 4 * CHAIN_CHUNK_REGS)
         c /= 2;
     if (c == n) return NULL;
     ch->chunk = c;
