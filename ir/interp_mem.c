@@ -3,6 +3,7 @@
 #include "interp_internal.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- elements in memory, as the GPU stores them ---------------------------------- */
@@ -149,6 +150,112 @@ int ti_op_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     return TI_OK;
 }
 
+/* ---- lanes of one store (docs/language.md, "Lanes run in parallel") --------------------- */
+
+/* Lanes are ordered only within one store's value: each element's loads before that
+ * element's store.  The GPU may write some lanes of a store before it reads other lanes of
+ * the loads that compute it (backend/lower_chain.c), so a store lane that writes what another
+ * lane of those loads read is a race there; the interpreter reports it. */
+
+static bool same_shape(TirType a, TirType b) {
+    if (a.rank != b.rank) return false;
+    for (int d = 0; d < a.rank; d++)
+        if (a.shape[d] != b.shape[d]) return false;
+    return true;
+}
+
+/* The loads whose values reach st's value through elementwise ops of its shape, in its block
+ * (at most max; 0 when there are more, which only skips the check). */
+static int chain_loads(const TirOp *st, const TirOp **loads, int max) {
+    enum { OPS = 64 };
+    const TirOp *stack[OPS], *seen[OPS];
+    int sp = 0, nseen = 0, nl = 0;
+    TirType vt = st->opnd[1]->ty;
+    if (st->opnd[1]->def) stack[sp++] = st->opnd[1]->def;
+    while (sp) {
+        const TirOp *x = stack[--sp];
+        bool dup = false;
+        for (int i = 0; i < nseen && !dup; i++) dup = seen[i] == x;
+        if (dup || x->parent != st->parent || x->nres != 1 || !same_shape(x->res[0]->ty, vt)) continue;
+        if (nseen == OPS) return 0;
+        seen[nseen++] = x;
+        if (x->code == TIR_OP_LOAD) {
+            if (nl == max) return 0;
+            loads[nl++] = x;
+            continue;
+        }
+        if (!(tir_op_info[x->code].traits & TIR_T_ELEMENTWISE)) continue;
+        for (int i = 0; i < x->nopnd; i++)
+            if (x->opnd[i]->def) {
+                if (sp == OPS) return 0;
+                stack[sp++] = x->opnd[i]->def;
+            }
+    }
+    return nl;
+}
+
+typedef struct {
+    uint64_t lo, hi;
+    int64_t lane;
+    const TirOp *load;
+} LoadSpan;
+
+static int span_cmp(const void *a, const void *b) {
+    uint64_t x = ((const LoadSpan *)a)->lo, y = ((const LoadSpan *)b)->lo;
+    return x < y ? -1 : x > y;
+}
+
+static int check_lanes(TiInterp *ip, TiFrame *fr, const TirOp *st, const TiElem *P, int64_t sp,
+                       const TiElem *M, int64_t sm, int64_t n, uint64_t size) {
+    const TirOp *loads[8];
+    int nl = n > 1 ? chain_loads(st, loads, 8) : 0;
+    if (!nl) return TI_OK;
+    LoadSpan *spans = malloc((size_t)nl * (size_t)n * sizeof *spans);
+    if (!spans) return ti_error(ip, st, "interp: out of memory");
+    int64_t ns = 0;
+    uint64_t maxlen = 1;
+    for (int k = 0; k < nl; k++) {
+        const TirOp *ld = loads[k];
+        int64_t lp, lm = 0;
+        TiElem *LP = lane_opnd(ip, fr, ld, 0, n, &lp);
+        TiElem *LM = ld->nopnd > 1 ? lane_opnd(ip, fr, ld, 1, n, &lm) : NULL;
+        if (!LP || (ld->nopnd > 1 && !LM)) {
+            free(spans);
+            return TI_ERR;
+        }
+        uint64_t len = (uint64_t)tir_scalar_bytes((TirScalar)ld->opnd[0]->ty.elem);
+        if (len > maxlen) maxlen = len;
+        for (int64_t j = 0; j < n; j++)
+            if (!LM || LM[j * lm].i) spans[ns++] = (LoadSpan){LP[j * lp].u, LP[j * lp].u + len, j, ld};
+    }
+    qsort(spans, (size_t)ns, sizeof *spans, span_cmp);
+    for (int64_t i = 0; i < n; i++) {
+        if (M && !M[i * sm].i) continue;
+        uint64_t a = P[i * sp].u, from = a >= maxlen ? a - maxlen + 1 : 0;
+        int64_t lo = 0, hi = ns;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (spans[mid].lo < from) lo = mid + 1;
+            else hi = mid;
+        }
+        for (int64_t k = lo; k < ns && spans[k].lo < a + size; k++) {
+            if (spans[k].hi <= a || spans[k].lane == i) continue;
+            char sname[96], lname[96];
+            ti_value_name(sname, sizeof sname, st->opnd[0]);
+            ti_value_name(lname, sizeof lname, spans[k].load->res[0]);
+            int64_t other = spans[k].lane;
+            free(spans);
+            return ti_error(ip, st, "lane %" PRId64 " of this store writes 0x%" PRIx64 " (%s), which lane %" PRId64
+                            " of the load %s read, in program (%" PRId64 ",%" PRId64 ",%" PRId64
+                            "): lanes run in parallel, so on the GPU that load may see the store or not "
+                            "(docs/language.md, \"Lanes run in parallel\")",
+                            i, a, sname, other, lname, ip->pid[0], ip->pid[1], ip->pid[2]);
+        }
+    }
+    free(spans);
+    return TI_OK;
+}
+
 int ti_op_store(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     if (op->nopnd < 2 || op->nopnd > 3) return ti_error(ip, op, "interp: store takes ptr, value [, mask]");
     if (!ptr_operand(ip, op, 0)) return TI_ERR;
@@ -159,6 +266,7 @@ int ti_op_store(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     if (!P || !V || (op->nopnd > 2 && !M)) return TI_ERR;
     TirScalar s = (TirScalar)op->opnd[0]->ty.elem;
     uint64_t size = (uint64_t)tir_scalar_bytes(s);
+    if (check_lanes(ip, fr, op, P, sp, M, sm, n, size) != TI_OK) return TI_ERR;
     for (int64_t i = 0; i < n; i++) {
         if (M && !M[i * sm].i) continue;
         uint64_t a = P[i * sp].u;
