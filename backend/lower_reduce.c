@@ -158,7 +158,8 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
     int axis_n = iv.n[axis];
     LLVMValueRef axis_base = arg ? tb_view_base(L, &iv, axis) : NULL;
     Acc *acc = tir_alloc(L->m->arena, (size_t)nout * sizeof *acc);
-    Acc *items = tir_alloc(L->m->arena, (size_t)(axis_n > wpc_max(&iv, axis) ? axis_n : wpc_max(&iv, axis)) * sizeof *items);
+    int nitems = axis_n > wpc_max(&iv, axis) ? axis_n : wpc_max(&iv, axis);
+    Acc *items = tir_alloc(L->m->arena, (size_t)nitems * sizeof *items);
     for (int eo = 0; eo < nout; eo++) {
         int32_t jo[TIR_MAXRANK] = {0}, j[TIR_MAXRANK];
         if (!scalar_out) tb_view_multi(&ov, eo, jo);

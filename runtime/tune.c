@@ -9,10 +9,10 @@
  * launch, so the host's launch gap stays outside the events.  A round's samples are all
  * enqueued before the host waits for any (like do_bench's): waiting after each left the GPU
  * idle between samples, and the tuner then picked layernorm 8192x8192's 16-warp variant
- * (0.988-0.999 of Triton in paired do_bench rounds) over its 4-warp one (1.017-1.018).  Back-to-back batches of
- * launches (the fallback when the flush buffer cannot be allocated) time a steady state
- * that favoured the wrong cubin: layernorm 32768x2048 picked its uncapped cubin at 3779
- * GB/s in do_bench against 3885 for the capped one.
+ * (0.988-0.999 of Triton in paired do_bench rounds) over its 4-warp one (1.017-1.018).
+ * Back-to-back batches of launches (the fallback when the flush buffer cannot be
+ * allocated) time a steady state that favoured the wrong cubin: layernorm 32768x2048
+ * picked its uncapped cubin at 3779 GB/s in do_bench against 3885 for the capped one.
  *
  * Tuning never changes results: every pointer argument whose size is known
  * (tile_rt_arg.buf.bytes > 0) is copied aside before the trials and copied back after.
@@ -58,6 +58,19 @@ typedef struct Timer {
     size_t flush_words;
 } Timer;
 
+/* Makes slots [0, nslots) usable: creates the events not created yet. */
+static tile_rt_status timer_slots(tile_rt_kernel *k, Timer *t, int nslots)
+{
+    tile_rt *rt = k->m->rt;
+    while (t->nev < 2 * nslots) {
+        CUresult r = rt->cu.cuEventCreate(&t->ev[t->nev], CU_EVENT_DEFAULT);
+        if (r != CUDA_SUCCESS)
+            return rt_cuda_fail(rt, r, "cuEventCreate", "tuning '%s'", k->name);
+        t->nev++;
+    }
+    return TILE_RT_OK;
+}
+
 /* Enqueues one sample of inst in slot: the L2 flush, an event, the launch (batch launches
  * without a flush), an event.  Nothing waits: a round's samples queue back to back on the
  * stream, as do_bench's do, so the GPU does not idle between them waiting for the host. */
@@ -86,13 +99,15 @@ static tile_rt_status read_sample(tile_rt_kernel *k, RtInstance *inst, const Tim
 {
     tile_rt *rt = k->m->rt;
     RtCuda *cu = &rt->cu;
+    const char *call = "cuEventSynchronize";
     CUresult er = cu->cuEventSynchronize(t->ev[2 * slot + 1]);
     float f = 0;
-    if (er == CUDA_SUCCESS)
+    if (er == CUDA_SUCCESS) {
+        call = "cuEventElapsedTime";
         er = cu->cuEventElapsedTime(&f, t->ev[2 * slot], t->ev[2 * slot + 1]);
+    }
     if (er != CUDA_SUCCESS)
-        return rt_cuda_fail(rt, er, "cuEventSynchronize", "kernel '%s' variant %s", k->name,
-                            inst->text);
+        return rt_cuda_fail(rt, er, call, "kernel '%s' variant %s", k->name, inst->text);
     *ms = f / batch;
     return TILE_RT_OK;
 }
@@ -210,13 +225,8 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
                              k->name, tile_rt_kernel_param_name(k, i));
     }
     Timer tm = {.nev = 0};
-    while (tm.nev < 2 * TUNE_SLOTS && s == TILE_RT_OK) {
-        CUresult r = cu->cuEventCreate(&tm.ev[tm.nev], CU_EVENT_DEFAULT);
-        if (r == CUDA_SUCCESS)
-            tm.nev++;
-        else
-            s = rt_cuda_fail(rt, r, "cuEventCreate", "tuning '%s'", k->name);
-    }
+    if (s == TILE_RT_OK)
+        s = timer_slots(k, &tm, TUNE_REPS);
     int l2 = 0;
     if (s == TILE_RT_OK &&
         cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, rt->dev) == CUDA_SUCCESS &&
@@ -299,6 +309,8 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
                 fbatch[f] = 16 * TUNE_MAX_BATCH;
             ok[f] = true;
         }
+        if (timer_slots(k, &tm, nfin * TUNE_FINAL_REPS) != TILE_RT_OK)
+            nfin = 0; /* no events: the screening's choice stands */
         for (int r = 0; r < TUNE_FINAL_REPS; r++)
             for (int f = 0; f < nfin; f++)
                 if (ok[f] && enqueue_sample(k, cands[fin[f]], args, vals, stream, grid_given, &tm,
