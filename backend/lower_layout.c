@@ -165,7 +165,21 @@ LLVMValueRef tb_view_owner(TbLower *L, const TbView *v) {
     return ok;
 }
 
-void tb_barrier(TbLower *L) { tb_asm(L, L->voidt, "bar.sync 0;", "~{memory}", NULL, 0, true); }
+/* A CTA barrier through the NVVM intrinsic, which LLVM knows to be convergent: it is never
+ * duplicated into both sides of a thread-dependent branch (inline asm was: `bar.sync` is
+ * .aligned, so lanes of one warp waiting at different copies hang).  LLVM 21 and later
+ * name it barrier.cta.sync.aligned.all; earlier ones barrier0. */
+void tb_barrier(TbLower *L) {
+    static const char *const names[] = {"llvm.nvvm.barrier.cta.sync.aligned.all", "llvm.nvvm.barrier0"};
+    for (int i = 0; i < 2; i++) {
+        unsigned id = LLVMLookupIntrinsicID(names[i], strlen(names[i]));
+        if (!id) continue;
+        LLVMValueRef zero = tb_i32(L, 0);
+        tb_call_intr(L, names[i], NULL, 0, i == 0 ? &zero : NULL, i == 0 ? 1 : 0);
+        return;
+    }
+    tb_error(L, NULL, "internal: LLVM has no CTA barrier intrinsic");
+}
 
 /* The op's scratch bytes, placed by the smem_alloc pass (attr.smem_off/smem_bytes); the
  * barriers pass proved that no other thread still reads them when this op writes. */
