@@ -467,7 +467,7 @@ void tb_lower_op(TbLower *L, TirOp *op) {
     case TIR_OP_TLOAD: tb_lower_tload(L, op); return;
     case TIR_OP_TSTORE: tb_lower_tstore(L, op); return;
     case TIR_OP_PRINT: tb_lower_print(L, op); return;
-    case TIR_OP_DOT: tb_error(L, op, "dot is not supported by the GPU backend yet"); return;
+    case TIR_OP_DOT: tb_lower_dot(L, op); return;
     case TIR_OP_CALL:
         tb_error(L, op, "calls must be inlined before the backend (run the 'inline' pass)");
         return;
@@ -526,10 +526,18 @@ static void add_str_attr(TbLower *L, LLVMValueRef fn, const char *k, const char 
  * L->scratch, a placeholder global replaced here. */
 static void finish_scratch(TbLower *L) {
     if (!L->scratch) return;
-    LLVMTypeRef at = LLVMArrayType2(L->i8, (uint64_t)L->scratch_bytes);
+    /* Past 48 KiB, static shared memory is not allowed: the buffer is the dynamic shared
+     * memory the launch provides (the runtime passes the variant's smem bytes and raises
+     * the function's limit). */
+    bool dynamic = L->scratch_bytes > TB_STATIC_SMEM;
+    LLVMTypeRef at = LLVMArrayType2(L->i8, dynamic ? 0 : (uint64_t)L->scratch_bytes);
     LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->mod, at, "tilec_scratch", TB_SHARED_AS);
-    LLVMSetLinkage(g, LLVMInternalLinkage);
-    LLVMSetInitializer(g, LLVMGetUndef(at));
+    if (dynamic) {
+        LLVMSetLinkage(g, LLVMExternalLinkage);
+    } else {
+        LLVMSetLinkage(g, LLVMInternalLinkage);
+        LLVMSetInitializer(g, LLVMGetUndef(at));
+    }
     LLVMSetAlignment(g, 16);
     LLVMReplaceAllUsesWith(L->scratch, g);
     LLVMDeleteGlobal(L->scratch);

@@ -17,6 +17,8 @@ bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op) {
         tb_error(L, op, "a tile has no layout: run the 'layout' pass before the backend");
         return false;
     }
+    int kind = L->m->layouts[idx].kind;
+    if (kind == TIR_LAYOUT_MMA || kind == TIR_LAYOUT_DOT_OPERAND) return tb_mma_view(L, idx, t, v, op);
     /* Walk slices down to the blocked root, marking removed root dims. */
     bool removed[TIR_MAXRANK] = {0};
     int depth = 0;

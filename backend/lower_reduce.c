@@ -256,12 +256,10 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
 /* ---- layout conversion through shared memory ---- */
 
 static LLVMValueRef linear_coord(TbLower *L, const TbView *v, int e) {
-    int32_t j[TIR_MAXRANK];
-    tb_view_multi(v, e, j);
     LLVMValueRef li = tb_i32(L, 0);
     int64_t stride = 1;
     for (int d = v->rank - 1; d >= 0; d--) {
-        LLVMValueRef c = LLVMBuildAdd(L->b, tb_view_base(L, v, d), tb_i32(L, tb_view_offset(v, d, j[d])), "");
+        LLVMValueRef c = tb_view_coord(L, v, e, d);
         li = LLVMBuildAdd(L->b, li, LLVMBuildMul(L->b, c, tb_i32(L, stride), ""), "");
         stride *= v->shape[d];
     }
@@ -277,16 +275,18 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
     }
     TbView sv, dv;
     if (!tb_view(L, in->ty, &sv, op) || !tb_view(L, out->ty, &dv, op)) return;
+    if (tb_uniform(x)) { /* a splat (the zeros an accumulator starts from): no exchange */
+        LLVMValueRef *r = tb_elems(L, dv.total);
+        for (int e = 0; e < dv.total; e++) r[e] = x->e[0];
+        tb_set(L, out, dv.total, r);
+        return;
+    }
     TirType et = tir_elem_type(in->ty);
     LLVMTypeRef rt = tb_elem_type(L, et);
     bool is_bool = !et.ptr && et.elem == TIR_I1;
     LLVMTypeRef mt = is_bool ? L->i8 : rt;
     int eb = et.ptr ? 8 : tir_scalar_bytes((TirScalar)et.elem);
     int64_t bytes = tir_type_numel(in->ty) * eb;
-    if (bytes > 48 * 1024) {
-        tb_error(L, op, "layout conversion needs %lld bytes of shared memory (more than 48 KiB)", (long long)bytes);
-        return;
-    }
     LLVMValueRef base = tb_scratch(L, op, (int)bytes);
     for (int e = 0; e < sv.total; e++) {
         LLVMValueRef off = LLVMBuildMul(L->b, linear_coord(L, &sv, e), tb_i32(L, eb), "");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d) {
+    if (v->mma) return tb_mma_coord(L, v, e, d);
     int32_t j[TIR_MAXRANK];
     tb_view_multi(v, e, j);
     return LLVMBuildAdd(L->b, tb_view_base(L, v, d), tb_i32(L, tb_view_offset(v, d, j[d])), "");

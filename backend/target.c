@@ -15,13 +15,14 @@
 #include <time.h>
 
 /* ARCH(name, compute capability, PTX features): each arch gets the oldest PTX ISA
- * version that has every instruction the backend emits for it, so older drivers load it. */
+ * version that has every instruction the backend emits for it, so older drivers load it
+ * (sm_89 and up: 8.4, where mma.sync takes f8 inputs). */
 #define TB_ARCHS(X) \
     X("sm_80", 80, "+ptx70") \
     X("sm_86", 86, "+ptx71") \
-    X("sm_89", 89, "+ptx78") \
-    X("sm_90", 90, "+ptx78") \
-    X("sm_90a", 90, "+ptx80")
+    X("sm_89", 89, "+ptx84") \
+    X("sm_90", 90, "+ptx84") \
+    X("sm_90a", 90, "+ptx84")
 
 typedef struct {
     const char *name;

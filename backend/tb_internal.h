@@ -11,6 +11,7 @@
 #define TB_TRIPLE "nvptx64-nvidia-cuda"
 #define TB_GLOBAL_AS 1
 #define TB_SHARED_AS 3
+#define TB_STATIC_SMEM (48 * 1024)   /* the most static shared memory a kernel may declare */
 
 typedef struct TbLowerResult {
     int64_t flops, global_bytes;
@@ -57,6 +58,11 @@ typedef struct TbView {
     const TirLayout *root;
     int32_t root_idx;
     bool sliced[TIR_MAXRANK];        /* root dims removed by slices */
+    /* mma layouts (lower_dot.c): 0 blocked; 1 accumulator, 2 operand A, 3 operand B.
+     * Warps wm x wn, instruction tiles per warp tm x tn (x tk along K, of ik elements),
+     * kw elements of K per 32-bit register. */
+    uint8_t mma;
+    int32_t wm, wn, tm, tn, tk, ik, kw;
 } TbView;
 
 typedef struct TbLower {
@@ -175,6 +181,11 @@ void tb_lower_print(TbLower *L, TirOp *op);
 void tb_lower_assert(TbLower *L, TirOp *op);
 LLVMValueRef tb_shfl(TbLower *L, const char *kind, LLVMValueRef x, LLVMValueRef lane_or_delta, int c);
 LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d); /* coordinate d of element e */
+
+/* lower_dot.c */
+bool tb_mma_view(TbLower *L, int32_t layout, TirType t, TbView *v, const TirOp *op);
+LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d);
+void tb_lower_dot(TbLower *L, TirOp *op);
 
 /* lower_reduce.c */
 void tb_lower_reduce(TbLower *L, TirOp *op);

@@ -42,6 +42,12 @@ int ti_error(TiInterp *ip, const TirOp *op, const char *fmt, ...) {
 
 int64_t ti_numel(TirType t) {
     if (t.kind == TIR_K_DESC) return 1 + 2 * (int64_t)t.rank;
+    if (t.kind == TIR_K_SMEM) {
+        int64_t stage = 1;
+        for (int i = 1; i < t.rank && i < TIR_MAXRANK; i++) stage *= t.shape[i] > 0 ? t.shape[i] : 0;
+        int64_t s = t.shape[0] > 0 ? t.shape[0] : 0;
+        return 2 * s * stage + (int64_t)(sizeof(TiStage) / sizeof(TiElem)) * s;
+    }
     int64_t n = 1;
     for (int i = 0; i < t.rank && i < TIR_MAXRANK; i++) n *= t.shape[i] > 0 ? t.shape[i] : 0;
     return n;
@@ -221,6 +227,7 @@ static void frame_give(TiFrame *fr) {
 }
 
 static void interp_free(TiInterp *ip) {
+    free(ip->pend);
     TiFuncInfo *fi = ip->funcs;
     while (fi) {
         TiFuncInfo *next = fi->next;
@@ -409,7 +416,10 @@ static int op_program_id(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 static int op_return(TiInterp *ip, TiFrame *fr, const TirOp *op) { return TI_RET; }
 
 /* Programs run one at a time here, so an intra-program barrier orders nothing. */
-static int op_barrier(TiInterp *ip, TiFrame *fr, const TirOp *op) { return TI_OK; }
+static int op_barrier(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    ip->epoch++;
+    return TI_OK;
+}
 
 static int op_stray_terminator(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     return ti_error(ip, op, "interp: terminator in the middle of a block");
@@ -488,7 +498,18 @@ static const TiOpFn ti_handlers[TIR_NOPS] = {
     [TIR_OP_FUNC_RETURN] = op_stray_terminator,
     [TIR_OP_RETURN] = op_return,
     [TIR_OP_BARRIER] = op_barrier,
+    [TIR_OP_SMEM_ALLOC] = ti_op_smem_alloc,
+    [TIR_OP_SMEM_STORE] = ti_op_smem_store,
+    [TIR_OP_SMEM_LOAD] = ti_op_smem_load,
+    [TIR_OP_ASYNC_COPY] = ti_op_async_copy,
+    [TIR_OP_ASYNC_COMMIT] = ti_op_async_commit,
+    [TIR_OP_ASYNC_WAIT] = ti_op_async_wait,
 };
+
+static bool has_barrier(TirOp *op, void *ud) {
+    (void)ud;
+    return op->code != TIR_OP_BARRIER;
+}
 
 static int exec_op(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TiOpFn fn = op->code < TIR_NOPS ? ti_handlers[op->code] : NULL;
@@ -535,6 +556,7 @@ int tir_interp_run(const TirFunc *kernel, const TirArg *args, const TirInterpOpt
         return ip.errors;
     }
     ip.m = kernel->module;
+    ip.check_sync = !tir_walk_func((TirFunc *)kernel, has_barrier, NULL);
     for (int a = 0; a < 3; a++) ip.grid[a] = ip.o->grid[a] > 0 ? ip.o->grid[a] : 1;
     TiFuncInfo *fi = func_info(&ip, kernel);
     TiFrame *fr = fi ? frame_take(fi) : NULL;
@@ -551,6 +573,8 @@ int tir_interp_run(const TirFunc *kernel, const TirArg *args, const TirInterpOpt
                 ip.pid[1] = y;
                 ip.pid[2] = z;
                 for (int32_t i = 0; i < fi->nslots; i++) fr->slots[i].n = 0;
+                ip.npend = 0;
+                ip.ncommit = 0;
                 if (!set_kernel_args(&ip, fr, kernel, args)) {
                     stop = true;
                     break;

@@ -59,7 +59,26 @@ typedef struct TiInterp {
     int depth;
     TiFuncInfo *funcs;
     int last_buf;             /* index of the buffer hit last: lanes mostly stay in one */
+    /* Shared buffers (interp_mem.c): async copies in flight land at the async_wait that
+     * covers their group; `epoch` counts barriers, so that a stage written and read (or
+     * read and overwritten) with no barrier between is reported when check_sync. */
+    int64_t ncommit, epoch;
+    struct TiPending *pend;
+    int npend, cappend;
+    bool check_sync;          /* the kernel has barriers (the barriers pass ran) */
 } TiInterp;
+
+/* A shared buffer's slot: stages x numel data, as many staged (in flight) elements, then
+ * per stage a TiStage of 4 elements. */
+typedef struct TiStage {
+    TiElem group;             /* i: the group of its copy in flight, -1 none */
+    TiElem copy_op;           /* u: that async_copy (a const TirOp *) */
+    TiElem read_ep, write_ep; /* i: barrier epoch of its last read / last write (-1 none) */
+} TiStage;
+typedef struct TiPending {
+    TiSlot *slot;
+    int64_t stage, numel;
+} TiPending;
 
 enum { TI_OK, TI_RET, TI_ERR };
 
@@ -137,5 +156,11 @@ int ti_op_tload(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_tstore(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_print(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_assert(TiInterp *, TiFrame *, const TirOp *);
+int ti_op_smem_alloc(TiInterp *, TiFrame *, const TirOp *);
+int ti_op_smem_store(TiInterp *, TiFrame *, const TirOp *);
+int ti_op_smem_load(TiInterp *, TiFrame *, const TirOp *);
+int ti_op_async_copy(TiInterp *, TiFrame *, const TirOp *);
+int ti_op_async_commit(TiInterp *, TiFrame *, const TirOp *);
+int ti_op_async_wait(TiInterp *, TiFrame *, const TirOp *);
 
 #endif

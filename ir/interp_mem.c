@@ -515,3 +515,186 @@ int ti_op_assert(TiInterp *ip, TiFrame *fr, const TirOp *op) {
                             op->attr.s ? op->attr.s : "");
     return TI_OK;
 }
+
+/* ---- shared buffers and async copies ----------------------------------------------------
+ * A buffer's slot holds its stages, the staged data of copies in flight and a TiStage per
+ * stage (interp_internal.h).  An async_copy reads global memory when it is issued (a race
+ * with a later global write is the program's, as on the GPU) and lands when an async_wait
+ * covers its group: reading the stage before that is an error naming both ops, so a
+ * pipelining mistake shows on the CPU.  With barriers in the kernel, a stage written and
+ * then read, or read and then written, with no barrier between is an error too: on the GPU
+ * other threads would see the old contents or overwrite what they still read. */
+
+typedef struct {
+    TiElem *data, *staged;
+    TiStage *st;
+    int64_t stages, numel;
+} TiBuf;
+
+static void op_desc(char *buf, size_t n, const TirOp *op) {
+    char v[96] = "";
+    if (op && op->nopnd) ti_value_name(v, sizeof v, op->opnd[0]);
+    snprintf(buf, n, "%s%s%s", op ? tir_op_info[op->code].name : "?", *v ? " on " : "", v);
+}
+
+static bool smem_buf(TiInterp *ip, TiFrame *fr, const TirOp *op, TiBuf *b, int64_t *stage) {
+    TirType t = op->opnd[0]->ty;
+    if (!tir_type_is_smem(t)) {
+        ti_error(ip, op, "interp: operand 0 is not a shared buffer");
+        return false;
+    }
+    int64_t n;
+    TiElem *e = ti_get(ip, fr, op, op->opnd[0], &n);
+    if (!e) return false;
+    b->stages = t.shape[0];
+    b->numel = tir_type_numel(tir_smem_stage_type(t));
+    b->data = e;
+    b->staged = e + b->stages * b->numel;
+    b->st = (TiStage *)(e + 2 * b->stages * b->numel);
+    int64_t m;
+    TiElem *s = ti_get(ip, fr, op, op->opnd[1], &m);
+    if (!s) return false;
+    if (s->i < 0 || s->i >= b->stages) {
+        char v[96];
+        ti_value_name(v, sizeof v, op->opnd[0]);
+        ti_error(ip, op, "stage %" PRId64 " of %s is outside its %" PRId64 " stages", s->i, v, b->stages);
+        return false;
+    }
+    *stage = s->i;
+    return true;
+}
+
+int ti_op_smem_alloc(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    TirType t = op->res[0]->ty;
+    if (!tir_type_is_smem(t)) return ti_error(ip, op, "interp: smem_alloc makes a shared buffer");
+    TiElem *e = ti_def(fr, op->res[0], ti_numel(t));
+    if (!e) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    int64_t stages = t.shape[0], numel = tir_type_numel(tir_smem_stage_type(t));
+    /* Fresh shared memory holds garbage: NaN-like bits, so a read before any write shows. */
+    for (int64_t i = 0; i < 2 * stages * numel; i++) e[i].u = 0x7ff4dead7ff4deadull;
+    TiStage *st = (TiStage *)(e + 2 * stages * numel);
+    for (int64_t s = 0; s < stages; s++) {
+        st[s].group.i = -1;
+        st[s].copy_op.u = 0;
+        st[s].read_ep.i = -1;
+        st[s].write_ep.i = -1;
+    }
+    return TI_OK;
+}
+
+/* A write to stage s (smem_store, or async_copy when issued): not while a copy is in
+ * flight to it, nor after a read with no barrier since. */
+static bool stage_writable(TiInterp *ip, const TirOp *op, const TiBuf *b, int64_t s) {
+    char d[128], v[96];
+    ti_value_name(v, sizeof v, op->opnd[0]);
+    if (b->st[s].group.i >= 0) {
+        op_desc(d, sizeof d, (const TirOp *)(uintptr_t)b->st[s].copy_op.u);
+        ti_error(ip, op, "writes stage %" PRId64 " of %s while the %s issued before it is still in flight "
+                 "(no async_wait covers its group)", s, v, d);
+        return false;
+    }
+    if (ip->check_sync && b->st[s].read_ep.i == ip->epoch) {
+        ti_error(ip, op, "overwrites stage %" PRId64 " of %s that other threads may still read: no barrier "
+                 "since its last smem_load", s, v);
+        return false;
+    }
+    return true;
+}
+
+int ti_op_smem_store(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    TiBuf b;
+    int64_t s, n;
+    if (!smem_buf(ip, fr, op, &b, &s)) return TI_ERR;
+    TiElem *x = ti_get(ip, fr, op, op->opnd[2], &n);
+    if (!x) return TI_ERR;
+    if (n != b.numel) return ti_error(ip, op, "interp: smem_store of %" PRId64 " elements into a stage of %" PRId64, n, b.numel);
+    if (!stage_writable(ip, op, &b, s)) return TI_ERR;
+    memcpy(b.data + s * b.numel, x, (size_t)n * sizeof *x);
+    b.st[s].write_ep.i = ip->epoch;
+    return TI_OK;
+}
+
+int ti_op_smem_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    TiBuf b;
+    int64_t s;
+    if (!smem_buf(ip, fr, op, &b, &s)) return TI_ERR;
+    char d[128], v[96];
+    ti_value_name(v, sizeof v, op->opnd[0]);
+    if (b.st[s].group.i >= 0) {
+        op_desc(d, sizeof d, (const TirOp *)(uintptr_t)b.st[s].copy_op.u);
+        return ti_error(ip, op, "reads stage %" PRId64 " of %s before the %s filling it has landed "
+                        "(no async_wait covers its group%s)", s, v, d,
+                        b.st[s].group.i >= ip->ncommit ? ", which is not committed" : "");
+    }
+    if (ip->check_sync && b.st[s].write_ep.i == ip->epoch)
+        return ti_error(ip, op, "reads stage %" PRId64 " of %s written with no barrier since: other threads' "
+                        "parts may not be there yet", s, v);
+    TiElem *r = ti_def(fr, op->res[0], b.numel);
+    if (!r) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    memcpy(r, b.data + s * b.numel, (size_t)b.numel * sizeof *r);
+    b.st[s].read_ep.i = ip->epoch;
+    return TI_OK;
+}
+
+int ti_op_async_copy(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    TiBuf b;
+    int64_t s, sp, sm = 0;
+    if (op->nopnd < 3 || op->nopnd > 4) return ti_error(ip, op, "interp: async_copy takes buf, stage, ptrs [, mask]");
+    if (!smem_buf(ip, fr, op, &b, &s)) return TI_ERR;
+    if (!ptr_operand(ip, op, 2)) return TI_ERR;
+    TiElem *P = lane_opnd(ip, fr, op, 2, b.numel, &sp);
+    TiElem *M = op->nopnd > 3 ? lane_opnd(ip, fr, op, 3, b.numel, &sm) : NULL;
+    if (!P || (op->nopnd > 3 && !M)) return TI_ERR;
+    if (!stage_writable(ip, op, &b, s)) return TI_ERR;
+    TirScalar e = (TirScalar)op->opnd[0]->ty.elem;
+    uint64_t size = (uint64_t)tir_scalar_bytes(e);
+    TiElem *dst = b.staged + s * b.numel;
+    for (int64_t i = 0; i < b.numel; i++) {
+        if (M && !M[i * sm].i) {
+            dst[i].u = 0;
+            continue;
+        }
+        uint64_t a = P[i * sp].u;
+        if (!check_access(ip, op, "async copy", a, size, i, op->opnd[2])) return TI_ERR;
+        dst[i] = mem_read(e, (const unsigned char *)(uintptr_t)a);
+    }
+    if (ip->npend == ip->cappend) {
+        int cap = ip->cappend ? 2 * ip->cappend : 16;
+        TiPending *np = realloc(ip->pend, (size_t)cap * sizeof *np);
+        if (!np) return ti_error(ip, op, "interp: out of memory");
+        ip->pend = np;
+        ip->cappend = cap;
+    }
+    ip->pend[ip->npend++] = (TiPending){ti_slot(fr, op->opnd[0]), s, b.numel};
+    b.st[s].group.i = ip->ncommit; /* the open group: closed by the next commit */
+    b.st[s].copy_op.u = (uint64_t)(uintptr_t)op;
+    return TI_OK;
+}
+
+int ti_op_async_commit(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    (void)fr;
+    (void)op;
+    ip->ncommit++;
+    return TI_OK;
+}
+
+int ti_op_async_wait(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    (void)fr;
+    int64_t landed = ip->ncommit - op->attr.i[0]; /* groups below this one are complete */
+    int k = 0;
+    for (int i = 0; i < ip->npend; i++) {
+        TiPending *p = &ip->pend[i];
+        TiElem *e = ti_data(p->slot);
+        int64_t stages = (p->slot->n) / (2 * p->numel + (int64_t)(sizeof(TiStage) / sizeof(TiElem)));
+        TiStage *st = (TiStage *)(e + 2 * stages * p->numel);
+        if (st[p->stage].group.i < landed) {
+            memcpy(e + p->stage * p->numel, e + (stages + p->stage) * p->numel, (size_t)p->numel * sizeof *e);
+            st[p->stage].group.i = -1;
+            st[p->stage].write_ep.i = ip->epoch;
+        } else {
+            ip->pend[k++] = *p;
+        }
+    }
+    ip->npend = k;
+    return TI_OK;
+}

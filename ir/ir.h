@@ -63,13 +63,15 @@ int tir_scalar_from_name(const char *s, size_t n);   /* -1 when unknown; "bool" 
 /* ---- types ------------------------------------------------------------------- */
 struct TirModule;  /* defined below; declared here so tir_type_print's parameter refers to it */
 #define TIR_MAXRANK 5
-enum { TIR_K_VALUE, TIR_K_DESC };
+enum { TIR_K_VALUE, TIR_K_DESC, TIR_K_SMEM };
 
 /* A type is a small value, compared with tir_type_eq.
  *  - scalar:         kind VALUE, rank 0, ptr 0
  *  - pointer:        kind VALUE, rank 0, ptr 1 (points to `elem` in global memory)
  *  - tile:           kind VALUE, rank >= 1, elements are `elem` (ptr 1: a tile of pointers)
  *  - tensor desc:    kind DESC, elem and rank/shape give the element type and block shape
+ *  - shared buffer:  kind SMEM, shape[0] stages of a tile of shape[1..rank-1]; layout the
+ *                    shared layout of one stage (0 before the layout pass)
  * layout: 0 before the layout pass; else an index into the module's layout table. */
 typedef struct TirType {
     uint8_t kind;
@@ -88,6 +90,9 @@ TirType tir_with_shape(TirType t, int rank, const int32_t *shape);
 bool tir_type_eq(TirType a, TirType b);             /* layouts included */
 bool tir_type_eq_nolayout(TirType a, TirType b);
 bool tir_type_is_tile(TirType t);
+bool tir_type_is_smem(TirType t);
+TirType tir_smem_type(TirScalar e, int stages, int rank, const int32_t *shape); /* stage shape */
+TirType tir_smem_stage_type(TirType buf);           /* the tile one stage holds (no layout) */
 int64_t tir_type_numel(TirType t);                  /* 1 for scalars */
 /* snprintf-like: "i32", "ptr<f32>", "tile<128x64xf16>", "tile<64xptr<f16>>", "desc<64x64xf16>";
  * with m non-NULL and a layout set: "tile<1024xf32, #blocked<...>>". */

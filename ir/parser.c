@@ -582,14 +582,15 @@ static bool parse_elem(Parser *p, TirType *t) {
     return true;
 }
 
-/* TYPE := ELEM | ('tile' | 'desc') '<' (INT 'x')+ ELEM (',' LAYOUT)? '>' */
+/* TYPE := ELEM | ('tile' | 'desc' | 'smem') '<' (INT 'x')+ ELEM (',' LAYOUT)? '>'
+ * (smem: the first dimension is the stage count, the layout is one stage's) */
 static bool parse_type(Parser *p, TirType *t) {
     ws(p);
     size_t start = p->pos;
-    bool tile = at_word(p, "tile"), desc = at_word(p, "desc");
-    if (!tile && !desc) return parse_elem(p, t);
+    bool tile = at_word(p, "tile"), desc = at_word(p, "desc"), smem = at_word(p, "smem");
+    if (!tile && !desc && !smem) return parse_elem(p, t);
     p->pos += 4;
-    if (!expect(p, '<', tile ? "after 'tile'" : "after 'desc'")) return false;
+    if (!expect(p, '<', tile ? "after 'tile'" : desc ? "after 'desc'" : "after 'smem'")) return false;
     ws(p);
     int32_t shape[TIR_MAXRANK];
     int rank = 0;
@@ -624,11 +625,17 @@ static bool parse_type(Parser *p, TirType *t) {
     if (!parse_elem(p, &e)) return false;
     *t = tir_tile_type(e, rank, shape);
     if (desc) t->kind = TIR_K_DESC;
+    if (smem) t->kind = TIR_K_SMEM;
+    if (smem && rank < 2) {
+        error_at(p, start, "a shared buffer needs a stage count and a tile shape (smem<SxMxNxT>)");
+        return false;
+    }
     if (accept_on_line(p, ',')) {
         int32_t l = parse_layout(p, 0);
         if (l < 0) return false;
-        if (p->m->layouts[l].rank != rank) {
-            error_at(p, start, "layout of rank %d on a type of rank %d", p->m->layouts[l].rank, rank);
+        int lrank = smem ? rank - 1 : rank;
+        if (p->m->layouts[l].rank != lrank) {
+            error_at(p, start, "layout of rank %d on a type of rank %d", p->m->layouts[l].rank, lrank);
             return false;
         }
         t->layout = l;

@@ -90,6 +90,21 @@ bool tir_type_eq_nolayout(TirType a, TirType b) {
 bool tir_type_eq(TirType a, TirType b) { return tir_type_eq_nolayout(a, b) && a.layout == b.layout; }
 
 bool tir_type_is_tile(TirType t) { return t.kind == TIR_K_VALUE && t.rank > 0; }
+bool tir_type_is_smem(TirType t) { return t.kind == TIR_K_SMEM; }
+
+TirType tir_smem_type(TirScalar e, int stages, int rank, const int32_t *shape) {
+    int32_t full[TIR_MAXRANK];
+    if (rank > TIR_MAXRANK - 1) rank = TIR_MAXRANK - 1;
+    full[0] = stages;
+    for (int i = 0; i < rank; i++) full[1 + i] = shape[i];
+    TirType t = tir_tile_type(tir_scalar_type(e), rank + 1, full);
+    t.kind = TIR_K_SMEM;
+    return t;
+}
+
+TirType tir_smem_stage_type(TirType buf) {
+    return tir_tile_type(tir_scalar_type((TirScalar)buf.elem), buf.rank - 1, buf.shape + 1);
+}
 
 int64_t tir_type_numel(TirType t) {
     int64_t n = 1;
@@ -194,7 +209,7 @@ void tir_sb_type(TirSb *sb, const TirModule *m, TirType t) {
             tir_sb_printf(sb, "%s", en);
         return;
     }
-    tir_sb_printf(sb, "%s<", t.kind == TIR_K_DESC ? "desc" : "tile");
+    tir_sb_printf(sb, "%s<", t.kind == TIR_K_DESC ? "desc" : t.kind == TIR_K_SMEM ? "smem" : "tile");
     for (int i = 0; i < t.rank; i++) tir_sb_printf(sb, "%dx", t.shape[i]);
     if (t.ptr)
         tir_sb_printf(sb, "ptr<%s>", en);

@@ -121,7 +121,7 @@ static bool is_scalar(TirType t) { return is_value(t) && t.rank == 0; }
 static bool is_f8(int e) { return e == TIR_F8E4M3 || e == TIR_F8E5M2; }
 
 static bool type_valid(const Verifier *vf, TirType t, char *why, size_t n) {
-    if (t.elem >= TIR_NSCALARS || t.rank > TIR_MAXRANK || t.kind > TIR_K_DESC) {
+    if (t.elem >= TIR_NSCALARS || t.rank > TIR_MAXRANK || t.kind > TIR_K_SMEM) {
         snprintf(why, n, "malformed type");
         return false;
     }
@@ -129,7 +129,11 @@ static bool type_valid(const Verifier *vf, TirType t, char *why, size_t n) {
         snprintf(why, n, "a descriptor needs a block of rank 2..5 and a scalar element");
         return false;
     }
-    for (int i = 0; i < t.rank; i++)
+    if (t.kind == TIR_K_SMEM && (t.rank < 2 || t.ptr || t.shape[0] < 1)) {
+        snprintf(why, n, "a shared buffer needs a stage count, a tile shape and a scalar element");
+        return false;
+    }
+    for (int i = t.kind == TIR_K_SMEM ? 1 : 0; i < t.rank; i++)
         if (t.shape[i] < 1 || (t.shape[i] & (t.shape[i] - 1))) {
             snprintf(why, n, "dimension %d is %d, not a power of two", i, t.shape[i]);
             return false;
@@ -140,8 +144,9 @@ static bool type_valid(const Verifier *vf, TirType t, char *why, size_t n) {
             snprintf(why, n, "layout index %d not in the module's table", t.layout);
             return false;
         }
-        if (m->layouts[t.layout].rank != t.rank) {
-            snprintf(why, n, "layout of rank %d on a type of rank %d", m->layouts[t.layout].rank, t.rank);
+        int lrank = t.kind == TIR_K_SMEM ? t.rank - 1 : t.rank;
+        if (m->layouts[t.layout].rank != lrank) {
+            snprintf(why, n, "layout of rank %d on a type of rank %d", m->layouts[t.layout].rank, lrank);
             return false;
         }
     }
@@ -453,6 +458,39 @@ static void check_op_types(Verifier *vf, const TirOp *op) {
         return;
     case TIR_OP_BARRIER:
         if (vf->f->kind != TIR_FUNC_KERNEL) FAIL("barrier is only in kernels");
+        return;
+    case TIR_OP_SMEM_ALLOC:
+        if (!tir_type_is_smem(r)) FAIL("result must be a shared buffer (smem<...>), got %s", tstr(vf, r, b1, sizeof b1));
+        return;
+    case TIR_OP_SMEM_STORE: case TIR_OP_SMEM_LOAD: case TIR_OP_ASYNC_COPY: {
+        if (op->nopnd < 2 || !tir_type_is_smem(x)) FAIL("operand 0 must be a shared buffer");
+        TirType st = op->opnd[1]->ty;
+        if (!is_int(st) || !is_scalar(st) || st.elem != TIR_I32) FAIL("the stage must be an i32 scalar");
+        TirType tile = tir_smem_stage_type(x);
+        if (op->code == TIR_OP_SMEM_LOAD) {
+            if (!tir_type_eq_nolayout(r, tile)) FAIL("result is %s, a stage holds %s", tstr(vf, r, b1, sizeof b1), tstr(vf, tile, b2, sizeof b2));
+            return;
+        }
+        if (op->code == TIR_OP_SMEM_STORE) {
+            if (!tir_type_eq_nolayout(op->opnd[2]->ty, tile))
+                FAIL("stores %s, a stage holds %s", tstr(vf, op->opnd[2]->ty, b1, sizeof b1), tstr(vf, tile, b2, sizeof b2));
+            return;
+        }
+        if (op->nopnd < 3 || op->nopnd > 4) FAIL("takes buf, stage, pointers [, mask]");
+        TirType pt = op->opnd[2]->ty, want = tile;
+        want.ptr = 1;
+        if (!tir_type_eq_nolayout(pt, want)) FAIL("copies from %s, expected %s", tstr(vf, pt, b1, sizeof b1), tstr(vf, want, b2, sizeof b2));
+        if (op->nopnd == 4) {
+            TirType mt = op->opnd[3]->ty, mw = tile;
+            mw.elem = TIR_I1;
+            if (!tir_type_eq_nolayout(mt, mw)) FAIL("mask is %s, expected %s", tstr(vf, mt, b1, sizeof b1), tstr(vf, mw, b2, sizeof b2));
+            if (mt.layout != pt.layout) FAIL("mask and pointers have different layouts");
+        }
+        return;
+    }
+    case TIR_OP_ASYNC_COMMIT: return;
+    case TIR_OP_ASYNC_WAIT:
+        if (op->attr.i[0] < 0 || op->attr.i[0] > 64) FAIL("n is %lld, not 0..64", (long long)op->attr.i[0]);
         return;
     default:
         if (traits & TIR_T_MATH) {

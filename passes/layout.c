@@ -44,6 +44,7 @@ typedef struct {
     int slice_dim;
     int32_t layout;
     bool busy;
+    TirOp *dot;              /* a dot whose result is in the class: the class is its accumulator */
 } ClassInfo;
 
 typedef struct {
@@ -54,6 +55,12 @@ typedef struct {
     int32_t nax;             /* entries of ax: the value ids when it was computed */
     Uf uf;
     ClassInfo *cls;          /* by root id */
+    /* Accumulators of dot: the values a dot result flows to through loops and ifs only
+     * (a union-find over that plumbing alone, and whether its class holds a dot result).
+     * Elementwise ops outside such a class do not join it: they get the value through a
+     * convert_layout, so that the mma layout stays on the accumulator. */
+    Uf acc;
+    bool *acc_dot;           /* by acc root id */
     int errors;
 } Lay;
 
@@ -79,26 +86,44 @@ static bool is_mem(const TirOp *op) {
 
 static TirOp *yield_of(TirBlock *b) { return b->last && b->last->code == TIR_OP_YIELD ? b->last : NULL; }
 
+/* Joins what loops and ifs carry: init, block argument, result and yielded value. */
+static void join_plumbing(Uf *u, TirOp *op) {
+    if (op->code == TIR_OP_FOR && op->nregion) {
+        TirBlock *body = op->region[0];
+        TirOp *y = yield_of(body);
+        for (int c = 0; c < op->nres; c++) {
+            if (3 + c < op->nopnd) uf_join(u, op->res[c], op->opnd[3 + c]);
+            if (1 + c < body->nargs) uf_join(u, op->res[c], body->args[1 + c]);
+            if (y && c < y->nopnd) uf_join(u, op->res[c], y->opnd[c]);
+        }
+    } else if (op->code == TIR_OP_IF) {
+        for (int r = 0; r < op->nregion; r++) {
+            TirOp *y = yield_of(op->region[r]);
+            for (int c = 0; y && c < op->nres && c < y->nopnd; c++) uf_join(u, op->res[c], y->opnd[c]);
+        }
+    }
+}
+
+static bool join_acc_op(TirOp *op, void *ud) {
+    join_plumbing(&((Lay *)ud)->acc, op);
+    return true;
+}
+
+static bool in_acc(Lay *L, const TirValue *v) {
+    return v && tir_type_is_tile(v->ty) && v->id >= 0 && v->id < L->acc.n && L->acc_dot[uf_find(&L->acc, v->id)];
+}
+
 static bool join_op(TirOp *op, void *ud) {
     Lay *L = ud;
     unsigned t = tir_op_info[op->code].traits;
     if ((t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_BROADCAST || op->code == TIR_OP_HINT_MULTIPLE_OF ||
         op->code == TIR_OP_HINT_MAX_CONTIGUOUS || op->code == TIR_OP_CUMSUM || is_mem(op)) {
         TirValue *anchor = op->nres ? op->res[0] : (op->nopnd ? op->opnd[0] : NULL);
-        for (int i = 0; i < op->nopnd; i++) uf_join(&L->uf, anchor, op->opnd[i]);
-    } else if (op->code == TIR_OP_FOR && op->nregion) {
-        TirBlock *body = op->region[0];
-        TirOp *y = yield_of(body);
-        for (int c = 0; c < op->nres; c++) {
-            if (3 + c < op->nopnd) uf_join(&L->uf, op->res[c], op->opnd[3 + c]);
-            if (1 + c < body->nargs) uf_join(&L->uf, op->res[c], body->args[1 + c]);
-            if (y && c < y->nopnd) uf_join(&L->uf, op->res[c], y->opnd[c]);
-        }
-    } else if (op->code == TIR_OP_IF) {
-        for (int r = 0; r < op->nregion; r++) {
-            TirOp *y = yield_of(op->region[r]);
-            for (int c = 0; y && c < op->nres && c < y->nopnd; c++) uf_join(&L->uf, op->res[c], y->opnd[c]);
-        }
+        bool anchor_acc = in_acc(L, anchor);
+        for (int i = 0; i < op->nopnd; i++)
+            if (anchor_acc || !in_acc(L, op->opnd[i])) uf_join(&L->uf, anchor, op->opnd[i]);
+    } else {
+        join_plumbing(&L->uf, op);
     }
     return true;
 }
@@ -137,6 +162,11 @@ static int mem_vec(Lay *L, const TirOp *op, int *cdim) {
 
 static bool anchor_op(TirOp *op, void *ud) {
     Lay *L = ud;
+    if (op->code == TIR_OP_DOT && op->nres == 1) {
+        ClassInfo *c = class_of(L, op->res[0]);
+        if (!c->dot) c->dot = op;
+        return true;
+    }
     if (is_mem(op) && op->nopnd > 0 && tir_type_is_tile(op->opnd[0]->ty)) {
         int cdim;
         int v = mem_vec(L, op, &cdim);
@@ -205,10 +235,68 @@ static int32_t slice_layout(TirModule *m, int32_t parent, int dim) {
     return tir_layout_intern(m, &l);
 }
 
+/* The mma.sync instruction shape for dot inputs of type e: m16n8k16 for 16-bit types,
+ * m16n8k8 for f32 (tf32, and the 3xTF32 form of exact f32), m16n8k32 for 8-bit ones. */
+static int mma_k(int e) {
+    switch (e) {
+    case TIR_F32: return 8;
+    case TIR_I8: case TIR_F8E4M3: case TIR_F8E5M2: return 32;
+    default: return 16;
+    }
+}
+
+/* Elements of K in one 32-bit register of an operand. */
+static int k_width(int e) { return e == TIR_F32 ? 1 : tir_scalar_bits((TirScalar)e) == 8 ? 4 : 2; }
+
+/* Warps over the M x N accumulator: each warp's part as square as possible, never
+ * smaller than one m16n8 instruction (left-over warps hold copies). */
+static int32_t mma_layout(TirModule *m, const TirOp *dot, int warps) {
+    TirType r = dot->res[0]->ty;
+    int rank = r.rank;
+    int64_t M = r.shape[rank - 2], N = r.shape[rank - 1];
+    int wm = 1, wn = 1;
+    while (wm * wn < warps) {
+        bool can_m = M / (wm * 2) >= 16, can_n = N / (wn * 2) >= 8;
+        if (can_m && (M / wm >= N / wn || !can_n))
+            wm *= 2;
+        else if (can_n)
+            wn *= 2;
+        else
+            break;
+    }
+    TirLayout l;
+    memset(&l, 0, sizeof l);
+    l.kind = TIR_LAYOUT_MMA;
+    l.rank = (uint8_t)rank;
+    l.version = 2;
+    for (int d = 0; d < rank; d++) l.warps_per_cta[d] = 1;
+    l.warps_per_cta[rank - 2] = wm;
+    l.warps_per_cta[rank - 1] = wn;
+    l.instr[0] = 16;
+    l.instr[1] = 8;
+    l.instr[2] = mma_k(dot->opnd[0]->ty.elem);
+    return tir_layout_intern(m, &l);
+}
+
+static int32_t dot_operand_layout(TirModule *m, int32_t parent, int op_idx, int elem) {
+    TirLayout l;
+    memset(&l, 0, sizeof l);
+    l.kind = TIR_LAYOUT_DOT_OPERAND;
+    l.rank = m->layouts[parent].rank;
+    l.parent = parent;
+    l.op_idx = op_idx;
+    l.k_width = k_width(elem);
+    return tir_layout_intern(m, &l);
+}
+
 static int32_t class_layout(Lay *L, int32_t root, int depth) {
     ClassInfo *c = &L->cls[root];
     if (c->layout > 0) return c->layout;
     int warps = L->f->warps > 0 ? L->f->warps : 4;
+    if (c->dot) {
+        c->layout = mma_layout(L->m, c->dot, warps);
+        return c->layout;
+    }
     if (c->slice_parent >= 0 && !c->busy && depth < 16) {
         c->busy = true;
         int32_t pr = uf_find(&L->uf, c->slice_parent);
@@ -231,9 +319,39 @@ static TirValue *insert_convert(Lay *L, TirOp *before, TirValue *v, int32_t layo
     return tir_op1(&b, TIR_OP_CONVERT_LAYOUT, t, 1, &v);
 }
 
-/* Constraints the classes cannot express: slices of reductions and expand_dims. */
+/* An accumulator used outside its class: the op gets it converted to the layout its
+ * own class has (elementwise and memory ops), or to a plain blocked layout. */
+static void fix_acc_uses(Lay *L, TirOp *op) {
+    unsigned t = tir_op_info[op->code].traits;
+    bool joined = (t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_BROADCAST || op->code == TIR_OP_HINT_MULTIPLE_OF ||
+                  op->code == TIR_OP_HINT_MAX_CONTIGUOUS || op->code == TIR_OP_CUMSUM || is_mem(op);
+    TirValue *anchor = op->nres ? op->res[0] : (op->nopnd ? op->opnd[0] : NULL);
+    if (joined && in_acc(L, anchor)) return;
+    int warps = L->f->warps > 0 ? L->f->warps : 4;
+    for (int i = 0; i < op->nopnd; i++) {
+        TirValue *v = op->opnd[i];
+        if (!in_acc(L, v) || v == anchor) continue;
+        int32_t want = joined && anchor && tir_type_is_tile(anchor->ty) && anchor->ty.rank == v->ty.rank
+                           ? anchor->ty.layout
+                           : blocked_layout(L->m, v->ty.rank, v->ty.shape, 1, -1, warps);
+        if (v->ty.layout != want) op->opnd[i] = insert_convert(L, op, v, want);
+    }
+}
+
+/* Constraints the classes cannot express: slices of reductions and expand_dims, the
+ * operand layouts of dot, accumulators leaving their class. */
 static bool fix_op(TirOp *op, void *ud) {
     Lay *L = ud;
+    if (op->code == TIR_OP_DOT && op->nres == 1) {
+        int32_t parent = op->res[0]->ty.layout;
+        for (int i = 0; i < 2; i++) {
+            int32_t want = dot_operand_layout(L->m, parent, i, op->opnd[i]->ty.elem);
+            if (op->opnd[i]->ty.layout != want) op->opnd[i] = insert_convert(L, op, op->opnd[i], want);
+        }
+        if (op->opnd[2]->ty.layout != parent) op->opnd[2] = insert_convert(L, op, op->opnd[2], parent);
+        return true;
+    }
+    if (op->code != TIR_OP_FOR && op->code != TIR_OP_IF && op->code != TIR_OP_YIELD) fix_acc_uses(L, op);
     if (op->code >= TIR_OP_REDUCE_SUM && op->code <= TIR_OP_ARGMIN && op->nres &&
         tir_type_is_tile(op->res[0]->ty)) {
         TirValue *r = op->res[0];
@@ -299,6 +417,16 @@ static int layout_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
     for (int32_t i = 0; i < L.uf.n; i++) L.uf.parent[i] = i;
     for (int i = 0; i < f->body->nargs; i++) record_value(&L, f->body->args[i]);
     tir_walk_func(f, collect, &L);
+    L.acc.n = L.uf.n;
+    L.acc.parent = tir_alloc(m->arena, (size_t)n * sizeof *L.acc.parent);
+    L.acc.val = L.uf.val;
+    L.acc_dot = tir_alloc(m->arena, (size_t)n * sizeof *L.acc_dot);
+    for (int32_t i = 0; i < L.acc.n; i++) L.acc.parent[i] = i;
+    tir_walk_func(f, join_acc_op, &L);
+    for (int32_t i = 0; i < L.uf.n; i++) {
+        TirValue *v = L.uf.val[i];
+        if (v && v->def && v->def->code == TIR_OP_DOT) L.acc_dot[uf_find(&L.acc, i)] = true;
+    }
     tir_walk_func(f, join_op, &L);
     for (int32_t i = 0; i < L.uf.n; i++) {
         L.cls[i].cdim = -1;

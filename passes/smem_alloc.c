@@ -13,6 +13,7 @@
  * avoid (an op that interferes with itself around a loop) the barriers pass fixes. */
 #include "pass_util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The blocked root of a layout and, for each tile dim, its root dim. */
@@ -52,6 +53,16 @@ static int warps_along(const TirModule *m, TirType t, int axis) {
     if (w < 1) w = 1;
     if (w > l->warps_per_cta[rd]) w = l->warps_per_cta[rd];
     return (int)w;
+}
+
+/* The opt-in shared memory per CTA (CUDA's sharedMemPerBlockOptin): sm_80 163 KiB,
+ * sm_86 and sm_89 99 KiB, sm_90 227 KiB.  Without an architecture: sm_80's rule. */
+static int max_smem(const char *arch) {
+    int cc = 80;
+    if (arch && strncmp(arch, "sm_", 3) == 0) cc = atoi(arch + 3);
+    if (cc >= 90) return 227 * 1024;
+    if (cc == 86 || cc == 89) return 99 * 1024;
+    return 163 * 1024;
 }
 
 static int elem_bytes(TirType t) {
@@ -257,10 +268,13 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
         op->attr.smem_off = off;
         if (off + size > top) top = off + size;
     }
-    /* 48 KiB: what a kernel may use without opting in to more (static shared memory) */
-    if (top > 48 * 1024)
-        return pass_error(ctx, "smem_alloc", f, "the kernel needs %d bytes of shared scratch (more than 48 KiB): "
-                          "use smaller blocks", (int)top);
+    /* Past 48 KiB the backend uses dynamic shared memory, which the runtime opts in to;
+     * the limit is the architecture's per-CTA maximum. */
+    int limit = max_smem(ctx->arch);
+    if (top > limit)
+        return pass_error(ctx, "smem_alloc", f, "the kernel needs %d bytes of shared memory, more than the %d KiB "
+                          "a CTA can have on %s: use smaller blocks or fewer stages", (int)top, limit / 1024,
+                          ctx->arch ? ctx->arch : "sm_80");
     return 0;
 }
 

@@ -1,0 +1,237 @@
+/* dot on the tensor cores: mma.sync over the accumulator and operand layouts.
+ *
+ * The layout pass gives a dot's result the mma layout (#mma: warps wm x wn over the
+ * M x N tile, each warp's part a grid of m16n8 instruction tiles, warps interleaved at
+ * instruction granularity) and its operands the matching operand layouts (#dot_op).
+ * This file is the per-thread view of those layouts (which elements a thread holds, in
+ * which order: the order mma.sync takes its fragments in) and the lowering of dot.
+ *
+ * Fragments, for lane l (g = l / 4, t = l % 4), kw elements of K per 32-bit register and
+ * an instruction K of ik (f16/bf16: kw 2, ik 16; tf32: 1, 8; 8-bit: 4, 32):
+ *   accumulator, 4 per instruction tile:  row g + 8 (c / 2),            col 2t + c % 2
+ *   A, 4 kw per tile:                     row g + 8 ((i / kw) % 2),      k kw t + i % kw + ik/2 (i / 2kw)
+ *   B, 2 kw per tile:                     k kw t + i % kw + ik/2 (i / kw), col g
+ * Element numbers: accumulator ((mi tn + ni) 4 + c), A ((mi tk + ki) 4kw + i),
+ * B ((ni tk + ki) 2kw + i); instruction tile mi of warp (w_m, w_n) starts at row
+ * 16 (w_m + wm mi), tile ni at column 8 (w_n + wn ni). */
+#include "tb_internal.h"
+
+#include <string.h>
+
+bool tb_mma_view(TbLower *L, int32_t idx, TirType t, TbView *v, const TirOp *op) {
+    const TirLayout *l = &L->m->layouts[idx];
+    const TirLayout *p = l;
+    int which = 1;
+    int kw = 1;
+    if (l->kind == TIR_LAYOUT_DOT_OPERAND) {
+        if (l->parent <= 0 || l->parent >= L->m->nlayouts || L->m->layouts[l->parent].kind != TIR_LAYOUT_MMA) {
+            tb_error(L, op, "internal: a dot operand layout without an mma parent");
+            return false;
+        }
+        p = &L->m->layouts[l->parent];
+        which = 2 + l->op_idx;
+        kw = l->k_width;
+    }
+    if (t.rank != 2 || p->rank != 2 || p->version != 2) {
+        tb_error(L, op, "the GPU backend lowers 2-D mma.sync layouts only (rank %d, version %d)", t.rank, p->version);
+        return false;
+    }
+    memset(v, 0, sizeof *v);
+    v->rank = 2;
+    v->shape[0] = t.shape[0];
+    v->shape[1] = t.shape[1];
+    v->order[0] = 1;
+    v->order[1] = 0;
+    v->mma = (uint8_t)which;
+    v->wm = p->warps_per_cta[0];
+    v->wn = p->warps_per_cta[1];
+    v->ik = p->instr[2];
+    v->kw = kw;
+    int32_t rows = which == 3 ? 0 : t.shape[0], cols = which == 2 ? 0 : t.shape[1];
+    int32_t kdim = which == 2 ? t.shape[1] : which == 3 ? t.shape[0] : 0;
+    v->tm = rows ? rows / (16 * v->wm) : 0;
+    v->tn = cols ? cols / (8 * v->wn) : 0;
+    v->tk = kdim ? kdim / v->ik : 0;
+    if ((rows && v->tm < 1) || (cols && v->tn < 1) || (kdim && v->tk < 1) || (which > 1 && kw * 4 * 2 != v->ik)) {
+        tb_error(L, op, "a %dx%d tile does not fill the m16n8k%d instructions of its mma layout (%d x %d warps)",
+                 t.shape[0], t.shape[1], v->ik, v->wm, v->wn);
+        return false;
+    }
+    v->total = which == 1 ? v->tm * v->tn * 4 : which == 2 ? v->tm * v->tk * 4 * kw : v->tn * v->tk * 2 * kw;
+    return true;
+}
+
+/* The thread's part of a coordinate: along rows 16 w_m + g (A and the accumulator) or
+ * kw t (B's K); along columns 8 w_n + 2t (accumulator), kw t (A's K) or 8 w_n + g (B). */
+static LLVMValueRef mma_base(TbLower *L, const TbView *v, int d) {
+    LLVMBuilderRef b = L->eb;
+    LLVMValueRef g = LLVMBuildLShr(b, L->lane, tb_i32(L, 2), "");
+    LLVMValueRef t = LLVMBuildAnd(b, L->lane, tb_i32(L, 3), "");
+    LLVMValueRef w = LLVMBuildURem(b, L->warp, tb_i32(L, v->wm * v->wn), "");
+    LLVMValueRef w_m = LLVMBuildURem(b, w, tb_i32(L, v->wm), "");
+    LLVMValueRef w_n = LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "");
+    bool k_here = (v->mma == 2 && d == 1) || (v->mma == 3 && d == 0);
+    if (k_here) return LLVMBuildMul(b, t, tb_i32(L, v->kw), "");
+    if (d == 0) return LLVMBuildAdd(b, LLVMBuildMul(b, w_m, tb_i32(L, 16), ""), g, "");
+    LLVMValueRef x = LLVMBuildMul(b, w_n, tb_i32(L, 8), "");
+    return LLVMBuildAdd(b, x, v->mma == 1 ? LLVMBuildMul(b, t, tb_i32(L, 2), "") : g, "");
+}
+
+/* The constant part of coordinate d of element e. */
+static int32_t mma_offset(const TbView *v, int e, int d) {
+    int kw = v->kw, ik = v->ik;
+    if (v->mma == 1) {
+        int c = e % 4, ni = (e / 4) % v->tn, mi = e / (4 * v->tn);
+        return d == 0 ? mi * 16 * v->wm + 8 * (c / 2) : ni * 8 * v->wn + c % 2;
+    }
+    if (v->mma == 2) {
+        int per = 4 * kw, i = e % per, ki = (e / per) % v->tk, mi = e / (per * v->tk);
+        return d == 0 ? mi * 16 * v->wm + 8 * ((i / kw) % 2) : ki * ik + i % kw + (ik / 2) * (i / (2 * kw));
+    }
+    int per = 2 * kw, i = e % per, ki = (e / per) % v->tk, ni = e / (per * v->tk);
+    return d == 0 ? ki * ik + i % kw + (ik / 2) * (i / kw) : ni * 8 * v->wn;
+}
+
+LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d) {
+    return LLVMBuildAdd(L->b, mma_base(L, v, d), tb_i32(L, mma_offset(v, e, d)), "");
+}
+
+/* ---- packing fragments ---- */
+
+/* n elements of `bits` bits each packed into one i32, the first in the low bits. */
+static LLVMValueRef pack_i32(TbLower *L, LLVMValueRef *e, int n, int bits) {
+    LLVMTypeRef it = LLVMIntTypeInContext(L->c, (unsigned)bits);
+    LLVMValueRef r = NULL;
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef x = e[i];
+        if (LLVMGetTypeKind(LLVMTypeOf(x)) != LLVMIntegerTypeKind) x = LLVMBuildBitCast(L->b, x, it, "");
+        x = LLVMBuildZExt(L->b, x, L->i32, "");
+        if (i) x = LLVMBuildShl(L->b, x, tb_i32(L, i * bits), "");
+        r = r ? LLVMBuildOr(L->b, r, x, "") : x;
+    }
+    return r;
+}
+
+static LLVMValueRef pack_half2(TbLower *L, LLVMValueRef lo, LLVMValueRef hi) {
+    LLVMTypeRef vt = LLVMVectorType(L->f16, 2);
+    LLVMValueRef r = LLVMGetUndef(vt);
+    r = LLVMBuildInsertElement(L->b, r, lo, tb_i32(L, 0), "");
+    return LLVMBuildInsertElement(L->b, r, hi, tb_i32(L, 1), "");
+}
+
+/* f32 -> tf32 bits, round to nearest even (the interpreter's rule), inf and NaN kept. */
+static LLVMValueRef to_tf32(TbLower *L, LLVMValueRef x) {
+    LLVMValueRef u = LLVMBuildBitCast(L->b, x, L->i32, "");
+    LLVMValueRef odd = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, u, tb_i32(L, 13), ""), tb_i32(L, 1), "");
+    LLVMValueRef r = LLVMBuildAdd(L->b, u, LLVMBuildAdd(L->b, odd, tb_i32(L, 0xfff), ""), "");
+    r = LLVMBuildAnd(L->b, r, tb_i32(L, (int32_t)~0x1fffu), "");
+    LLVMValueRef special = LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, u, tb_i32(L, 0x7f800000), ""),
+                                         tb_i32(L, 0x7f800000), "");
+    return LLVMBuildSelect(L->b, special, u, r, "");
+}
+
+/* The 32-bit registers of one instruction's fragment of an operand: nreg registers
+ * from the elements at first.. (kw each). */
+typedef enum { IN_F16, IN_BF16, IN_TF32, IN_TF32_HI, IN_TF32_LO, IN_8BIT } InKind;
+
+static void fragment(TbLower *L, LLVMValueRef *e, int nreg, int kw, InKind k, LLVMValueRef *out) {
+    for (int r = 0; r < nreg; r++) {
+        LLVMValueRef *x = e + r * kw;
+        switch (k) {
+        case IN_F16: out[r] = pack_half2(L, x[0], x[1]); break;
+        case IN_BF16: out[r] = pack_i32(L, x, 2, 16); break;
+        case IN_8BIT: out[r] = pack_i32(L, x, 4, 8); break;
+        case IN_TF32: case IN_TF32_HI: out[r] = to_tf32(L, x[0]); break;
+        case IN_TF32_LO: {
+            /* the part the high tf32 misses, itself rounded to tf32 (3xTF32) */
+            LLVMValueRef hi = LLVMBuildBitCast(L->b, to_tf32(L, x[0]), L->f32, "");
+            out[r] = to_tf32(L, LLVMBuildFSub(L->b, x[0], hi, ""));
+            break;
+        }
+        }
+    }
+}
+
+static const char *mma_name(TirScalar a, TirScalar b, bool tf32) {
+    switch (a) {
+    case TIR_F16: return "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
+    case TIR_BF16: return "llvm.nvvm.mma.m16n8k16.row.col.bf16";
+    case TIR_F32: return "llvm.nvvm.mma.m16n8k8.row.col.tf32";
+    case TIR_I8: return "llvm.nvvm.mma.m16n8k32.row.col.s8";
+    case TIR_F8E4M3:
+        return b == TIR_F8E4M3 ? "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"
+                               : "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e5m2.f32";
+    case TIR_F8E5M2:
+        return b == TIR_F8E4M3 ? "llvm.nvvm.mma.m16n8k32.row.col.f32.e5m2.e4m3.f32"
+                               : "llvm.nvvm.mma.m16n8k32.row.col.f32.e5m2.e5m2.f32";
+    default: (void)tf32; return NULL;
+    }
+}
+
+static void mma(TbLower *L, const char *name, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *c) {
+    LLVMValueRef args[10];
+    for (int i = 0; i < 4; i++) args[i] = a[i];
+    args[4] = b[0];
+    args[5] = b[1];
+    for (int i = 0; i < 4; i++) args[6 + i] = c[i];
+    LLVMValueRef r = tb_call_intr(L, name, NULL, 0, args, 10);
+    for (int i = 0; i < 4; i++) c[i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
+}
+
+void tb_lower_dot(TbLower *L, TirOp *op) {
+    TirValue *av = op->opnd[0], *bv = op->opnd[1], *cv = op->opnd[2], *out = op->res[0];
+    TbView va, vb, vc;
+    if (!tb_view(L, av->ty, &va, op) || !tb_view(L, bv->ty, &vb, op) || !tb_view(L, cv->ty, &vc, op)) return;
+    if (va.mma != 2 || vb.mma != 3 || vc.mma != 1 || out->ty.layout != cv->ty.layout) {
+        tb_error(L, op, "dot needs its operands in #dot_op layouts and its accumulator in #mma: run the 'layout' pass");
+        return;
+    }
+    TirScalar ea = (TirScalar)av->ty.elem, eb = (TirScalar)bv->ty.elem;
+    bool tf32 = op->attr.i[0] == 1;
+    const char *name = mma_name(ea, eb, tf32);
+    if (!name) {
+        tb_error(L, op, "no tensor-core dot for %s inputs", tir_scalar_name(ea));
+        return;
+    }
+    if ((ea == TIR_F8E4M3 || ea == TIR_F8E5M2) && L->cc < 89) {
+        tb_error(L, op, "dot of %s x %s needs sm_89 or later (f8 mma.sync), this target is sm_%d",
+                 tir_scalar_name(ea), tir_scalar_name(eb), L->cc);
+        return;
+    }
+    if (!LLVMLookupIntrinsicID(name, strlen(name))) {
+        tb_error(L, op, "this LLVM has no %s: dot of %s inputs needs a newer LLVM", name, tir_scalar_name(ea));
+        return;
+    }
+    InKind k = ea == TIR_F16 ? IN_F16 : ea == TIR_BF16 ? IN_BF16 : ea == TIR_F32 ? IN_TF32 : IN_8BIT;
+    int kw = va.kw;
+    TbVal *A = tb_val(L, av), *B = tb_val(L, bv), *C = tb_val(L, cv);
+    if (A->n != va.total || B->n != vb.total || C->n != vc.total) {
+        tb_error(L, op, "internal: dot operands hold %d/%d/%d elements, their layouts %d/%d/%d", A->n, B->n, C->n,
+                 va.total, vb.total, vc.total);
+        return;
+    }
+    LLVMValueRef *acc = tb_elems(L, vc.total);
+    memcpy(acc, C->e, (size_t)vc.total * sizeof *acc);
+    /* exact f32: three tf32 products (hi x hi + hi x lo + lo x hi) keep ~fp32 accuracy */
+    int passes = ea == TIR_F32 && !tf32 ? 3 : 1;
+    for (int mi = 0; mi < vc.tm; mi++)
+        for (int ni = 0; ni < vc.tn; ni++) {
+            LLVMValueRef *c = acc + (mi * vc.tn + ni) * 4;
+            for (int ki = 0; ki < va.tk; ki++) {
+                LLVMValueRef *ae = A->e + (mi * va.tk + ki) * 4 * kw;
+                LLVMValueRef *be = B->e + (ni * vb.tk + ki) * 2 * kw;
+                for (int p = 0; p < passes; p++) {
+                    LLVMValueRef fa[4], fb[2];
+                    InKind ka = passes == 1 ? k : p == 0 ? IN_TF32_LO : IN_TF32_HI;
+                    InKind kb = passes == 1 ? k : p == 1 ? IN_TF32_LO : IN_TF32_HI;
+                    fragment(L, ae, 4, kw, ka, fa);
+                    fragment(L, be, 2, kw, kb, fb);
+                    /* the small products first: they are added to the accumulator before
+                     * the large one rounds it */
+                    mma(L, name, fa, fb, c);
+                }
+            }
+        }
+    L->flops += 2 * tir_type_numel(out->ty) * av->ty.shape[1];
+    tb_set(L, out, vc.total, acc);
+}
