@@ -468,6 +468,12 @@ void tb_lower_op(TbLower *L, TirOp *op) {
     case TIR_OP_TSTORE: tb_lower_tstore(L, op); return;
     case TIR_OP_PRINT: tb_lower_print(L, op); return;
     case TIR_OP_DOT: tb_lower_dot(L, op); return;
+    case TIR_OP_SMEM_ALLOC: tb_lower_smem_alloc(L, op); return;
+    case TIR_OP_SMEM_STORE: tb_lower_smem_store(L, op); return;
+    case TIR_OP_SMEM_LOAD: tb_lower_smem_load(L, op); return;
+    case TIR_OP_ASYNC_COPY: tb_lower_async_copy(L, op); return;
+    case TIR_OP_ASYNC_COMMIT: tb_lower_async_commit(L, op); return;
+    case TIR_OP_ASYNC_WAIT: tb_lower_async_wait(L, op); return;
     case TIR_OP_CALL:
         tb_error(L, op, "calls must be inlined before the backend (run the 'inline' pass)");
         return;
