@@ -25,14 +25,12 @@ typedef struct Insn {
 } Insn;
 
 typedef struct Fn {
-    char name[128];
+    char name[128], (*callees)[128];
     int module, ncallees, cap_callees;
     bool has_barrier;
-    char (*callees)[128];
 } Fn;
 
-/* A call that only some threads make, judged once every function of the file is known. */
-typedef struct Site {
+typedef struct Site { /* a call that only some threads make: is there a barrier in the callee? */
     int line, module;
     char callee[128], why[512];
 } Site;
@@ -46,17 +44,13 @@ static void *grow(void *p, int n, int *cap, size_t size) {
 #define PUSH(arr, n, cap) (*((arr) = grow((arr), (n), &(cap), sizeof *(arr)), &(arr)[(n)++]))
 
 static const char *path;
-static Insn *insns; /* the current function's */
-static int ninsns, cap_insns;
-static int *regs, nregs, cap_regs;
+static Insn *insns; /* the current function's instructions, labels and registers */
+static int *regs, ninsns, cap_insns, nregs, cap_regs, nlabels, cap_labels, rcap, rcount;
 static struct { char name[128]; int at; } *labels; /* at: the index of the next instruction */
-static int nlabels, cap_labels;
-static char (*rnames)[48]; /* the function's declared registers, a hash table: index = slot */
-static int rcap, rcount;
-static Fn *fns; /* the file's */
-static int nfns, cap_fns;
+static char (*rnames)[48];                         /* a hash table: a register's index is its slot */
+static Fn *fns; /* the file's functions and calls */
 static Site *sites;
-static int nsites, cap_sites, findings, nbarriers, ndivergent;
+static int nfns, cap_fns, nsites, cap_sites, findings, nbarriers, ndivergent;
 
 static _Noreturn void fatal(int line, const char *what, const char *s) {
     fprintf(stderr, "%s:%d: error: %s%s\n", path, line, what, s);
@@ -67,7 +61,7 @@ static bool starts(const char *s, const char *p) { return strncmp(s, p, strlen(p
 
 static int count(const char *s, const char *sub) {
     int n = 0;
-    for (; (s = strstr(s, sub)); s++) n++;
+    while ((s = strstr(s, sub))) s++, n++;
     return n;
 }
 
@@ -151,10 +145,11 @@ static int operand_regs(const char *s, const char *end, int line, bool *thread) 
 }
 
 /* .reg .b32 %r<8>;  .reg .pred %p, %q;  inline asm's .reg .b16 th<4>; (no %) */
-static void declare(char *s) {
+static void declare(char *s, int line) {
     for (char *t = strtok(s, " \t,"); t; t = strtok(NULL, " \t,")) {
         char *lt = strchr(t, '<'), name[64];
         if (t[0] == '.') continue;
+        if (lt && atoi(lt + 1) > 1 << 20) fatal(line, "too many registers: ", t);
         for (int i = 0, n = lt ? atoi(lt + 1) : 0; i < n; i++)
             snprintf(name, sizeof name, "%.*s%d", (int)(lt - t), t, i), reg_find(name, true);
         if (!lt) reg_find(t, true);
@@ -242,34 +237,45 @@ static void finding(const Fn *F, bool entry, const Insn *I, const char *why) {
     snprintf(S->why, sizeof S->why, "%s", what);
 }
 
-static void analyze(Fn *F, bool entry) {
-    int n = ninsns, nb = 0, *block_of = calloc((size_t)n + 1, sizeof(int)), *start = calloc((size_t)n + 2, sizeof(int));
+/* The function's basic blocks; node nb is the exit (ret, exit, or falling off the end). */
+typedef struct Cfg {
+    int nb, *start, *block_of, (*succ)[2], *ipdom; /* succ[b][1]: -1 but for a guarded bra/ret */
+} Cfg;
+
+static Cfg blocks(void) {
+    int n = ninsns;
+    Cfg g = {.start = calloc((size_t)n + 2, sizeof(int)), .block_of = calloc((size_t)n + 1, sizeof(int))};
     bool *leader = calloc((size_t)n + 1, 1);
     leader[0] = true;
     for (int i = 0; i < nlabels; i++) leader[labels[i].at] = true;
     for (int i = 0; i < n; i++) leader[i + 1] |= insns[i].branch || insns[i].ret;
     for (int i = 0; i < n; i++) {
-        if (leader[i]) start[nb++] = i;
-        block_of[i] = nb - 1;
+        if (leader[i]) g.start[g.nb++] = i;
+        g.block_of[i] = g.nb - 1;
     }
-    start[nb] = n;
-    /* successors; node nb is the exit, which falling off the last block also reaches */
-    int(*succ)[2] = calloc((size_t)nb + 1, sizeof *succ);
-    for (int b = 0; b < nb; b++) {
-        const Insn *L = &insns[start[b + 1] - 1];
-        succ[b][0] = L->ret ? nb : b + 1;
+    g.start[g.nb] = n;
+    g.succ = calloc((size_t)g.nb + 1, sizeof *g.succ);
+    for (int b = 0; b < g.nb; b++) {
+        const Insn *L = &insns[g.start[b + 1] - 1];
+        g.succ[b][0] = L->ret ? g.nb : b + 1;
         for (int i = 0; L->branch && i <= nlabels; i++) {
             if (i == nlabels) fatal(L->line, "branch to an undefined label ", L->target);
             if (!strcmp(labels[i].name, L->target)) {
-                succ[b][0] = labels[i].at < n ? block_of[labels[i].at] : nb;
+                g.succ[b][0] = labels[i].at < n ? g.block_of[labels[i].at] : g.nb;
                 break;
             }
         }
-        succ[b][1] = (L->branch || L->ret) && L->guard >= 0 ? b + 1 : -1;
+        g.succ[b][1] = (L->branch || L->ret) && L->guard >= 0 ? b + 1 : -1;
     }
-    /* post-dominator sets as bitsets, pd(b) = {b} + the intersection over b's successors;
-     * exits[b]: b reaches the exit (not every block of an endless loop does) */
-    int W = (nb + 64) / 64;
+    free(leader);
+    return g;
+}
+
+/* Post-dominator sets as bitsets, pd(b) = {b} + the intersection over b's successors; the
+ * immediate one is the strict post-dominator with the most post-dominators.  A block that
+ * never reaches the exit (an endless loop) has none: -1. */
+static void post_dominators(Cfg *g) {
+    int nb = g->nb, W = (nb + 64) / 64, (*succ)[2] = g->succ;
     unsigned long long *pd = malloc(sizeof *pd * (size_t)W * ((size_t)nb + 1));
     bool *exits = calloc((size_t)nb + 1, 1);
     for (int b = 0; b <= nb; b++)
@@ -290,42 +296,52 @@ static void analyze(Fn *F, bool entry) {
             }
         }
     }
-    /* the immediate post-dominator: the strict post-dominator with the most post-dominators */
-    int *ipdom = malloc(sizeof *ipdom * ((size_t)nb + 1));
+    g->ipdom = malloc(sizeof *g->ipdom * ((size_t)nb + 1));
     for (int b = 0; b < nb; b++) {
-        int bestn = -1;
-        ipdom[b] = -1;
+        int most = -1;
+        g->ipdom[b] = -1;
         for (int d = 0; exits[b] && d <= nb; d++) {
             if (d == b || !(pd[b * W + d / 64] >> (d % 64) & 1)) continue;
             int c = 0;
             for (int w = 0; w < W; w++) c += __builtin_popcountll(pd[d * W + w]);
-            if (c > bestn) ipdom[b] = d, bestn = c;
+            if (c > most) g->ipdom[b] = d, most = c;
         }
     }
-    /* taint to a fixpoint: a result is per-thread when its op makes it so or an operand or
-     * the guard is per-thread; and whatever is written between a thread-dependent branch and
-     * its join is per-thread after the join (the threads came by different paths) */
-    bool *t = calloc((size_t)rcap + 1, 1), *div = calloc((size_t)nb + 1, 1), *mark = calloc((size_t)nb + 1, 1);
+    free(pd), free(exits);
+}
+
+/* Taint to a fixpoint: a result is per-thread when its op makes it so or an operand or the
+ * guard is per-thread; and whatever is written between a thread-dependent branch and its
+ * join is per-thread after the join (the threads came by different paths).  Marks div[b]
+ * where block b ends in a thread-dependent branch. */
+static void taint(const Cfg *g, bool *t, bool *div, bool *mark) {
     for (bool changed = true; changed;) {
         changed = false;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < ninsns; i++) {
             const Insn *I = &insns[i];
             bool in = I->thread || (I->guard >= 0 && t[I->guard]);
             for (int k = 0; k < I->nsrc && !in; k++) in = t[regs[I->src + k]];
             if (in) changed |= taint_dsts(I, t);
         }
-        for (int b = 0; b < nb; b++) {
-            if (div[b] || succ[b][1] < 0 || !t[insns[start[b + 1] - 1].guard]) continue;
+        for (int b = 0; b < g->nb; b++) {
+            if (div[b] || g->succ[b][1] < 0 || !t[insns[g->start[b + 1] - 1].guard]) continue;
             div[b] = changed = true;
             ndivergent++;
-            region(b, ipdom[b], succ, nb, mark);
-            for (int i = 0; i < n; i++)
-                if (mark[block_of[i]]) taint_dsts(&insns[i], t);
+            region(b, g->ipdom[b], g->succ, g->nb, mark);
+            for (int i = 0; i < ninsns; i++)
+                if (mark[g->block_of[i]]) taint_dsts(&insns[i], t);
         }
     }
-    bool *done = calloc((size_t)n + 1, 1);
+}
+
+static void analyze(Fn *F, bool entry) {
+    Cfg g = blocks();
+    post_dominators(&g);
+    bool *t = calloc((size_t)rcap + 1, 1), *div = calloc((size_t)g.nb + 1, 1), *mark = calloc((size_t)g.nb + 1, 1);
+    bool *done = calloc((size_t)ninsns + 1, 1);
+    taint(&g, t, div, mark);
     char why[256];
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < ninsns; i++) {
         const Insn *I = &insns[i];
         nbarriers += I->barrier;
         F->has_barrier |= I->barrier;
@@ -335,21 +351,21 @@ static void analyze(Fn *F, bool entry) {
         done[i] = true;
         finding(F, entry, I, why);
     }
-    for (int b = 0; b < nb; b++) {
+    for (int b = 0; b < g.nb; b++) {
         if (!div[b]) continue;
-        const Insn *L = &insns[start[b + 1] - 1];
+        const Insn *L = &insns[g.start[b + 1] - 1];
         char join[64] = "never";
-        if (ipdom[b] == nb) snprintf(join, sizeof join, "only at the exit");
-        else if (ipdom[b] >= 0) snprintf(join, sizeof join, "at line %d", insns[start[ipdom[b]]].line);
-        snprintf(why, sizeof why, "is under the thread-dependent branch at line %d (%s on %s); the threads meet again %s",
-                 L->line, L->op, rnames[L->guard], join);
-        region(b, ipdom[b], succ, nb, mark);
-        for (int i = 0; i < n; i++)
-            if (mark[block_of[i]] && !done[i] && (insns[i].barrier || insns[i].call))
+        if (g.ipdom[b] == g.nb) snprintf(join, sizeof join, "only at the exit");
+        else if (g.ipdom[b] >= 0) snprintf(join, sizeof join, "at line %d", insns[g.start[g.ipdom[b]]].line);
+        snprintf(why, sizeof why,
+                 "is under the thread-dependent branch at line %d (%s on %s); the threads meet again %s", L->line,
+                 L->op, rnames[L->guard], join);
+        region(b, g.ipdom[b], g.succ, g.nb, mark);
+        for (int i = 0; i < ninsns; i++)
+            if (mark[g.block_of[i]] && !done[i] && (insns[i].barrier || insns[i].call))
                 done[i] = true, finding(F, entry, &insns[i], why);
     }
-    free(leader), free(block_of), free(start), free(succ), free(pd), free(exits), free(ipdom);
-    free(t), free(div), free(mark), free(done);
+    free(g.start), free(g.block_of), free(g.succ), free(g.ipdom), free(t), free(div), free(mark), free(done);
 }
 
 static bool calls_barrier(const Fn *f, int depth) {
@@ -364,7 +380,7 @@ static bool calls_barrier(const Fn *f, int depth) {
 /* A statement inside a function body: a directive, a declaration or an instruction. */
 static void statement(char *s, int line, bool entry) {
     for (size_t l = strlen(s); l && s[l - 1] == ' ';) s[--l] = 0;
-    if (starts(s, ".reg ")) declare(s + 4);
+    if (starts(s, ".reg ")) declare(s + 4, line);
     else if (*s && *s != '.') instruction(s, line, entry);
 }
 
@@ -376,10 +392,10 @@ static void check_file(void) {
     if (!f) fatal(0, "cannot read the file", "");
     char *text = NULL;
     int len = 0, cap = 0;
-    for (int c; (c = fgetc(f)) != EOF;) PUSH(text, len, cap) = (char)c;
+    for (int c; (c = fgetc(f)) != EOF;)
+        if ((PUSH(text, len, cap) = (char)c) == 0 || len > 1 << 28) fatal(1, "a NUL byte, or over 256 MiB: not PTX", "");
     fclose(f);
     PUSH(text, len, cap) = 0;
-    if ((int)strlen(text) != len - 1) fatal(1 + count(text, "\n"), "a NUL byte in the file", "");
     char *buf = calloc((size_t)len + 1, 1);
     if (!buf) fatal(0, "out of memory", "");
     int line = 1, bline = 1, depth = 0, module = 0, blen = 0;
@@ -432,7 +448,8 @@ static void check_file(void) {
     if (!nfns) fatal(line, "no function in the file (is it PTX?)", "");
     for (int s = 0; s < nsites; s++)
         for (int g = 0; g < nfns; g++)
-            if (fns[g].module == sites[s].module && !strcmp(fns[g].name, sites[s].callee) && calls_barrier(&fns[g], 0)) {
+            if (fns[g].module == sites[s].module && !strcmp(fns[g].name, sites[s].callee) &&
+                calls_barrier(&fns[g], 0)) {
                 printf("%s:%d: error: %s: '%s' has a barrier\n", path, sites[s].line, sites[s].why, sites[s].callee);
                 findings++;
                 break;
