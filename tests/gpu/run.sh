@@ -6,8 +6,9 @@
 # lib/libtilec.so.N through their $ORIGIN rpaths; ctest is skipped there).
 # Runs the runtime tests and the GPU tests (ctest -L 'runtime|gpu'), the GPU example
 # comparison directly (its per-case lines; then tests/gpu/big_variants.txt, the biggest
-# variants pinned, and tests/gpu/casts.txt), the runtime benchmarks, then compute-sanitizer
-# memcheck and racecheck on a few examples (gpu_examples --only=K --given-size).
+# variants pinned, tests/gpu/casts.txt and, under a timeout, tests/gpu/barriers.txt), the
+# runtime benchmarks, then compute-sanitizer memcheck and racecheck on a few examples
+# (gpu_examples --only=K --given-size).
 # Logs go to $OUT (if set) else ./gpu-logs; a short summary is printed last.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,6 +43,12 @@ grep -E '^FAIL' "$LOG/gpu_big_variants.txt" | head -20 >> "$LOG/gpu_examples_fai
 "$B/tests/gpu/gpu_examples" "$ROOT/tests/gpu/casts.txt" > "$LOG/gpu_casts.txt" 2>&1
 note "gpu_examples casts: $(tail -1 "$LOG/gpu_casts.txt")"
 grep -E '^FAIL' "$LOG/gpu_casts.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
+# the atomics kernel that hung (issue 10 item 11: a barrier copied into both sides of a
+# branch on the thread), under a timeout so that a hang is a FAIL line, not a stuck run
+timeout 120 "$B/tests/gpu/gpu_examples" "$ROOT/tests/gpu/barriers.txt" > "$LOG/gpu_barriers.txt" 2>&1
+[ $? = 124 ] && echo "FAIL tests/gpu/barriers.txt: no result after 120 s (a hang)" >> "$LOG/gpu_barriers.txt"
+note "gpu_examples barriers: $(tail -1 "$LOG/gpu_barriers.txt")"
+grep -E '^FAIL' "$LOG/gpu_barriers.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
 
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
