@@ -530,8 +530,21 @@ static void add_str_attr(TbLower *L, LLVMValueRef fn, const char *k, const char 
 
 /* The scratch buffer is made once its size is known: every use reaches it through
  * L->scratch, a placeholder global replaced here. */
+/* tilec_dynamic_smem: the dynamic shared memory a launch must pass (0 when the scratch is
+ * static or absent), for a runtime that has only the cubin (JIT compiles).  Every module
+ * defines it, so looking it up never fails. */
+static void define_dynamic_smem(TbLower *L, int bytes) {
+    LLVMValueRef sz = LLVMAddGlobalInAddressSpace(L->mod, L->i32, "tilec_dynamic_smem", 4);
+    LLVMSetInitializer(sz, tb_i32(L, bytes));
+    LLVMSetGlobalConstant(sz, 1);
+    LLVMSetAlignment(sz, 4);
+}
+
 static void finish_scratch(TbLower *L) {
-    if (!L->scratch) return;
+    if (!L->scratch) {
+        define_dynamic_smem(L, 0);
+        return;
+    }
     /* Past 48 KiB, static shared memory is not allowed: the buffer is the dynamic shared
      * memory the launch provides (the runtime passes the variant's smem bytes and raises
      * the function's limit). */
@@ -545,6 +558,7 @@ static void finish_scratch(TbLower *L) {
         LLVMSetInitializer(g, LLVMGetUndef(at));
     }
     LLVMSetAlignment(g, 16);
+    define_dynamic_smem(L, dynamic ? L->scratch_bytes : 0);
     LLVMReplaceAllUsesWith(L->scratch, g);
     LLVMDeleteGlobal(L->scratch);
     L->scratch = g;
