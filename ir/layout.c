@@ -609,15 +609,15 @@ typedef struct TirLinCache {
 
 const TirLinear *tir_layout_linear(TirModule *m, int32_t layout, int rank, const int32_t *shape,
                                    const char **why) {
+    for (LinCache *c = m->lincache; c; c = c->next)
+        if (c->layout == layout && c->rank == rank && !memcmp(c->shape, shape, (size_t)rank * sizeof *shape))
+            return &c->lin;
     const TirLayout *l = get(m, layout);
     const char *err = l ? check(m, l, rank, shape, 0) : "no layout";
     if (err) {
         if (why) *why = err;
         return NULL;
     }
-    for (LinCache *c = m->lincache; c; c = c->next)
-        if (c->layout == layout && c->rank == rank && !memcmp(c->shape, shape, (size_t)rank * sizeof *shape))
-            return &c->lin;
     LinCache *c = tir_alloc(m->arena, sizeof *c);
     c->layout = layout;
     c->rank = rank;
@@ -626,6 +626,92 @@ const TirLinear *tir_layout_linear(TirModule *m, int32_t layout, int rank, const
     c->next = m->lincache;
     m->lincache = c;
     return &c->lin;
+}
+
+/* ---- the blocked form ------------------------------------------------------------------ */
+
+bool tir_layout_blocked_form(const TirModule *m, int32_t layout, int tile_rank, TirBlockedForm *bf,
+                             const char **why) {
+    memset(bf, 0, sizeof *bf);
+    const char *err = NULL;
+    const TirLayout *l = get(m, layout);
+    int32_t slices[TIR_MAXRANK];
+    int ns = 0;
+    while (l && l->kind == TIR_LAYOUT_SLICE && ns < TIR_MAXRANK) {
+        slices[ns++] = l->dim;
+        layout = l->parent;
+        l = get(m, layout);
+    }
+    if (!l) {
+        err = "a tile has no layout: run the 'layout' pass before the backend";
+    } else if (l->kind != TIR_LAYOUT_BLOCKED) {
+        err = "this layout is not supported by the GPU backend yet";
+    } else {
+        /* slices name dims of their parent, outermost last: apply from the root up */
+        int32_t map[TIR_MAXRANK];
+        int cur = l->rank;
+        for (int i = 0; i < cur; i++) map[i] = i;
+        for (int s = ns - 1; s >= 0 && !err; s--) {
+            int d = slices[s];
+            if (d < 0 || d >= cur) {
+                err = "internal: bad slice dimension";
+                break;
+            }
+            for (int i = d; i < cur - 1; i++) map[i] = map[i + 1];
+            cur--;
+        }
+        if (!err && cur != tile_rank) err = "internal: layout rank does not match the tile's rank";
+        if (!err) {
+            bf->rank = l->rank;
+            bf->root = layout;
+            for (int rd = 0; rd < l->rank; rd++) {
+                bf->spt[rd] = l->size_per_thread[rd];
+                bf->tpw[rd] = l->threads_per_warp[rd];
+                bf->wpc[rd] = l->warps_per_cta[rd];
+                bf->order[rd] = l->order[rd];
+                bf->tile_dim[rd] = -1;
+            }
+            for (int d = 0; d < cur; d++) {
+                bf->root_dim[d] = map[d];
+                bf->tile_dim[map[d]] = d;
+            }
+            bool seen[TIR_MAXRANK] = {0};
+            for (int i = 0; i < l->rank; i++) {
+                int rd = l->order[i];
+                if (rd < 0 || rd >= l->rank || seen[rd]) {
+                    err = "internal: layout order is not a permutation";
+                    break;
+                }
+                seen[rd] = true;
+            }
+            /* lane and warp ids are digits in `order`, fastest first */
+            int32_t ls = 1, ws = 1;
+            for (int i = 0; i < l->rank && !err; i++) {
+                int rd = l->order[i];
+                bf->lane_stride[rd] = ls;
+                bf->warp_stride[rd] = ws;
+                ls *= bf->tpw[rd];
+                ws *= bf->wpc[rd];
+            }
+        }
+    }
+    if (err) {
+        if (why) *why = err;
+        return false;
+    }
+    return true;
+}
+
+int64_t tir_blocked_span(const TirBlockedForm *bf, int rd) {
+    return (int64_t)bf->spt[rd] * bf->tpw[rd] * bf->wpc[rd];
+}
+
+void tir_blocked_distinct(const TirBlockedForm *bf, int rd, int64_t extent, int *lanes, int *warps) {
+    int64_t spt = bf->spt[rd], tpw = bf->tpw[rd], wpc = bf->wpc[rd];
+    int64_t ln = extent / spt < 1 ? 1 : (extent / spt < tpw ? extent / spt : tpw);
+    int64_t w = extent / (spt * tpw) < 1 ? 1 : (extent / (spt * tpw) < wpc ? extent / (spt * tpw) : wpc);
+    if (lanes) *lanes = (int)ln;
+    if (warps) *warps = (int)w;
 }
 
 /* ---- bank conflicts ---------------------------------------------------------------------- */

@@ -119,6 +119,30 @@ void tir_layout_order(const TirModule *m, int32_t layout, int32_t *order);
 const TirLinear *tir_layout_linear(TirModule *m, int32_t layout, int rank, const int32_t *shape,
                                    const char **why);
 
+/* The blocked form of a #blocked layout or of slices of one: the numbers the backend's
+ * blocked lowering (TbView, reductions, scans) emits its index arithmetic from.  The
+ * placement they give is tir_layout_linear's (tests/ir/test_layout.c checks both).
+ * lane_d = lane / lane_stride[d] % tpw[d], warp_d = warp / warp_stride[d] % wpc[d] for
+ * each root dim d; tile_dim[d] is -1 for a root dim a slice removed. */
+typedef struct TirBlockedForm {
+    int rank;                           /* the blocked root's */
+    int32_t root;                       /* its layout index */
+    int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK];
+    int32_t order[TIR_MAXRANK];         /* root dims, fastest first */
+    int32_t lane_stride[TIR_MAXRANK], warp_stride[TIR_MAXRANK];
+    int32_t tile_dim[TIR_MAXRANK];      /* root dim -> tile dim or -1 */
+    int32_t root_dim[TIR_MAXRANK];      /* tile dim -> root dim */
+} TirBlockedForm;
+
+/* False (and *why) when the layout is not blocked or a slice of one, or its rank is not
+ * tile_rank. */
+bool tir_layout_blocked_form(const TirModule *m, int32_t layout, int tile_rank, TirBlockedForm *bf,
+                             const char **why);
+/* Along root dim rd of a tile `extent` long there: the lanes and warps that hold distinct
+ * data (the others hold copies), and the elements one pass of all threads covers. */
+void tir_blocked_distinct(const TirBlockedForm *bf, int rd, int64_t extent, int *lanes, int *warps);
+int64_t tir_blocked_span(const TirBlockedForm *bf, int rd);
+
 /* ---- conversions ---- */
 typedef enum {
     TIR_CONV_NONE,     /* the same map: nothing to do */

@@ -1,6 +1,7 @@
 /* The verifier: counts from the ops table, each op's type rule (docs/ir.md), region
  * shapes, terminators and dominance.  Messages: "@func: error: op 'x' (value %N): MSG". */
 #include "tir_internal.h"
+#include "layout.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -140,8 +141,8 @@ static bool type_valid(const Verifier *vf, TirType t, char *why, size_t n) {
             snprintf(why, n, "layout index %d not in the module's table", t.layout);
             return false;
         }
-        if (m->layouts[t.layout].rank != t.rank) {
-            snprintf(why, n, "layout of rank %d on a type of rank %d", m->layouts[t.layout].rank, t.rank);
+        if (tir_layout_rank(m, t.layout) != t.rank) {
+            snprintf(why, n, "layout of rank %d on a type of rank %d", tir_layout_rank(m, t.layout), t.rank);
             return false;
         }
     }
