@@ -217,6 +217,101 @@ static void test_slice(void) {
     CHECK(order1[0] == 0);
 }
 
+/* ---- the blocked form: the backend's numbers give the linear map's placement, and its
+ * owner rule (tb_view_owner) picks the canonical holder (free bits zero) ---- */
+static void check_form(int32_t idx, int rank, const int32_t *shape) {
+    char name[256];
+    tir_layout_print(name, sizeof name, mod, idx);
+    TirBlockedForm bf;
+    const TirLinear *l = tir_layout_linear(mod, idx, rank, shape, NULL);
+    CHECK_MSG(l && tir_layout_blocked_form(mod, idx, rank, &bf, NULL), "%s: form", name);
+    int32_t n[TIR_MAXRANK], order[TIR_MAXRANK];
+    int total = 1, k = 0;
+    for (int d = 0; d < rank; d++) {
+        int rd = bf.root_dim[d];
+        int64_t tile = tir_blocked_span(&bf, rd);
+        n[d] = shape[d] < bf.spt[rd] ? shape[d] : bf.spt[rd] * (shape[d] / tile < 1 ? 1 : (int32_t)(shape[d] / tile));
+        total *= n[d];
+    }
+    for (int i = 0; i < bf.rank; i++)
+        if (bf.tile_dim[bf.order[i]] >= 0) order[k++] = bf.tile_dim[bf.order[i]];
+    CHECK_MSG(tir_lin_in_size(l, 0) == total, "%s: %d registers, view %d", name, tir_lin_in_size(l, 0), total);
+    int nw = tir_lin_in_size(l, 2);
+    for (int w = 0; w < nw; w++)
+        for (int ln = 0; ln < 32; ln++) {
+            bool owner = true;
+            for (int rd = 0; rd < bf.rank; rd++) {
+                int32_t pos = (w / bf.warp_stride[rd] % bf.wpc[rd]) * bf.tpw[rd] + ln / bf.lane_stride[rd] % bf.tpw[rd];
+                int d = bf.tile_dim[rd];
+                if (d < 0)
+                    owner &= pos == 0;
+                else if (tir_blocked_span(&bf, rd) > shape[d])
+                    owner &= pos * bf.spt[rd] < (shape[d] < bf.spt[rd] ? bf.spt[rd] : shape[d]);
+            }
+            bool canonical = !(ln & (int32_t)tir_lin_free_mask(l, 1)) && !(w & (int32_t)tir_lin_free_mask(l, 2));
+            CHECK_MSG(owner == canonical, "%s: lane %d warp %d owner %d, canonical %d", name, ln, w, owner, canonical);
+            for (int e = 0; e < total; e++) {
+                int32_t j[TIR_MAXRANK], c[TIR_MAXRANK], x = e;
+                for (int i = 0; i < rank; i++) {
+                    j[order[i]] = x % n[order[i]];
+                    x /= n[order[i]];
+                }
+                tir_lin_apply_coords(l, (int32_t[]){e, ln, w}, c);
+                for (int d = 0; d < rank; d++) {
+                    int rd = bf.root_dim[d];
+                    int32_t pos = (w / bf.warp_stride[rd] % bf.wpc[rd]) * bf.tpw[rd] + ln / bf.lane_stride[rd] % bf.tpw[rd];
+                    int32_t want = ((pos * bf.spt[rd]) & (shape[d] - 1)) + (j[d] / bf.spt[rd]) * (int32_t)tir_blocked_span(&bf, rd) +
+                                   j[d] % bf.spt[rd];
+                    CHECK_MSG(c[d] == want, "%s: element %d of lane %d warp %d dim %d at %d, view %d", name, e, ln, w, d, c[d], want);
+                }
+            }
+        }
+    /* the distinct lanes and warps along each dim are the map's non-free bits there */
+    for (int d = 0; d < rank; d++) {
+        int lanes, warps;
+        tir_blocked_distinct(&bf, bf.root_dim[d], shape[d], &lanes, &warps);
+        int bl = 0, bw = 0;
+        for (int i = 0; i < 2; i++)
+            for (int b = 0; b < l->inbits[1 + i]; b++) {
+                int32_t in[3] = {0, 0, 0}, c[TIR_MAXRANK];
+                in[1 + i] = 1 << b;
+                tir_lin_apply_coords(l, in, c);
+                if (c[d]) *(i ? &bw : &bl) += 1;
+            }
+        CHECK_MSG(lanes == 1 << bl && warps == 1 << bw, "%s: dim %d: %d lanes %d warps distinct, map %d %d", name, d, lanes,
+                  warps, 1 << bl, 1 << bw);
+    }
+}
+
+static void test_blocked_form(void) {
+    int32_t cfg[][4][3] = {
+        {{1, 4, 1}, {4, 8, 1}, {4, 1, 1}, {1, 0, 2}},
+        {{2, 2, 1}, {2, 4, 4}, {2, 1, 2}, {2, 1, 0}},
+        {{1, 1, 8}, {1, 1, 32}, {1, 2, 2}, {2, 0, 1}},
+    };
+    int32_t shapes[][3] = {{8, 64, 4}, {1, 2, 256}, {64, 4, 1}, {16, 16, 16}};
+    for (size_t c = 0; c < sizeof cfg / sizeof *cfg; c++) {
+        int32_t b = tir_layout_blocked(mod, 3, cfg[c][0], cfg[c][1], cfg[c][2], cfg[c][3]);
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+            check_form(b, 3, shapes[s]);
+            for (int dim = 0; dim < 3; dim++) {
+                int32_t s2[2];
+                for (int d = 0, k = 0; d < 3; d++)
+                    if (d != dim) s2[k++] = shapes[s][d];
+                int32_t sl = tir_layout_slice(mod, b, dim);
+                check_form(sl, 2, s2);
+                int32_t s1[1] = {s2[1]};
+                check_form(tir_layout_slice(mod, sl, 0), 1, s1);
+            }
+        }
+    }
+    /* not blocked: refused with the reason the backend prints */
+    TirBlockedForm bf;
+    const char *why = NULL;
+    int32_t mma = tir_layout_mma(mod, 2, 2, (int32_t[]){2, 2}, (int32_t[]){16, 8, 16});
+    CHECK(!tir_layout_blocked_form(mod, mma, 2, &bf, &why) && why && strstr(why, "not supported"));
+}
+
 /* ---- mma accumulators ---- */
 typedef struct {
     int32_t wm, wn, in, M, N;
@@ -703,6 +798,7 @@ int main(void) {
     mod = tir_module_new(arena);
     test_blocked();
     test_slice();
+    test_blocked_form();
     test_mma();
     test_dot_operands();
     test_shared();
