@@ -243,6 +243,33 @@ int tir_lin_run(const TirLinear *l, int i, int k, int dim, int32_t *mult) {
     return n;
 }
 
+int tir_lin_print(char *buf, size_t n, const TirLinear *l) {
+    static const char *const names[] = {"register", "lane", "warp", "offset"};
+    size_t len = 0;
+#define PUT(...)                                                                       \
+    do {                                                                               \
+        int k_ = snprintf(buf && len < n ? buf + len : NULL, len < n ? n - len : 0, __VA_ARGS__); \
+        if (k_ > 0) len += (size_t)k_;                                                 \
+    } while (0)
+    if (buf && n) buf[0] = 0;
+    for (int i = 0; i < l->nin; i++) {
+        if (l->in_kind[i] < TIR_LIN_DIM0)
+            PUT("%s%s=[", i ? " " : "", names[l->in_kind[i]]);
+        else
+            PUT("%sdim%d=[", i ? " " : "", l->in_kind[i] - TIR_LIN_DIM0);
+        for (int k = 0; k < l->inbits[i]; k++) {
+            int32_t c[TIR_LIN_MAXDIMS];
+            tir_lin_unpack(l, l->basis[i][k], c);
+            PUT("%s(", k ? ", " : "");
+            for (int o = 0; o < l->nout; o++) PUT("%s%d", o ? ", " : "", c[o]);
+            PUT(")");
+        }
+        PUT("]");
+    }
+#undef PUT
+    return (int)len;
+}
+
 /* ---- constructors of maps ---------------------------------------------------------- */
 
 static const uint8_t dist_in[3] = {TIR_LIN_REG, TIR_LIN_LANE, TIR_LIN_WARP};

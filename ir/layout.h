@@ -81,6 +81,10 @@ int tir_lin_contig(const TirLinear *l, int in_dim, int dim);
  * output dim `dim` and nothing else, the run length n (0: bit k is not such a run). */
 int tir_lin_run(const TirLinear *l, int i, int k, int dim, int32_t *mult);
 
+/* snprintf-like: the bases per input dim, for diagnostics and tests:
+ * "register=[(0, 1), (8, 0)] lane=[(0, 2), ...] warp=[]" (coordinates per output dim). */
+int tir_lin_print(char *buf, size_t n, const TirLinear *l);
+
 /* ---- layouts of the IR: constructors that intern a TirLayout ---- */
 int32_t tir_layout_blocked(TirModule *m, int rank, const int32_t *spt, const int32_t *tpw,
                            const int32_t *wpc, const int32_t *order);

@@ -374,6 +374,12 @@ static void test_mma(void) {
                 break;
             }
         }
+    /* the bases as text: one m16n8 tile */
+    char buf[512];
+    const TirLinear *one = tir_layout_linear(mod, tir_layout_mma(mod, 2, 2, (int32_t[]){1, 1}, (int32_t[]){16, 8, 16}), 2,
+                                             (int32_t[]){16, 8}, NULL);
+    tir_lin_print(buf, sizeof buf, one);
+    CHECK_MSG(strcmp(buf, "register=[(0, 1), (8, 0)] lane=[(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)] warp=[]") == 0, "%s", buf);
     /* contiguous along N: 2 (the r%2 pair) */
     CHECK(l && tir_lin_contig(l, 0, 1) == 2 && tir_lin_contig(l, 0, 0) == 1);
     /* a shape smaller than the CTA tile: warps along M past it replicate */
