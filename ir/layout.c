@@ -566,6 +566,7 @@ static const char *check(const TirModule *m, const TirLayout *l, int rank, const
     case TIR_LAYOUT_SLICE: {
         const TirLayout *p = get(m, l->parent);
         if (!p || l->dim < 0 || l->dim > rank) return "#slice needs a parent and a dim in range";
+        if (p->kind == TIR_LAYOUT_SHARED) return "#slice of a #shared layout (slices are of layouts over threads)";
         int32_t ps[TIR_MAXRANK];
         for (int d = 0, k = 0; d <= rank; d++) ps[d] = d == l->dim ? 1 : shape[k++];
         return check(m, p, rank + 1, ps, depth + 1);
@@ -949,10 +950,12 @@ bool tir_conv_plan(TirArena *ar, const TirLinear *a, const TirLinear *b, int ele
             eliminate(&areg, &er);
             int n = p->nregs_dst * p->lanes;
             p->src_lane = tir_alloc(ar, (size_t)n * sizeof *p->src_lane);
+            p->src_reg = tir_alloc(ar, (size_t)n * sizeof *p->src_reg);
             p->send_reg = tir_alloc(ar, (size_t)n * sizeof *p->send_reg);
             for (int i = 0; i < n; i++) p->send_reg[i] = -1;
-            for (int r = 0; r < p->nregs_dst && ok; r++)
-                for (int ln = 0; ln < p->lanes && ok; ln++) {
+            p->one_round = true;
+            for (int r = 0; r < p->nregs_dst; r++) {
+                for (int ln = 0; ln < p->lanes; ln++) {
                     int32_t in[3] = {r, ln, 0}, src[3], own[3] = {0, ln, 0};
                     uint64_t c = 0, want = tir_lin_apply(b, in);
                     /* a lane that holds its element itself reads its own register */
@@ -965,17 +968,31 @@ bool tir_conv_plan(TirArena *ar, const TirLinear *a, const TirLinear *b, int ele
                         tir_lin_unpack_in(&arl, c, src);
                     }
                     p->src_lane[r * p->lanes + ln] = src[1];
-                    int32_t *s = &p->send_reg[r * p->lanes + src[1]];
-                    if (*s >= 0 && *s != src[0]) ok = false; /* one lane asked for two registers */
-                    *s = src[0];
+                    p->src_reg[r * p->lanes + ln] = src[0];
+                    int32_t *sr = &p->send_reg[r * p->lanes + src[1]];
+                    if (*sr >= 0 && *sr != src[0]) p->one_round = false; /* one lane asked for two registers */
+                    *sr = src[0];
                 }
-            for (int i = 0; i < n && ok; i++)
-                if (p->send_reg[i] < 0) p->send_reg[i] = 0; /* nobody reads it: any register */
-            if (ok) {
+                /* receiver-side form: one shuffle per distinct source register */
+                for (int ln = 0; ln < p->lanes; ln++) {
+                    bool first = true;
+                    for (int k = 0; k < ln && first; k++) first = p->src_reg[r * p->lanes + k] != p->src_reg[r * p->lanes + ln];
+                    p->shuffles += first;
+                }
+            }
+            if (p->one_round) {
+                for (int i = 0; i < n; i++)
+                    if (p->send_reg[i] < 0) p->send_reg[i] = 0; /* nobody reads it: any register */
+                p->shuffles = p->nregs_dst;
+            }
+            /* more shuffles than shared memory's stores and loads: not worth it */
+            if (p->one_round || p->shuffles <= p->nregs_src + p->nregs_dst) {
                 p->kind = TIR_CONV_SHUFFLE;
                 return true;
             }
-            p->src_lane = p->send_reg = NULL;
+            p->src_lane = p->src_reg = p->send_reg = NULL;
+            p->shuffles = 0;
+            p->one_round = false;
         }
     }
     p->kind = TIR_CONV_SMEM;

@@ -151,8 +151,8 @@ int64_t tir_blocked_span(const TirBlockedForm *bf, int rd);
 typedef enum {
     TIR_CONV_NONE,     /* the same map: nothing to do */
     TIR_CONV_REGS,     /* each thread already holds what it needs: dst reg r = src reg perm[r] */
-    TIR_CONV_SHUFFLE,  /* data moves inside warps: per dst reg r, lane l reads src lane
-                          src_lane[r][l], which sends its reg send_reg[r][src lane] */
+    TIR_CONV_SHUFFLE,  /* data moves inside warps: dst reg r of lane l is src reg
+                          src_reg[r][l] of lane src_lane[r][l] (see TirConvPlan) */
     TIR_CONV_SMEM,     /* through shared memory laid out as `smem` */
 } TirConvKind;
 
@@ -162,7 +162,14 @@ typedef struct TirConvPlan {
     /* dst (reg, lane, warp) -> src (reg, lane, warp) canonical holder: the plan as a map */
     TirLinear dst_to_src;
     int32_t *perm;                 /* REGS: [nregs_dst] */
-    int32_t *src_lane, *send_reg;  /* SHUFFLE: [nregs_dst * lanes] */
+    /* SHUFFLE, each [nregs_dst * lanes]: the source of dst reg r in lane l is register
+     * src_reg[r*lanes+l] of lane src_lane[r*lanes+l].  one_round: each lane sends one
+     * register per dst reg, send_reg[r*lanes+sender] (one shfl.idx per dst register).
+     * Otherwise, per dst reg, one shfl.idx per distinct src_reg (all lanes send that
+     * register; a lane keeps the value when it is its own src_reg): `shuffles` in all. */
+    int32_t *src_lane, *src_reg, *send_reg;
+    bool one_round;
+    int shuffles;
     /* SMEM: offset -> tile coordinates, its swizzle, the access widths of both sides
      * (elements, consecutive registers along smem_order[0]), and the wavefronts. */
     TirLinear smem;

@@ -212,6 +212,9 @@ static void test_slice(void) {
     int32_t row = tir_layout_slice(mod, mma, 1);
     const TirLinear *l = tir_layout_linear(mod, row, 1, (int32_t[]){64}, NULL);
     CHECK(l && tir_lin_in_size(l, 0) == 4); /* rows l/4 + 8 r1 + 32 rM: 2 x 2 registers */
+    const char *why = NULL;
+    int32_t sh = tir_layout_shared(mod, 2, (int32_t[]){1, 0}, 1, 1, 1, 0);
+    CHECK(!tir_layout_linear(mod, tir_layout_slice(mod, sh, 0), 1, (int32_t[]){64}, &why) && why && strstr(why, "#shared"));
     int32_t order1[1];
     tir_layout_order(mod, row, order1);
     CHECK(order1[0] == 0);
@@ -576,12 +579,31 @@ static TirConvKind run_plan(const char *what, const TirLinear *a, const TirLinea
             for (int l = 0; l < 32; l++)
                 for (int r = 0; r < rb; r++) dst[((int64_t)w * 32 + l) * rb + r] = src[((int64_t)w * 32 + l) * ra + p.perm[r]];
     } else if (p.kind == TIR_CONV_SHUFFLE) {
+        int rounds = 0;
         for (int w = 0; w < nw; w++)
             for (int r = 0; r < rb; r++) {
                 int64_t sent[32];
-                for (int l = 0; l < 32; l++) sent[l] = src[((int64_t)w * 32 + l) * ra + p.send_reg[r * 32 + l]];
-                for (int l = 0; l < 32; l++) dst[((int64_t)w * 32 + l) * rb + r] = sent[p.src_lane[r * 32 + l]];
+                if (p.one_round) {
+                    for (int l = 0; l < 32; l++) sent[l] = src[((int64_t)w * 32 + l) * ra + p.send_reg[r * 32 + l]];
+                    for (int l = 0; l < 32; l++) dst[((int64_t)w * 32 + l) * rb + r] = sent[p.src_lane[r * 32 + l]];
+                    rounds += w == 0;
+                    continue;
+                }
+                /* receiver side: a round per source register, each lane keeps its own */
+                for (int k = 0; k < ra; k++) {
+                    bool used = false;
+                    for (int l = 0; l < 32; l++) used |= p.src_reg[r * 32 + l] == k;
+                    if (!used) continue;
+                    rounds += w == 0;
+                    for (int l = 0; l < 32; l++) sent[l] = src[((int64_t)w * 32 + l) * ra + k];
+                    for (int l = 0; l < 32; l++)
+                        if (p.src_reg[r * 32 + l] == k) dst[((int64_t)w * 32 + l) * rb + r] = sent[p.src_lane[r * 32 + l]];
+                }
             }
+        if (rounds != p.shuffles) {
+            fprintf(stderr, "%s: %d shuffles run, the plan says %d\n", what, rounds, p.shuffles);
+            failures++;
+        }
     } else {
         int64_t *smem = malloc(sizeof(int64_t) * (size_t)p.smem_elems);
         for (int64_t i = 0; i < p.smem_elems; i++) smem[i] = -1;
@@ -640,6 +662,17 @@ static void test_conversions(void) {
     const TirLinear *s1 = blk(2, (int32_t[]){1, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 1}, (int32_t[]){1, 0}, (int32_t[]){8, 4});
     const TirLinear *s2 = blk(2, (int32_t[]){1, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 1}, (int32_t[]){0, 1}, (int32_t[]){8, 4});
     CHECK(run_plan("lane permutation", s1, s2, 4) == TIR_CONV_SHUFFLE);
+    /* a transpose inside one warp: each of the 8 dst registers needs all 8 src registers
+     * (64 shuffles against 16 shared-memory accesses): shared memory */
+    const TirLinear *t1 = blk(2, (int32_t[]){1, 1}, (int32_t[]){1, 32}, (int32_t[]){1, 1}, (int32_t[]){1, 0}, (int32_t[]){8, 32});
+    const TirLinear *t2 = blk(2, (int32_t[]){1, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 1}, (int32_t[]){0, 1}, (int32_t[]){8, 32});
+    CHECK(run_plan("warp transpose", t1, t2, 4) == TIR_CONV_SMEM);
+    /* the split of a 64-element row over lanes: each dst register needs two src registers */
+    const TirLinear *x1 = blk(1, (int32_t[]){1}, (int32_t[]){32}, (int32_t[]){1}, (int32_t[]){0}, (int32_t[]){64});
+    const TirLinear *x2 = blk(1, (int32_t[]){2}, (int32_t[]){32}, (int32_t[]){1}, (int32_t[]){0}, (int32_t[]){64});
+    CHECK(run_plan("pairs to lanes", x1, x2, 4) == TIR_CONV_SHUFFLE);
+    TirConvPlan px;
+    CHECK(tir_conv_plan(arena, x1, x2, 4, &px) && !px.one_round && px.shuffles == 4);
     /* across warps: shared memory */
     const TirLinear *w1 = blk(2, (int32_t[]){1, 4}, (int32_t[]){4, 8}, (int32_t[]){4, 1}, (int32_t[]){1, 0}, sh);
     const TirLinear *w2 = blk(2, (int32_t[]){4, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 4}, (int32_t[]){0, 1}, sh);
