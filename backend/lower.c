@@ -203,7 +203,7 @@ static void lower_constant(TbLower *L, TirOp *op) {
     TbView v;
     int n = 1;
     if (tir_type_is_tile(r->ty)) {
-        if (!tb_view(L, r->ty, &v, op)) return;
+        if (!tb_view_mma_ok(L, r->ty, &v, op)) return;
         n = v.total;
     }
     LLVMTypeRef t = tb_elem_type(L, r->ty);

@@ -15,25 +15,23 @@
  * B ((ni tk + ki) 2kw + i); instruction tile mi of warp (w_m, w_n) starts at row
  * 16 (w_m + wm mi), tile ni at column 8 (w_n + wn ni). */
 #include "tb_internal.h"
+#include "layout.h"
 
 #include <string.h>
 
 bool tb_mma_view(TbLower *L, int32_t idx, TirType t, TbView *v, const TirOp *op) {
-    const TirLayout *l = &L->m->layouts[idx];
-    const TirLayout *p = l;
-    int which = 1;
-    int kw = 1;
-    if (l->kind == TIR_LAYOUT_DOT_OPERAND) {
-        if (l->parent <= 0 || l->parent >= L->m->nlayouts || L->m->layouts[l->parent].kind != TIR_LAYOUT_MMA) {
-            tb_error(L, op, "internal: a dot operand layout without an mma parent");
-            return false;
-        }
-        p = &L->m->layouts[l->parent];
-        which = 2 + l->op_idx;
-        kw = l->k_width;
+    int32_t parent = idx, wpc[TIR_MAXRANK] = {0}, instr[3] = {0};
+    int which = 1, kw = 1, op_idx = 0, version = 0;
+    if (tir_layout_dot_params(L->m, idx, &op_idx, &kw)) {
+        parent = tir_layout_parent(L->m, idx);
+        which = 2 + op_idx;
     }
-    if (t.rank != 2 || p->rank != 2 || p->version != 2) {
-        tb_error(L, op, "the GPU backend lowers 2-D mma.sync layouts only (rank %d, version %d)", t.rank, p->version);
+    if (!tir_layout_mma_params(L->m, parent, &version, wpc, instr)) {
+        tb_error(L, op, "internal: a dot operand layout without an mma parent");
+        return false;
+    }
+    if (t.rank != 2 || tir_layout_rank(L->m, parent) != 2 || version != 2) {
+        tb_error(L, op, "the GPU backend lowers 2-D mma.sync layouts only (rank %d, version %d)", t.rank, version);
         return false;
     }
     memset(v, 0, sizeof *v);
@@ -43,9 +41,9 @@ bool tb_mma_view(TbLower *L, int32_t idx, TirType t, TbView *v, const TirOp *op)
     v->order[0] = 1;
     v->order[1] = 0;
     v->mma = (uint8_t)which;
-    v->wm = p->warps_per_cta[0];
-    v->wn = p->warps_per_cta[1];
-    v->ik = p->instr[2];
+    v->wm = wpc[0];
+    v->wn = wpc[1];
+    v->ik = instr[2];
     v->kw = kw;
     int32_t rows = which == 3 ? 0 : t.shape[0], cols = which == 2 ? 0 : t.shape[1];
     int32_t kdim = which == 2 ? t.shape[1] : which == 3 ? t.shape[0] : 0;
@@ -181,7 +179,7 @@ static void mma(TbLower *L, const char *name, LLVMValueRef *a, LLVMValueRef *b, 
 void tb_lower_dot(TbLower *L, TirOp *op) {
     TirValue *av = op->opnd[0], *bv = op->opnd[1], *cv = op->opnd[2], *out = op->res[0];
     TbView va, vb, vc;
-    if (!tb_view(L, av->ty, &va, op) || !tb_view(L, bv->ty, &vb, op) || !tb_view(L, cv->ty, &vc, op)) return;
+    if (!tb_view_mma_ok(L, av->ty, &va, op) || !tb_view_mma_ok(L, bv->ty, &vb, op) || !tb_view_mma_ok(L, cv->ty, &vc, op)) return;
     if (va.mma != 2 || vb.mma != 3 || vc.mma != 1 || out->ty.layout != cv->ty.layout) {
         tb_error(L, op, "dot needs its operands in #dot_op layouts and its accumulator in #mma: run the 'layout' pass");
         return;

@@ -741,7 +741,7 @@ static int *cmp_groups(TbLower *L, const TirOp *op, int n) {
     if (!tb_view(L, r->ty, &v, NULL) || v.total != n) return NULL;
     int d0 = v.order[0];
     int64_t c = op->attr.constancy[d0];
-    int spt = v.root->size_per_thread[v.rdim[d0]];
+    int spt = tb_view_spt(&v, d0);
     if (c > spt) c = spt;
     if (c > v.n[d0]) c = v.n[d0];
     if (c < 2 || (c & (c - 1)) || spt % c) return NULL;

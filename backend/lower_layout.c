@@ -6,76 +6,52 @@
 
 static int32_t clamp_pos(int64_t x) { return x < 1 ? 1 : (int32_t)x; }
 
+/* Also the mma accumulator and operand layouts, for the ops that lower them (constants,
+ * conversions, dot, shared-buffer loads): their elements follow no blocked formula, so
+ * every other op asks tb_view, which refuses them. */
+bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op) {
+    TirLayoutKind kind = tir_type_is_tile(t) ? tir_layout_kind(L->m, t.layout) : TIR_LAYOUT_NONE;
+    if (kind == TIR_LAYOUT_MMA || kind == TIR_LAYOUT_DOT_OPERAND) return tb_mma_view(L, t.layout, t, v, op);
+    return tb_view(L, t, v, op);
+}
+
 bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op) {
     memset(v, 0, sizeof *v);
-    int32_t idx = t.layout;
     if (!tir_type_is_tile(t)) {
         tb_error(L, op, "internal: a scalar has no layout view");
         return false;
     }
-    if (idx <= 0 || idx >= L->m->nlayouts) {
+    if (t.layout <= 0 || t.layout >= L->m->nlayouts) {
         tb_error(L, op, "a tile has no layout: run the 'layout' pass before the backend");
         return false;
     }
-    int kind = L->m->layouts[idx].kind;
-    if (kind == TIR_LAYOUT_MMA || kind == TIR_LAYOUT_DOT_OPERAND) return tb_mma_view(L, idx, t, v, op);
-    /* Walk slices down to the blocked root, marking removed root dims. */
-    bool removed[TIR_MAXRANK] = {0};
-    int depth = 0;
-    const TirLayout *l = &L->m->layouts[idx];
-    int32_t slices[TIR_MAXRANK];
-    int nslices = 0;
-    while (l->kind == TIR_LAYOUT_SLICE && depth++ < TIR_MAXRANK) {
-        slices[nslices++] = l->dim;
-        if (l->parent <= 0 || l->parent >= L->m->nlayouts) break;
-        idx = l->parent;
-        l = &L->m->layouts[idx];
-    }
-    if (l->kind != TIR_LAYOUT_BLOCKED) {
-        tb_error(L, op, "layout kind %d is not supported by the GPU backend yet", l->kind);
-        return false;
-    }
-    /* Slices name dims of their parent, outermost last: apply from the root up. */
-    int32_t map[TIR_MAXRANK]; /* current dims -> root dims */
-    int cur = l->rank;
-    for (int i = 0; i < cur; i++) map[i] = i;
-    for (int s = nslices - 1; s >= 0; s--) {
-        int d = slices[s];
-        if (d < 0 || d >= cur) {
-            tb_error(L, op, "internal: bad slice dimension %d", d);
-            return false;
-        }
-        removed[map[d]] = true;
-        for (int i = d; i < cur - 1; i++) map[i] = map[i + 1];
-        cur--;
-    }
-    if (cur != t.rank) {
-        tb_error(L, op, "internal: layout rank %d does not match the tile's rank %d", cur, t.rank);
+    const char *why = NULL;
+    TirBlockedForm *bf = &v->bf;
+    if (!tir_layout_blocked_form(L->m, t.layout, t.rank, bf, &why) ||
+        !(v->lin = tir_layout_linear(L->m, t.layout, t.rank, t.shape, &why))) {
+        char name[512];
+        tir_layout_print(name, sizeof name, L->m, t.layout);
+        tb_error(L, op, "%s (%s)", why, name);
         return false;
     }
     v->rank = t.rank;
-    v->root = l;
-    v->root_idx = idx;
-    memcpy(v->sliced, removed, sizeof removed);
     v->total = 1;
     for (int d = 0; d < t.rank; d++) {
-        int rd = map[d];
+        int rd = bf->root_dim[d];
         v->rdim[d] = rd;
         v->shape[d] = t.shape[d];
-        int32_t spt = l->size_per_thread[rd];
-        int64_t tile = (int64_t)spt * l->threads_per_warp[rd] * l->warps_per_cta[rd];
+        int32_t spt = bf->spt[rd];
+        int64_t tile = tir_blocked_span(bf, rd);
         v->n[d] = t.shape[d] < spt ? t.shape[d] : spt * clamp_pos(t.shape[d] / tile);
         v->total *= v->n[d];
     }
     /* order: the root's order restricted to the remaining dims */
-    int k = 0;
-    for (int i = 0; i < l->rank; i++) {
-        int rd = l->order[i];
-        for (int d = 0; d < t.rank; d++)
-            if (map[d] == rd) v->order[k++] = d;
-    }
-    if (k != t.rank) {
-        tb_error(L, op, "internal: layout order is not a permutation");
+    for (int i = 0, k = 0; i < bf->rank; i++)
+        if (bf->tile_dim[bf->order[i]] >= 0) v->order[k++] = bf->tile_dim[bf->order[i]];
+    /* the elements are the linear map's registers, in the same order */
+    if (tir_lin_in_size(v->lin, tir_lin_in_dim(v->lin, TIR_LIN_REG)) != v->total) {
+        tb_error(L, op, "internal: the layout's linear map has %d registers, its view %d",
+                 tir_lin_in_size(v->lin, tir_lin_in_dim(v->lin, TIR_LIN_REG)), v->total);
         return false;
     }
     return true;
@@ -100,41 +76,33 @@ int tb_view_index(const TbView *v, const int32_t *j) {
 }
 
 int32_t tb_view_offset(const TbView *v, int d, int32_t j) {
-    const TirLayout *l = v->root;
     int rd = v->rdim[d];
-    int32_t spt = l->size_per_thread[rd];
-    int32_t tile = spt * l->threads_per_warp[rd] * l->warps_per_cta[rd];
+    int32_t spt = v->bf.spt[rd];
+    int32_t tile = (int32_t)tir_blocked_span(&v->bf, rd);
     return (j / spt) * tile + j % spt;
 }
 
-/* lane = sum over root dims (in order) of lane_d * (product of earlier tpw). */
-static LLVMValueRef comp(TbLower *L, const TirLayout *root, int rd, LLVMValueRef id,
-                         const int32_t *per) {
-    int32_t stride = 1;
-    for (int i = 0; i < root->rank; i++) {
-        int d = root->order[i];
-        if (d == rd) break;
-        stride *= per[d];
-    }
+/* The digit of root dim rd in a lane or warp id: (id / stride) % extent. */
+static LLVMValueRef comp(TbLower *L, LLVMValueRef id, int32_t stride, int32_t per) {
     LLVMValueRef x = LLVMBuildUDiv(L->eb, id, tb_i32(L, stride), "");
-    return LLVMBuildURem(L->eb, x, tb_i32(L, per[rd]), "");
+    return LLVMBuildURem(L->eb, x, tb_i32(L, per), "");
 }
 
-LLVMValueRef tb_lane_comp(TbLower *L, const TirLayout *root, int rd) {
-    return comp(L, root, rd, L->lane, root->threads_per_warp);
+LLVMValueRef tb_lane_comp(TbLower *L, const TirBlockedForm *bf, int rd) {
+    return comp(L, L->lane, bf->lane_stride[rd], bf->tpw[rd]);
 }
 
-LLVMValueRef tb_warp_comp(TbLower *L, const TirLayout *root, int rd) {
-    return comp(L, root, rd, L->warp, root->warps_per_cta);
+LLVMValueRef tb_warp_comp(TbLower *L, const TirBlockedForm *bf, int rd) {
+    return comp(L, L->warp, bf->warp_stride[rd], bf->wpc[rd]);
 }
 
 LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d) {
-    const TirLayout *l = v->root;
+    const TirBlockedForm *bf = &v->bf;
     int rd = v->rdim[d];
-    LLVMValueRef w = tb_warp_comp(L, l, rd), ln = tb_lane_comp(L, l, rd);
-    LLVMValueRef x = LLVMBuildMul(L->eb, w, tb_i32(L, l->threads_per_warp[rd]), "");
+    LLVMValueRef w = tb_warp_comp(L, bf, rd), ln = tb_lane_comp(L, bf, rd);
+    LLVMValueRef x = LLVMBuildMul(L->eb, w, tb_i32(L, bf->tpw[rd]), "");
     x = LLVMBuildAdd(L->eb, x, ln, "");
-    x = LLVMBuildMul(L->eb, x, tb_i32(L, l->size_per_thread[rd]), "");
+    x = LLVMBuildMul(L->eb, x, tb_i32(L, bf->spt[rd]), "");
     /* Threads past the shape hold copies: coordinates wrap. */
     return LLVMBuildAnd(L->eb, x, tb_i32(L, v->shape[d] - 1), "");
 }
@@ -142,22 +110,20 @@ LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d) {
 /* True in exactly one of the threads that hold each element: the one whose unwrapped
  * coordinates are in range and whose sliced-away components are zero. */
 LLVMValueRef tb_view_owner(TbLower *L, const TbView *v) {
-    const TirLayout *l = v->root;
+    const TirBlockedForm *bf = &v->bf;
     LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
-    for (int rd = 0; rd < l->rank; rd++) {
-        int d = -1;
-        for (int k = 0; k < v->rank; k++)
-            if (v->rdim[k] == rd) d = k;
-        int64_t span = (int64_t)l->size_per_thread[rd] * l->threads_per_warp[rd] * l->warps_per_cta[rd];
-        LLVMValueRef w = tb_warp_comp(L, l, rd), ln = tb_lane_comp(L, l, rd);
-        LLVMValueRef pos = LLVMBuildAdd(L->eb, LLVMBuildMul(L->eb, w, tb_i32(L, l->threads_per_warp[rd]), ""),
+    for (int rd = 0; rd < bf->rank; rd++) {
+        int d = bf->tile_dim[rd];
+        int64_t span = tir_blocked_span(bf, rd);
+        LLVMValueRef w = tb_warp_comp(L, bf, rd), ln = tb_lane_comp(L, bf, rd);
+        LLVMValueRef pos = LLVMBuildAdd(L->eb, LLVMBuildMul(L->eb, w, tb_i32(L, bf->tpw[rd]), ""),
                                         ln, "");
         LLVMValueRef c;
         if (d < 0) {
             c = LLVMBuildICmp(L->eb, LLVMIntEQ, pos, tb_i32(L, 0), "");
         } else if (span > v->shape[d]) {
-            pos = LLVMBuildMul(L->eb, pos, tb_i32(L, l->size_per_thread[rd]), "");
-            int32_t lim = v->shape[d] < l->size_per_thread[rd] ? l->size_per_thread[rd] : v->shape[d];
+            pos = LLVMBuildMul(L->eb, pos, tb_i32(L, bf->spt[rd]), "");
+            int32_t lim = v->shape[d] < bf->spt[rd] ? bf->spt[rd] : v->shape[d];
             c = LLVMBuildICmp(L->eb, LLVMIntULT, pos, tb_i32(L, lim), "");
         } else {
             continue;

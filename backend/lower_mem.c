@@ -23,22 +23,17 @@ static int vector_width(TbLower *L, const TirOp *op, const TbView *v, int elem_b
     int w = (int)op->attr.i[1];
     if (w <= 1 || !v) return 1;
     int d0 = v->order[0];
-    int spt = v->root->size_per_thread[v->rdim[d0]];
+    int spt = tb_view_spt(v, d0);
     while (w > 1 && (w * elem_bytes > 16 || v->n[d0] % w || spt % w || (w & (w - 1)))) w >>= 1;
     return w < 1 ? 1 : w;
 }
 
 static bool view_has_copies(const TbView *v) {
-    const TirLayout *l = v->root;
-    for (int rd = 0; rd < l->rank; rd++) {
-        bool kept = false;
-        for (int d = 0; d < v->rank; d++)
-            if (v->rdim[d] == rd) {
-                kept = true;
-                int64_t span = (int64_t)l->size_per_thread[rd] * l->threads_per_warp[rd] * l->warps_per_cta[rd];
-                if (span > v->shape[d]) return true;
-            }
-        if (!kept && l->threads_per_warp[rd] * l->warps_per_cta[rd] > 1) return true;
+    const TirBlockedForm *bf = &v->bf;
+    for (int rd = 0; rd < bf->rank; rd++) {
+        int d = bf->tile_dim[rd];
+        if (d >= 0 && tir_blocked_span(bf, rd) > v->shape[d]) return true;
+        if (d < 0 && bf->tpw[rd] * bf->wpc[rd] > 1) return true;
     }
     return false;
 }

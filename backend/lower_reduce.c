@@ -114,7 +114,7 @@ static Acc combine_tree(TbLower *L, const RedKind *k, Acc *v, int n, const TirOp
 }
 
 /* The most warps a reduction along axis can combine from shared memory. */
-static int wpc_max(const TbView *iv, int axis) { return iv->root->warps_per_cta[iv->rdim[axis]]; }
+static int wpc_max(const TbView *iv, int axis) { return iv->bf.wpc[iv->rdim[axis]]; }
 
 static int type_bytes(TbLower *L, LLVMTypeRef t) {
     LLVMTypeKind k = LLVMGetTypeKind(t);
@@ -141,8 +141,8 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
     bool scalar_out = !tir_type_is_tile(out->ty);
     if (!scalar_out) {
         if (!tb_view(L, out->ty, &ov, op)) return;
-        const TirLayout *ol = &L->m->layouts[out->ty.layout];
-        if (ol->kind != TIR_LAYOUT_SLICE || ol->dim != axis || ol->parent != in->ty.layout) {
+        if (tir_layout_kind(L->m, out->ty.layout) != TIR_LAYOUT_SLICE || tir_layout_slice_dim(L->m, out->ty.layout) != axis ||
+            tir_layout_parent(L->m, out->ty.layout) != in->ty.layout) {
             tb_error(L, op, "the result's layout must be the input's sliced at the axis: run the 'layout' pass");
             return;
         }
@@ -172,14 +172,9 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
         acc[eo] = combine_tree(L, &k, items, axis_n, op);
     }
     /* across lanes: the lanes along the axis that hold distinct data */
-    const TirLayout *root = iv.root;
-    int rd = iv.rdim[axis];
-    int spt = root->size_per_thread[rd], tpw = root->threads_per_warp[rd], wpc = root->warps_per_cta[rd];
-    int S = iv.shape[axis];
-    int lanes = S / spt < 1 ? 1 : (S / spt < tpw ? S / spt : tpw);
-    int warps = S / (spt * tpw) < 1 ? 1 : (S / (spt * tpw) < wpc ? S / (spt * tpw) : wpc);
-    int lstride = 1;
-    for (int i = 0; i < root->rank && root->order[i] != rd; i++) lstride *= root->threads_per_warp[root->order[i]];
+    int rd = iv.rdim[axis], lanes, warps;
+    tir_blocked_distinct(&iv.bf, rd, iv.shape[axis], &lanes, &warps);
+    int lstride = iv.bf.lane_stride[rd];
     for (int off = 1; off < lanes; off *= 2)
         for (int eo = 0; eo < nout; eo++) {
             Acc b = {shfl_bfly(L, acc[eo].v, off * lstride), arg ? shfl_bfly(L, acc[eo].i, off * lstride) : NULL};
@@ -197,8 +192,8 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
             return;
         }
         LLVMValueRef base = tb_scratch(L, op, (int)bytes);
-        LLVMValueRef wk = tb_warp_comp(L, root, rd);
-        LLVMValueRef lk = tb_lane_comp(L, root, rd);
+        LLVMValueRef wk = tb_warp_comp(L, &iv.bf, rd);
+        LLVMValueRef lk = tb_lane_comp(L, &iv.bf, rd);
         LLVMValueRef writer = LLVMBuildAnd(L->eb, LLVMBuildICmp(L->eb, LLVMIntEQ, lk, tb_i32(L, 0), ""),
                                            LLVMBuildICmp(L->eb, LLVMIntULT, wk, tb_i32(L, warps), ""), "");
         LLVMValueRef *lin = tir_alloc(L->m->arena, (size_t)nout * sizeof *lin);
@@ -274,7 +269,7 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
         return;
     }
     TbView sv, dv;
-    if (!tb_view(L, in->ty, &sv, op) || !tb_view(L, out->ty, &dv, op)) return;
+    if (!tb_view_mma_ok(L, in->ty, &sv, op) || !tb_view_mma_ok(L, out->ty, &dv, op)) return;
     if (tb_uniform(x)) { /* a splat (the zeros an accumulator starts from): no exchange */
         LLVMValueRef *r = tb_elems(L, dv.total);
         for (int e = 0; e < dv.total; e++) r[e] = x->e[0];
@@ -349,8 +344,8 @@ void tb_lower_expand_dims(TbLower *L, TirOp *op) {
         tb_set(L, out, ov.total, e);
         return;
     }
-    const TirLayout *il = in->ty.layout > 0 && in->ty.layout < L->m->nlayouts ? &L->m->layouts[in->ty.layout] : NULL;
-    if (!il || il->kind != TIR_LAYOUT_SLICE || il->dim != axis || il->parent != out->ty.layout) {
+    if (tir_layout_kind(L->m, in->ty.layout) != TIR_LAYOUT_SLICE || tir_layout_slice_dim(L->m, in->ty.layout) != axis ||
+        tir_layout_parent(L->m, in->ty.layout) != out->ty.layout) {
         tb_error(L, op, "expand_dims needs its operand in the result's layout sliced at the axis: run the 'layout' pass");
         return;
     }

@@ -116,17 +116,14 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
     bool fl = tir_scalar_is_float(s);
     TirScalar accs = fl && s != TIR_F64 ? TIR_F32 : s;
     LLVMTypeRef at = tb_scalar_type(L, accs);
-    const TirLayout *root = v.root;
-    int rd = v.rdim[axis];
-    int spt = root->size_per_thread[rd], tpw = root->threads_per_warp[rd], wpc = root->warps_per_cta[rd];
+    int rd = v.rdim[axis], lanes, warps;
+    int spt = v.bf.spt[rd];
     int S = v.shape[axis];
-    int lanes = S / spt < 1 ? 1 : (S / spt < tpw ? S / spt : tpw);
-    int warps = S / (spt * tpw) < 1 ? 1 : (S / (spt * tpw) < wpc ? S / (spt * tpw) : wpc);
+    tir_blocked_distinct(&v.bf, rd, S, &lanes, &warps);
     int chunk = S < spt ? S : spt;
     int na = v.n[axis], reps = na / chunk;
-    int lstride = 1;
-    for (int i = 0; i < root->rank && root->order[i] != rd; i++) lstride *= root->threads_per_warp[root->order[i]];
-    LLVMValueRef lane_a = tb_lane_comp(L, root, rd), warp_a = tb_warp_comp(L, root, rd);
+    int lstride = v.bf.lane_stride[rd];
+    LLVMValueRef lane_a = tb_lane_comp(L, &v.bf, rd), warp_a = tb_warp_comp(L, &v.bf, rd);
     LLVMValueRef la = LLVMBuildAnd(L->eb, lane_a, tb_i32(L, lanes - 1), "");
     LLVMValueRef wa = LLVMBuildAnd(L->eb, warp_a, tb_i32(L, warps - 1), "");
     /* the lane holding the last distinct position of this lane group */

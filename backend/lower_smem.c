@@ -8,6 +8,7 @@
  * conflicts.  Operands of dot come out through ldmatrix (.trans where the stored rows run
  * along K's partner), everything else element by element. */
 #include "tb_internal.h"
+#include "layout.h"
 
 #include <string.h>
 
@@ -23,19 +24,19 @@ typedef struct {
 static bool ring_of(TbLower *L, const TirOp *op, Ring *R) {
     TirValue *buf = op->opnd[0];
     TirType t = buf->ty;
-    if (!tir_type_is_smem(t) || t.layout <= 0 || t.layout >= L->m->nlayouts ||
-        L->m->layouts[t.layout].kind != TIR_LAYOUT_SHARED) {
+    memset(R, 0, sizeof *R);
+    if (!tir_type_is_smem(t) || !tir_layout_shared_params(L->m, t.layout, &R->vec, &R->per_phase, &R->max_phase)) {
         tb_error(L, op, "a shared buffer without a shared layout: run the 'layout' and 'software_pipeline' passes");
         return false;
     }
-    const TirLayout *l = &L->m->layouts[t.layout];
-    memset(R, 0, sizeof *R);
+    int32_t order[TIR_MAXRANK];
+    tir_layout_order(L->m, t.layout, order);
     R->rank = t.rank - 1;
     for (int d = 0; d < R->rank; d++) R->shape[d] = t.shape[1 + d];
-    R->cdim = l->order[0];
-    R->vec = l->vec > 0 ? l->vec : 1;
-    R->per_phase = l->per_phase > 0 ? l->per_phase : 1;
-    R->max_phase = l->max_phase > 0 ? l->max_phase : 1;
+    R->cdim = order[0];
+    if (R->vec < 1) R->vec = 1;
+    if (R->per_phase < 1) R->per_phase = 1;
+    if (R->max_phase < 1) R->max_phase = 1;
     R->eb = tir_scalar_bytes((TirScalar)t.elem);
     R->numel = tir_type_numel(tir_smem_stage_type(t));
     R->base = tb_val(L, buf)->e[0];
@@ -85,7 +86,7 @@ void tb_lower_smem_alloc(TbLower *L, TirOp *op) {
 void tb_lower_smem_store(TbLower *L, TirOp *op) {
     Ring R;
     TbView v;
-    if (!ring_of(L, op, &R) || !tb_view(L, op->opnd[2]->ty, &v, op)) return;
+    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->opnd[2]->ty, &v, op)) return;
     LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
     TbVal *x = tb_val(L, op->opnd[2]);
     bool is_bool = op->opnd[2]->ty.elem == TIR_I1;
@@ -188,7 +189,7 @@ static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v
 void tb_lower_smem_load(TbLower *L, TirOp *op) {
     Ring R;
     TbView v;
-    if (!ring_of(L, op, &R) || !tb_view(L, op->res[0]->ty, &v, op)) return;
+    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->res[0]->ty, &v, op)) return;
     LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
     if (v.mma >= 2 && lower_ldmatrix(L, op, &R, &v, stage)) return;
     TirType et = tir_elem_type(op->res[0]->ty);
@@ -208,7 +209,7 @@ void tb_lower_smem_load(TbLower *L, TirOp *op) {
 void tb_lower_async_copy(TbLower *L, TirOp *op) {
     Ring R;
     TbView v;
-    if (!ring_of(L, op, &R) || !tb_view(L, op->opnd[2]->ty, &v, op)) return;
+    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->opnd[2]->ty, &v, op)) return;
     LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
     TbVal *P = tb_val(L, op->opnd[2]);
     TbVal *M = op->nopnd > 3 ? tb_val(L, op->opnd[3]) : NULL;

@@ -4,6 +4,7 @@
 #define TB_INTERNAL_H
 
 #include "backend.h"
+#include "layout.h"
 
 #include <llvm-c/Core.h>
 #include <stdarg.h>
@@ -43,11 +44,13 @@ typedef struct TbVal {
 } TbVal;
 
 /* How a tile of a given shape and layout is spread over the threads, seen from one
- * thread.  The layout is a BLOCKED root, possibly with dimensions sliced away.
- * Each tile dimension d maps to root dimension rdim[d].  A thread owns n[d]
- * positions j along d; element j is at coordinate
+ * thread: the layout algebra's blocked form (ir/layout.h) of a BLOCKED root, possibly
+ * with dimensions sliced away.  Each tile dimension d maps to root dimension rdim[d].  A
+ * thread owns n[d] positions j along d; element j is at coordinate
  *     ((warp_d * tpw_d + lane_d) * spt_d  mod  shape_d)  +  (j / spt_d) * tile_d + j % spt_d
- * where tile_d = spt_d * tpw_d * wpc_d.  Elements are numbered with order[0] fastest. */
+ * where tile_d = spt_d * tpw_d * wpc_d.  Elements are numbered with order[0] fastest.
+ * This is the placement of the layout's linear map `lin` (its register index is the
+ * element number), which tb_view checks. */
 typedef struct TbView {
     int rank;
     int32_t shape[TIR_MAXRANK];
@@ -55,15 +58,16 @@ typedef struct TbView {
     int32_t order[TIR_MAXRANK];      /* tile dims, fastest first */
     int32_t rdim[TIR_MAXRANK];       /* root dim of each tile dim */
     int total;                       /* elements per thread */
-    const TirLayout *root;
-    int32_t root_idx;
-    bool sliced[TIR_MAXRANK];        /* root dims removed by slices */
+    TirBlockedForm bf;
+    const TirLinear *lin;
     /* mma layouts (lower_dot.c): 0 blocked; 1 accumulator, 2 operand A, 3 operand B.
      * Warps wm x wn, instruction tiles per warp tm x tn (x tk along K, of ik elements),
      * kw elements of K per 32-bit register. */
     uint8_t mma;
     int32_t wm, wn, tm, tn, tk, ik, kw;
 } TbView;
+/* size per thread along tile dim d */
+static inline int32_t tb_view_spt(const TbView *v, int d) { return v->bf.spt[v->rdim[d]]; }
 
 typedef struct TbLower {
     LLVMContextRef c;
@@ -126,12 +130,13 @@ LLVMValueRef tb_i32(TbLower *L, int64_t v);
 
 /* lower_layout.c */
 bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op);
+bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
 void tb_view_multi(const TbView *v, int e, int32_t *j);   /* element index -> j per dim */
 int tb_view_index(const TbView *v, const int32_t *j);    /* j per dim -> element index */
 LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d); /* thread part of coordinate d */
 int32_t tb_view_offset(const TbView *v, int d, int32_t j);    /* constant part */
-LLVMValueRef tb_lane_comp(TbLower *L, const TirLayout *root, int rd);
-LLVMValueRef tb_warp_comp(TbLower *L, const TirLayout *root, int rd);
+LLVMValueRef tb_lane_comp(TbLower *L, const TirBlockedForm *bf, int rd); /* lane digit of root dim rd */
+LLVMValueRef tb_warp_comp(TbLower *L, const TirBlockedForm *bf, int rd);
 LLVMValueRef tb_view_owner(TbLower *L, const TbView *v); /* i1: this thread is the first holder */
 void tb_barrier(TbLower *L);
 /* The op's shared scratch (its smem_alloc placement); the caller writes it, calls

@@ -235,7 +235,10 @@ typedef struct TirLayout {
     int32_t instr[3];      /* MMA: instruction shape m, n, k */
     int32_t op_idx, k_width; /* DOT_OPERAND */
     int32_t vec, per_phase, max_phase; /* SHARED swizzle */
+    int32_t atom;          /* SHARED: 0, or the width of the column blocks a TMA box stores apart */
 } TirLayout;
+/* Constructors, queries and the linear maps of layouts: ir/layout.h.  Only ir/layout.c,
+ * the text form and interning read these fields. */
 
 typedef struct TirModule {
     TirArena *arena;
@@ -243,6 +246,7 @@ typedef struct TirModule {
     const char *source_name; /* for locations; may be NULL */
     TirLayout *layouts;      /* interned; [0] is TIR_LAYOUT_NONE */
     int32_t nlayouts, caplayouts;
+    struct TirLinCache *lincache; /* ir/layout.c: linear maps by (layout, shape) */
 } TirModule;
 
 /* Returns the index of an equal layout in m's table, adding it when new. */

@@ -383,13 +383,13 @@ static int32_t parse_layout(Parser *p, int depth);
 typedef struct {
     int32_t list[6][TIR_MAXRANK];
     int nlist[6];
-    int32_t num[7];
+    int32_t num[8];
     int32_t parent;
     unsigned have;
 } LayoutFields;
 
 enum { LF_SPT, LF_TPW, LF_WPC, LF_ORDER, LF_INSTR, LF_UNUSED };
-enum { LN_DIM, LN_V, LN_IDX, LN_K, LN_VEC, LN_PHASE, LN_MAXPHASE };
+enum { LN_DIM, LN_V, LN_IDX, LN_K, LN_VEC, LN_PHASE, LN_MAXPHASE, LN_ATOM };
 #define LF_PARENT_BIT (1u << 20)
 
 static const struct {
@@ -401,7 +401,7 @@ static const struct {
     {"order", LF_ORDER, -1}, {"instr", LF_INSTR, -1}, {"dim", -1, LN_DIM},
     {"v", -1, LN_V},         {"idx", -1, LN_IDX},     {"k", -1, LN_K},
     {"vec", -1, LN_VEC},     {"phase", -1, LN_PHASE}, {"max_phase", -1, LN_MAXPHASE},
-    {"parent", -1, -1},
+    {"parent", -1, -1},      {"atom", -1, LN_ATOM},
 };
 #define NLAYOUT_KEYS (sizeof layout_keys / sizeof layout_keys[0])
 
@@ -471,7 +471,8 @@ static int32_t parse_layout(Parser *p, int depth) {
         {7, 8, 12, -1},    /* dot_op: idx k parent */
         {9, 10, 11, 3, -1} /* shared: vec phase max_phase order */
     };
-    unsigned allowed = 0;
+    /* optional fields per kind: #shared's atom (TMA column blocks) */
+    unsigned allowed = kind == TIR_LAYOUT_SHARED ? key_bit(13) : 0;
     for (int i = 0; need[kind][i] >= 0; i++) {
         allowed |= key_bit(need[kind][i]);
         if (!(lf.have & key_bit(need[kind][i]))) {
@@ -544,6 +545,7 @@ static int32_t parse_layout(Parser *p, int depth) {
         l.vec = lf.num[LN_VEC];
         l.per_phase = lf.num[LN_PHASE];
         l.max_phase = lf.num[LN_MAXPHASE];
+        l.atom = lf.num[LN_ATOM];
         break;
     }
     return tir_layout_intern(p->m, &l);

@@ -192,6 +192,7 @@ static void sb_layout_rec(TirSb *sb, const TirModule *m, int32_t idx, int depth)
         tir_sb_printf(sb, "#shared<vec=%d, phase=%d, max_phase=%d, ", l->vec, l->per_phase,
                       l->max_phase);
         sb_list(sb, "order", l->order, l->rank);
+        if (l->atom) tir_sb_printf(sb, ", atom=%d", l->atom);
         tir_sb_printf(sb, ">");
         break;
     default: tir_sb_printf(sb, "#invalid"); break;
@@ -277,6 +278,7 @@ static TirLayout layout_normalize(const TirLayout *l) {
         n.vec = l->vec;
         n.per_phase = l->per_phase;
         n.max_phase = l->max_phase;
+        n.atom = l->atom;
         break;
     default: break;
     }

@@ -1,6 +1,7 @@
 /* The verifier: counts from the ops table, each op's type rule (docs/ir.md), region
  * shapes, terminators and dominance.  Messages: "@func: error: op 'x' (value %N): MSG". */
 #include "tir_internal.h"
+#include "layout.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -145,8 +146,8 @@ static bool type_valid(const Verifier *vf, TirType t, char *why, size_t n) {
             return false;
         }
         int lrank = t.kind == TIR_K_SMEM ? t.rank - 1 : t.rank;
-        if (m->layouts[t.layout].rank != lrank) {
-            snprintf(why, n, "layout of rank %d on a type of rank %d", m->layouts[t.layout].rank, lrank);
+        if (tir_layout_rank(m, t.layout) != lrank) {
+            snprintf(why, n, "layout of rank %d on a type of rank %d", tir_layout_rank(m, t.layout), lrank);
             return false;
         }
     }

@@ -194,46 +194,34 @@ static bool anchor_op(TirOp *op, void *ud) {
 
 /* size_per_thread x threads_per_warp x warps_per_cta, fastest dimension first. */
 static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int vec, int cdim, int warps) {
-    TirLayout l;
-    memset(&l, 0, sizeof l);
-    l.kind = TIR_LAYOUT_BLOCKED;
-    l.rank = (uint8_t)rank;
+    int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK], order[TIR_MAXRANK];
     if (cdim < 0 || cdim >= rank) cdim = rank - 1;
-    l.order[0] = cdim;
+    order[0] = cdim;
     for (int d = rank - 1, k = 1; d >= 0; d--)
-        if (d != cdim) l.order[k++] = d;
-    for (int d = 0; d < rank; d++) l.size_per_thread[d] = 1;
-    l.size_per_thread[cdim] = vec < shape[cdim] ? vec : shape[cdim];
+        if (d != cdim) order[k++] = d;
+    for (int d = 0; d < rank; d++) spt[d] = 1;
+    spt[cdim] = vec < shape[cdim] ? vec : shape[cdim];
     int lanes = 32, ws = warps;
     for (int i = 0; i < rank; i++) {
-        int d = l.order[i];
-        int want = shape[d] / l.size_per_thread[d];
+        int d = order[i];
+        int want = shape[d] / spt[d];
         if (want < 1) want = 1;
-        l.threads_per_warp[d] = want < lanes ? want : lanes;
-        lanes /= l.threads_per_warp[d];
+        tpw[d] = want < lanes ? want : lanes;
+        lanes /= tpw[d];
     }
-    l.threads_per_warp[l.order[0]] *= lanes; /* left-over lanes hold copies */
+    tpw[order[0]] *= lanes; /* left-over lanes hold copies */
     for (int i = 0; i < rank; i++) {
-        int d = l.order[i];
-        int want = shape[d] / (l.size_per_thread[d] * l.threads_per_warp[d]);
+        int d = order[i];
+        int want = shape[d] / (spt[d] * tpw[d]);
         if (want < 1) want = 1;
-        l.warps_per_cta[d] = want < ws ? want : ws;
-        ws /= l.warps_per_cta[d];
+        wpc[d] = want < ws ? want : ws;
+        ws /= wpc[d];
     }
-    l.warps_per_cta[l.order[rank - 1]] *= ws;
-    return tir_layout_intern(m, &l);
+    wpc[order[rank - 1]] *= ws;
+    return tir_layout_blocked(m, rank, spt, tpw, wpc, order);
 }
 
-static int32_t slice_layout(TirModule *m, int32_t parent, int dim) {
-    TirLayout l;
-    memset(&l, 0, sizeof l);
-    l.kind = TIR_LAYOUT_SLICE;
-    l.rank = (uint8_t)(m->layouts[parent].kind == TIR_LAYOUT_SLICE ? m->layouts[parent].rank - 1
-                                                                    : m->layouts[parent].rank - 1);
-    l.parent = parent;
-    l.dim = dim;
-    return tir_layout_intern(m, &l);
-}
+static int32_t slice_layout(TirModule *m, int32_t parent, int dim) { return tir_layout_slice(m, parent, dim); }
 
 /* The mma.sync instruction shape for dot inputs of type e: m16n8k16 for 16-bit types,
  * m16n8k8 for f32 (tf32, and the 3xTF32 form of exact f32), m16n8k32 for 8-bit ones. */
@@ -264,29 +252,15 @@ static int32_t mma_layout(TirModule *m, const TirOp *dot, int warps) {
         else
             break;
     }
-    TirLayout l;
-    memset(&l, 0, sizeof l);
-    l.kind = TIR_LAYOUT_MMA;
-    l.rank = (uint8_t)rank;
-    l.version = 2;
-    for (int d = 0; d < rank; d++) l.warps_per_cta[d] = 1;
-    l.warps_per_cta[rank - 2] = wm;
-    l.warps_per_cta[rank - 1] = wn;
-    l.instr[0] = 16;
-    l.instr[1] = 8;
-    l.instr[2] = mma_k(dot->opnd[0]->ty.elem);
-    return tir_layout_intern(m, &l);
+    int32_t wpc[TIR_MAXRANK], instr[3] = {16, 8, mma_k(dot->opnd[0]->ty.elem)};
+    for (int d = 0; d < rank; d++) wpc[d] = 1;
+    wpc[rank - 2] = wm;
+    wpc[rank - 1] = wn;
+    return tir_layout_mma(m, 2, rank, wpc, instr);
 }
 
 static int32_t dot_operand_layout(TirModule *m, int32_t parent, int op_idx, int elem) {
-    TirLayout l;
-    memset(&l, 0, sizeof l);
-    l.kind = TIR_LAYOUT_DOT_OPERAND;
-    l.rank = m->layouts[parent].rank;
-    l.parent = parent;
-    l.op_idx = op_idx;
-    l.k_width = k_width(elem);
-    return tir_layout_intern(m, &l);
+    return tir_layout_dot_operand(m, parent, op_idx, k_width(elem));
 }
 
 static int32_t class_layout(Lay *L, int32_t root, int depth) {
@@ -302,7 +276,7 @@ static int32_t class_layout(Lay *L, int32_t root, int depth) {
         int32_t pr = uf_find(&L->uf, c->slice_parent);
         int32_t pl = class_layout(L, pr, depth + 1);
         c->busy = false;
-        if (pl > 0 && L->m->layouts[pl].rank == c->rank + 1) {
+        if (pl > 0 && tir_layout_rank(L->m, pl) == c->rank + 1) {
             c->layout = slice_layout(L->m, pl, c->slice_dim);
             return c->layout;
         }
@@ -379,10 +353,12 @@ static bool vec_op(TirOp *op, void *ud) {
     if (!is_mem(op) || !op->nopnd || !tir_type_is_tile(op->opnd[0]->ty)) return true;
     int cdim;
     int v = mem_vec(L, op, &cdim);
-    const TirLayout *l = &L->m->layouts[op->opnd[0]->ty.layout];
+    int32_t layout = op->opnd[0]->ty.layout;
+    TirBlockedForm bf;
     int w = 1;
-    if (l->kind == TIR_LAYOUT_BLOCKED && cdim >= 0 && l->order[0] == cdim) {
-        w = l->size_per_thread[cdim];
+    if (tir_layout_kind(L->m, layout) == TIR_LAYOUT_BLOCKED && cdim >= 0 &&
+        tir_layout_blocked_form(L->m, layout, op->opnd[0]->ty.rank, &bf, NULL) && bf.order[0] == cdim) {
+        w = bf.spt[cdim];
         if (v < w) w = v;
     }
     op->attr.i[1] = w > 1 ? w : 0;

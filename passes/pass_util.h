@@ -5,6 +5,7 @@
 #define PASS_UTIL_H
 
 #include "passes.h"
+#include "layout.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -16,43 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The blocked root of a layout and, for each tile dim, its root dim. */
-static const TirLayout *root_of(const TirModule *m, int32_t idx, int rank, int32_t *rdim) {
-    if (idx <= 0 || idx >= m->nlayouts) return NULL;
-    int32_t slices[TIR_MAXRANK];
-    int ns = 0;
-    const TirLayout *l = &m->layouts[idx];
-    while (l->kind == TIR_LAYOUT_SLICE && ns < TIR_MAXRANK) {
-        slices[ns++] = l->dim;
-        if (l->parent <= 0 || l->parent >= m->nlayouts) return NULL;
-        l = &m->layouts[l->parent];
-    }
-    if (l->kind != TIR_LAYOUT_BLOCKED) return NULL;
-    int32_t map[TIR_MAXRANK];
-    int cur = l->rank;
-    for (int i = 0; i < cur; i++) map[i] = i;
-    for (int s = ns - 1; s >= 0; s--) {
-        int d = slices[s];
-        if (d < 0 || d >= cur) return NULL;
-        for (int i = d; i < cur - 1; i++) map[i] = map[i + 1];
-        cur--;
-    }
-    if (cur != rank) return NULL;
-    memcpy(rdim, map, sizeof map);
-    return l;
-}
-
 /* Warps along `axis` that hold distinct data (the backend's rule, lower_reduce.c). */
 static int warps_along(const TirModule *m, TirType t, int axis) {
-    int32_t rdim[TIR_MAXRANK];
-    const TirLayout *l = root_of(m, t.layout, t.rank, rdim);
-    if (!l || axis < 0 || axis >= t.rank) return 1;
-    int rd = rdim[axis];
-    int64_t per = (int64_t)l->size_per_thread[rd] * l->threads_per_warp[rd];
-    int64_t w = t.shape[axis] / per;
-    if (w < 1) w = 1;
-    if (w > l->warps_per_cta[rd]) w = l->warps_per_cta[rd];
-    return (int)w;
+    TirBlockedForm bf;
+    if (axis < 0 || axis >= t.rank || !tir_layout_blocked_form(m, t.layout, t.rank, &bf, NULL)) return 1;
+    int w;
+    tir_blocked_distinct(&bf, bf.root_dim[axis], t.shape[axis], NULL, &w);
+    return w;
 }
 
 /* The opt-in shared memory per CTA (CUDA's sharedMemPerBlockOptin): sm_80 163 KiB,
@@ -98,9 +68,8 @@ int32_t pass_smem_need(const TirModule *m, const TirOp *op) {
         if (w <= 1) return 0;
         /* one total per (row, repetition, warp): at most numel / (lanes * spt) per warp */
         int64_t rows = tir_type_numel(in) / (axis >= 0 && axis < in.rank ? in.shape[axis] : 1);
-        int32_t rdim[TIR_MAXRANK];
-        const TirLayout *l = root_of(m, in.layout, in.rank, rdim);
-        int64_t span = l ? (int64_t)l->size_per_thread[rdim[axis]] * l->threads_per_warp[rdim[axis]] * l->warps_per_cta[rdim[axis]] : 1;
+        TirBlockedForm bf;
+        int64_t span = tir_layout_blocked_form(m, in.layout, in.rank, &bf, NULL) ? tir_blocked_span(&bf, bf.root_dim[axis]) : 1;
         int64_t reps = in.shape[axis] / span;
         if (reps < 1) reps = 1;
         int64_t b = rows * reps * w * acc_bytes(in);

@@ -24,6 +24,7 @@
  * `stages` 1 (or a loop without such loads) leaves the loop alone. */
 #include "passes.h"
 #include "pass_util.h"
+#include "layout.h"
 
 #include <string.h>
 
@@ -165,8 +166,7 @@ static bool qualifies(Swp *W, TirBlock *body, TirOp *ld, TirOp **conv) {
                 uses++;
             }
     if (uses != 1 || user->code != TIR_OP_CONVERT_LAYOUT) return false;
-    int32_t lay = user->res[0]->ty.layout;
-    if (lay <= 0 || lay >= W->m->nlayouts || W->m->layouts[lay].kind != TIR_LAYOUT_DOT_OPERAND) return false;
+    if (tir_layout_kind(W->m, user->res[0]->ty.layout) != TIR_LAYOUT_DOT_OPERAND) return false;
     int eb = tir_scalar_bytes((TirScalar)ld->res[0]->ty.elem);
     int vec = ld->attr.i[1] > 1 ? (int)ld->attr.i[1] : 1;
     if (vec * eb < 4) return false;
@@ -183,22 +183,18 @@ static int32_t ring_layout(TirModule *m, TirType t, int cdim) {
     int per_phase = row_bytes >= 128 ? 1 : (int)(128 / row_bytes);
     int chunks = (int)(row_bytes / 16);
     int max_phase = chunks >= 8 ? 8 : chunks < 1 ? 1 : chunks;
-    TirLayout l;
-    memset(&l, 0, sizeof l);
-    l.kind = TIR_LAYOUT_SHARED;
-    l.rank = t.rank;
-    l.order[0] = cdim;
+    int32_t order[TIR_MAXRANK];
+    order[0] = cdim;
     for (int d = t.rank - 1, k = 1; d >= 0; d--)
-        if (d != cdim) l.order[k++] = d;
-    l.vec = vec;
-    l.per_phase = per_phase;
-    l.max_phase = max_phase;
-    return tir_layout_intern(m, &l);
+        if (d != cdim) order[k++] = d;
+    return tir_layout_shared(m, t.rank, order, vec, per_phase, max_phase, 0);
 }
 
 static int blocked_cdim(const TirModule *m, int32_t lay, int rank) {
-    if (lay > 0 && lay < m->nlayouts && m->layouts[lay].kind == TIR_LAYOUT_BLOCKED) return m->layouts[lay].order[0];
-    return rank - 1;
+    if (tir_layout_kind(m, lay) != TIR_LAYOUT_BLOCKED) return rank - 1;
+    int32_t order[TIR_MAXRANK];
+    tir_layout_order(m, lay, order);
+    return order[0];
 }
 
 static void pipeline_loop(Swp *W, TirOp *loop) {

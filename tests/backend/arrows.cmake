@@ -4,7 +4,7 @@
 cmake_minimum_required(VERSION 3.16)
 #   -DSRC=backend folder  -DLIBS=tile_backend's LINK_LIBRARIES
 file(GLOB files ${SRC}/*.c ${SRC}/*.h)
-set(allowed "ir.h;ops.def;backend.h;tb_internal.h;math_consts.h")
+set(allowed "ir.h;layout.h;ops.def;backend.h;tb_internal.h;math_consts.h")
 set(bad "")
 foreach(f ${files})
   file(STRINGS ${f} incs REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
