@@ -57,6 +57,8 @@ def check_device_api():
     k.bind(x, y, out2, n, grid=(math.ceil(n / 1024),))()
     assert out2.a == want, "bound launch with an explicit grid"
     expect(TypeError, lambda: k(x, y, out), "takes 4 arguments", "got 3")
+    info = k.last_launch_info()
+    assert info["grid"] == (3, 1, 1), info          # the bound launch's grid
     fill = dev.load_source("kernel fill(out: *f32) { store(out + arange(0, 16), "
                            "zeros([16], f32)); }", name="fill.tile").kernel("fill")
     msg = expect(tilec.Error, lambda: fill(HostArray([1.0] * 16)), "kernel[grid](...)")
@@ -128,6 +130,8 @@ def check_triton_call():
     assert "BLOCK=1024" not in k.last_variant, "a pin of the last call held: " + k.last_variant
     k(out, x, rows, cols, BLOCK=2048, warps=8)
     assert "BLOCK=2048" in k.last_variant and "warps=8" in k.last_variant, k.last_variant
+    expect(ValueError, lambda: k(out, x, rows, cols, BLOCK=1000), "BLOCK=1000", "tune values",
+           "[256, 512, 1024")
     expect(TypeError, lambda: k(out, x, rows, colz=cols), "unexpected keyword", "'colz'",
            "did you mean 'cols'")
     expect(TypeError, lambda: k(out, x, rows, cols, BLCOK=1024), "did you mean 'BLOCK'")

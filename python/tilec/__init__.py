@@ -109,6 +109,11 @@ class _Options(ctypes.Structure):
                 ("log", ctypes.c_void_p), ("log_ud", ctypes.c_void_p)]
 
 
+class _LaunchInfo(ctypes.Structure):
+    _fields_ = [("grid", ctypes.c_int64 * 3), ("threads", ctypes.c_int),
+                ("flops_per_program", ctypes.c_uint64), ("bytes_per_program", ctypes.c_uint64)]
+
+
 class _ParamInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("type", ctypes.c_int), ("is_pointer", ctypes.c_bool),
                 ("is_const", ctypes.c_bool)]
@@ -183,6 +188,7 @@ def library():
         "tile_rt_launch": (I, [P, ctypes.POINTER(_Arg), I, P, ctypes.POINTER(ctypes.c_int64)]),
         "tile_rt_set_const": (I, [P, C, ctypes.c_int64, ctypes.c_double]),
         "tile_rt_last_variant": (C, [P]),
+        "tile_rt_last_launch_info": (I, [P, ctypes.POINTER(_LaunchInfo)]),
         "tile_rt_alloc": (I, [P, S, PP]),
         "tile_rt_free": (I, [P, P]),
         "tile_rt_copy_to_device": (I, [P, P, P, S]),
@@ -532,6 +538,15 @@ class Kernel:
     def last_variant(self):
         return _text(library().tile_rt_last_variant(self._h))
 
+    def last_launch_info(self):
+        """What the last launch ran: grid, threads per program, and the variant's static
+        flops and global bytes per program (0: unknown), for roofline figures."""
+        li = _LaunchInfo()
+        self.module.device._check(library().tile_rt_last_launch_info(self._h, ctypes.byref(li)))
+        return {"grid": tuple(li.grid), "threads": li.threads,
+                "flops_per_program": li.flops_per_program,
+                "bytes_per_program": li.bytes_per_program}
+
     def bench(self, *args, grid=None, warmup=10, reps=100):
         """Median milliseconds of `reps` launches timed with device events."""
         arr, ms = self._args(args), ctypes.c_double()
@@ -565,13 +580,17 @@ class _Declared:
                     L.tile_kernel_param(prog, k, i, ctypes.byref(pi))
                     params.append({"name": _text(pi.name), "pointer": pi.is_pointer,
                                    "const": pi.is_const, "scalar": SCALARS[pi.type]})
-                tunes = []
+                tunes, tune_values = [], {}
                 for i in range(L.tile_kernel_tune_count(prog, k)):
                     nm, vals, nv = ctypes.c_char_p(), ctypes.POINTER(ctypes.c_double)(), ctypes.c_int()
-                    L.tile_kernel_tune(prog, k, i, ctypes.byref(nm), ctypes.byref(vals), ctypes.byref(nv))
+                    ok = L.tile_kernel_tune(prog, k, i, ctypes.byref(nm), ctypes.byref(vals),
+                                            ctypes.byref(nv)) == 0
                     tunes.append(_text(nm.value))
+                    if ok:      # a list of literal numbers: a pin must be one of them
+                        tune_values[tunes[-1]] = [vals[j] for j in range(nv.value)]
                 self.kernels[_text(L.tile_kernel_name(prog, k))] = {
-                    "params": params, "tunes": tunes, "has_grid": L.tile_kernel_has_grid(prog, k)}
+                    "params": params, "tunes": tunes, "tune_values": tune_values,
+                    "has_grid": L.tile_kernel_has_grid(prog, k)}
         finally:
             if prog:
                 L.tile_program_free(prog)
@@ -648,6 +667,11 @@ class JITKernel:
             elif key in pinnable:
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise TypeError(f"{self.name}(): constant {key}={v!r}: pass an int or a float")
+                allowed = self._decl["tune_values"].get(key)
+                if allowed is not None and key not in self.constants and v not in allowed:
+                    shown = ", ".join(f"{x:g}" for x in allowed)
+                    raise ValueError(f"{self.name}(): {key}={v!r} is not one of its tune values "
+                                     f"[{shown}]")
                 consts[key] = v
             else:
                 raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'"
