@@ -14,19 +14,25 @@ BUILD=${1:-build}
 # against (LLVM is linked statically when they are here: a faster-starting compiler).
 # The newest LLVM the package manager offers is taken (Debian 12: 22 from apt.llvm.org
 # or 19; Ubuntu 24.04: 19 or 20), or the one already installed; TILEC_LLVM=N insists.
-llvm=${TILEC_LLVM:-}
-if [ -z "$llvm" ]; then
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+newest_llvm() {
     for v in 30 29 28 27 26 25 24 23 22 21 20 19; do
         if command -v "llvm-config-$v" >/dev/null 2>&1 ||
            apt-cache show "llvm-$v-dev" >/dev/null 2>&1; then
-            llvm=$v
-            break
+            echo "$v"
+            return
         fi
     done
+}
+llvm=${TILEC_LLVM:-$(newest_llvm)}
+if [ -z "$llvm" ]; then      # a fresh machine's package lists may be empty
+    $SUDO apt-get update
+    llvm=$(newest_llvm)
 fi
 if [ -z "$llvm" ]; then
-    echo "setup: no LLVM 19 or newer installed or offered by apt (apt-get update first, or" \
-         "add apt.llvm.org); building without the GPU backend" >&2
+    echo "setup: apt offers no LLVM 19 or newer (add apt.llvm.org, or set TILEC_LLVM=N);" \
+         "building without the GPU backend" >&2
     llvm_pkgs=()
 else
     echo "setup: LLVM $llvm"
@@ -38,8 +44,6 @@ for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
-    SUDO=
-    [ "$(id -u)" = 0 ] || SUDO=sudo
     echo "setup: installing ${missing[*]}"
     $SUDO apt-get update
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
