@@ -24,8 +24,8 @@ raise TypeError or ValueError naming the parameter.
 
 libtilert.so is found from $TILEC_RT_LIB, then $TILEC_PREFIX (an install prefix or a build
 directory), then a build of the repository this file lies in (build*/runtime), then next
-to a `tilec` program on $PATH (its ../lib, or a build directory's runtime/), then the
-system's library path.
+to a `tilec` program on $PATH (its ../lib, or a build directory's runtime/), then a build
+directory under the current directory (build*/runtime), then the system's library path.
 """
 import ctypes
 import ctypes.util
@@ -137,6 +137,9 @@ def _candidates():
     if exe:
         bindir = os.path.dirname(os.path.realpath(exe))
         out += under(os.path.dirname(bindir))        # PREFIX/bin/tilec, BUILD/tools/tilec
+    # run from a clone's root after tools/setup.sh, with the module pip-installed
+    out += sorted(glob.glob(os.path.join(os.getcwd(), "build*", "runtime", "libtilert.so")),
+                  key=os.path.getmtime, reverse=True)
     return out
 
 
