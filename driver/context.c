@@ -179,7 +179,7 @@ const char *tile_ctx_last_error(const tile_ctx *c)
 }
 
 /* Edit distance of two short names (a long one is no typo: a large number). */
-static int name_distance(const char *a, const char *b)
+int driver_name_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
@@ -214,7 +214,7 @@ tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out)
             int w = snprintf(list + n, sizeof list - n, "%s ", tir_pipeline[i].name);
             if (w > 0 && (size_t)w < sizeof list - n)
                 n += (size_t)w;
-            int d = name_distance(pass, tir_pipeline[i].name);
+            int d = driver_name_distance(pass, tir_pipeline[i].name);
             if (d < bestd && d <= (strlen(pass) > 3 ? 2 : 1)) {
                 best = tir_pipeline[i].name;
                 bestd = d;

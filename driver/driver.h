@@ -105,6 +105,9 @@ typedef tile_status (*DriverJobFn)(tile_program *q, int job, void *ud);
 tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, const char *what,
                             bool stop_on_error);
 
+/* Edit distance of two names, for "did you mean" (99 for names over 64 characters). */
+int driver_name_distance(const char *a, const char *b);
+
 /* Monotonic seconds, and adding a phase's time when timing is on. */
 double driver_now(void);
 void driver_time(tile_ctx *c, tile_phase ph, double seconds);
