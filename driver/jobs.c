@@ -35,6 +35,7 @@ typedef struct Batch {
 typedef struct Worker {
     Batch *b;
     JobLog *log;                   /* the job being run */
+    double phase_s[TILE_NPHASES];  /* the worker's compile time, added by the caller */
 } Worker;
 
 static void log_add(void *ud, const char *msg)
@@ -155,13 +156,8 @@ static void *worker_main(void *arg)
         tile_ctx_set_diag(c, log_add, w);
     }
     take_jobs(b, q, w);
-    if (c && c->timing) {
-        /* summed over the threads: each phase's CPU time, as a sequential compile's */
-        pthread_mutex_lock(&b->progress_lock);
-        for (int i = 0; i < TILE_NPHASES; i++)
-            p->ctx->phase_s[i] += c->phase_s[i];
-        pthread_mutex_unlock(&b->progress_lock);
-    }
+    if (c)
+        memcpy(w->phase_s, c->phase_s, sizeof w->phase_s);
     tile_program_free(q);
     tile_ctx_free(c);
     return NULL;
@@ -218,6 +214,10 @@ tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, co
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     tile_ctx_set_diag(c, saved, saved_ud);
+    /* summed over the threads: each phase's CPU time, as a sequential compile reports */
+    for (int i = 1; ws && c->timing && i < nt; i++)
+        for (int ph = 0; ph < TILE_NPHASES; ph++)
+            c->phase_s[ph] += ws[i].phase_s[ph];
     free(ws);
 
     tile_status s = TILE_OK;
