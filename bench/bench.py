@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""tilec vs Triton vs PyTorch on the GPU, same inputs, one process (DESIGN.md's table).
+"""tilec vs Triton vs PyTorch on the GPU, same inputs, one process (docs/performance.md).
 
-    python3 bench/bench.py [--quick] [--json PATH] [--only NAME[,NAME]]
+    python3 bench/bench.py [--quick] [--json PATH] [--plot PNG] [--only NAME[,NAME]]
 
 Each workload: fresh random inputs; every implementation's output checked against
 PyTorch's (exact for vector add); then the median of triton.testing.do_bench (device
@@ -79,6 +79,19 @@ def run_impls(row, impls, want, out, **tol):
             traceback.print_exc()
 
 
+def note_tilec(row, k):
+    """The variant tilec's last launch ran, and its static flops and global bytes over the
+    grid (what --report counts per program), for the roofline of --plot."""
+    row.variant = k.last_variant
+    try:
+        li = k.last_launch_info()
+    except tilec.Error:
+        return
+    programs = li["grid"][0] * li["grid"][1] * li["grid"][2]
+    row.flops = li["flops_per_program"] * programs or None
+    row.static_bytes = li["bytes_per_program"] * programs or None
+
+
 class Tilec:
     def __init__(self):
         self.dev = tilec.Device("cuda")
@@ -135,7 +148,7 @@ def bench_vector_add(tc, n):
     run_impls(row, {"tilec": t,
                     "triton": lambda: tk.vector_add(x, y, out["triton"]),
                     "torch": lambda: torch.add(x, y, out=out["torch"])}, want, out, exact=True)
-    row.variant = t.kernel.last_variant
+    note_tilec(row, t.kernel)
     paired(row, torch.cat([x, y[: n // 2]]),
            tc.launcher("examples/vector_add.tile", "vector_add", x, y, out["triton"], n))
     return row
@@ -151,7 +164,7 @@ def bench_softmax(tc, rows, cols):
                     "triton": lambda: tk.softmax(x, out["triton"]),
                     "torch": lambda: torch.softmax(x, dim=1, out=out["torch"])},
               want, out, rtol=1e-4, atol=1e-7)
-    row.variant = t.kernel.last_variant
+    note_tilec(row, t.kernel)
     paired(row, x, tc.launcher("examples/softmax.tile", "softmax", out["triton"], x, rows, cols))
     return row
 
@@ -171,7 +184,7 @@ def bench_layernorm(tc, rows, cols, eps=1e-5):
                     "triton": lambda: tk.layernorm(x, w, b, eps, out["triton"]),
                     "torch": torch_ln}, want, out, rtol=1e-2, atol=2e-2)
     row.notes.append("torch: layer_norm plus a copy into the output")
-    row.variant = t.kernel.last_variant
+    note_tilec(row, t.kernel)
     paired(row, x, tc.launcher("examples/layernorm.tile", "layernorm", out["triton"], x, w, b, rows,
                                cols, eps))
     return row
@@ -187,7 +200,7 @@ def bench_row_sum(tc, rows, cols):
                     "triton": lambda: tk.row_sum(x, out["triton"]),
                     "torch": lambda: torch.sum(x, 1, out=out["torch"])},
               want, out, rtol=1e-4, atol=1e-3)
-    row.variant = t.kernel.last_variant
+    note_tilec(row, t.kernel)
     return row
 
 
@@ -312,6 +325,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
     ap.add_argument("--json", help="write every figure here")
+    ap.add_argument("--plot", metavar="PNG", help="draw the table and a roofline of tilec's "
+                    "kernels (bench/plot.py; skipped with a message without matplotlib)")
     ap.add_argument("--only", help="comma-separated: host,vector_add,softmax,layernorm,row_sum,copy,sweep")
     ap.add_argument("--sweep", action="store_true",
                     help="also softmax and layernorm at every row width their tune lists cover "
@@ -355,18 +370,23 @@ def main():
               + ("".join(f"\n    {n}" for n in r.notes)), flush=True)
         torch.cuda.empty_cache()
 
+    results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+               "triton": triton.__version__, "date": time.strftime("%Y-%m-%d"),
+               "host": host,
+               "rows": [{"workload": r.name, "shape": r.shape, "bytes": r.nbytes,
+                         "ms": r.ms, "gbps": {k: r.gbps(k) for k in r.ms},
+                         "ok": r.ok, "notes": r.notes,
+                         "paired_ratios": getattr(r, "pair", None),
+                         "copy_gbps": getattr(r, "copy_gbps", None),
+                         "flops": getattr(r, "flops", None),
+                         "static_bytes": getattr(r, "static_bytes", None),
+                         "tilec_variant": getattr(r, "variant", "")} for r in rows]}
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "triton": triton.__version__, "date": time.strftime("%Y-%m-%d"),
-                       "host": host,
-                       "rows": [{"workload": r.name, "shape": r.shape, "bytes": r.nbytes,
-                                 "ms": r.ms, "gbps": {k: r.gbps(k) for k in r.ms},
-                                 "ok": r.ok, "notes": r.notes,
-                                 "paired_ratios": getattr(r, "pair", None),
-                                 "copy_gbps": getattr(r, "copy_gbps", None),
-                                 "tilec_variant": getattr(r, "variant", "")} for r in rows]},
-                      f, indent=1)
+            json.dump(results, f, indent=1)
+    if a.plot:
+        import plot
+        plot.plot_results(results, a.plot)
     print()
     print(table(rows))
     if host:

@@ -500,6 +500,35 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     tir_arena_free(a);
     return s;
 }
+
+/* The code records of one kernel as a batch of jobs: job j is variant j / nsets under
+ * fact set j % nsets, written to bufs[j], on whichever copy of the program the worker
+ * has (each copy lists the same variants and constant names). */
+typedef struct CodeJobs {
+    int k;
+    bool all, only_relevant;
+    const uint64_t *sets;
+    int nsets;
+    Buf *bufs;
+} CodeJobs;
+
+static tile_status code_job(tile_program *q, int job, void *ud)
+{
+    CodeJobs *cj = ud;
+    tile_variants *vs;
+    tile_status s = driver_variants_get(q, cj->k, cj->all, cj->only_relevant, &vs);
+    if (s != TILE_OK)
+        return s;
+    TirArena *a = tir_arena_new();
+    ConstNames cn = const_names(a, &q->file->kernels[cj->k]);
+    int vi = job / cj->nsets;
+    s = vi < vs->n ? put_variant_code(q, cj->k, &cn, &vs->v[vi], cj->sets[job % cj->nsets],
+                                      &cj->bufs[job])
+                   : TILE_ERR_INVALID;
+    tir_arena_free(a);
+    tile_variants_free(vs);
+    return s;
+}
 #endif
 
 /* ---- kernels --------------------------------------------------------------------------- */
@@ -591,9 +620,18 @@ static tile_status put_kernel(tile_program *p, int k, bool all, bool only_releva
                 sets[nsets++] = m;
         }
         put_u32(o, (uint32_t)(vs->n * nsets));
-        for (int i = 0; i < vs->n && ok; i++)
-            for (int f = 0; f < nsets && ok; f++)
-                ok = put_variant_code(p, k, &cn, &vs->v[i], sets[f], o) == TILE_OK;
+        /* each (variant, facts) record compiled on its own (in parallel), then appended
+         * in order; the first failure stops the bundle, as one at a time would */
+        int n = vs->n * nsets;
+        CodeJobs cj = {k, all, only_relevant, sets, nsets, calloc((size_t)n + 1, sizeof(Buf))};
+        ok = cj.bufs && driver_run_jobs(p, n, code_job, &cj, kn->name, true) == TILE_OK;
+        for (int j = 0; cj.bufs && j < n; j++) {
+            if (ok)
+                put(o, cj.bufs[j].b, cj.bufs[j].len);
+            ok &= !cj.bufs[j].failed;
+            free(cj.bufs[j].b);
+        }
+        free(cj.bufs);
 #else
         driver_error(p->ctx, "--emit=bundle needs the GPU backend, which this build lacks");
         s = TILE_ERR_UNSUPPORTED;

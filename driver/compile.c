@@ -246,8 +246,25 @@ tile_status driver_check_request(tile_program *p, int k)
             for (int j = 0; j < p->file->nkernels && !used; j++)
                 used = kernel_has_constant(&p->file->kernels[j], c->defines[i].name);
             if (!used) {
-                driver_error(p->ctx, "-D %s names no constant of any kernel in '%s'",
-                             c->defines[i].name, p->file->path);
+                /* the closest const parameter or tuned constant: a typo's likely meaning */
+                const char *name = c->defines[i].name, *best = NULL;
+                int bestd = strlen(name) > 3 ? 3 : 2;
+                for (int j = 0; j < p->file->nkernels; j++) {
+                    const AstKernel *kn = &p->file->kernels[j];
+                    for (int q = 0; q < kn->nparams + kn->ntunes; q++) {
+                        const char *cand = q < kn->nparams ? (kn->params[q].is_const
+                                                                  ? kn->params[q].name : NULL)
+                                                           : kn->tunes[q - kn->nparams].name;
+                        int d = cand ? driver_name_distance(name, cand) : 99;
+                        if (d < bestd) {
+                            best = cand;
+                            bestd = d;
+                        }
+                    }
+                }
+                driver_error(p->ctx, "-D %s names no constant of any kernel in '%s'%s%s%s",
+                             name, p->file->path, best ? "; did you mean '" : "",
+                             best ? best : "", best ? "'?" : "");
                 s = TILE_ERR_COMPILE;
             }
         }

@@ -138,6 +138,12 @@ void tile_ctx_free(tile_ctx *c)
     free(c);
 }
 
+void tile_ctx_set_progress(tile_ctx *c, tile_progress_fn fn, void *ud)
+{
+    c->progress = fn;
+    c->progress_ud = ud;
+}
+
 void tile_ctx_set_diag(tile_ctx *c, tile_diag_fn fn, void *ud)
 {
     c->diag = fn;
@@ -172,10 +178,51 @@ const char *tile_ctx_last_error(const tile_ctx *c)
     return c && c->last_error ? c->last_error : "";
 }
 
+/* Edit distance of two short names (a long one is no typo: a large number). */
+int driver_name_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return 99;
+    int row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v) v = up + 1;
+            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
 tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out)
 {
     if (pass && strcmp(pass, "all") && !tir_pass_find(pass)) {
-        driver_error(c, "unknown pass '%s' for --print-after", pass);
+        /* the message names the closest pass (a typo's likely meaning) and lists them all */
+        char list[1024];
+        size_t n = 0;
+        const char *best = NULL;
+        int bestd = 3;
+        list[0] = 0;
+        for (int i = 0; i < tir_pipeline_len; i++) {
+            int w = snprintf(list + n, sizeof list - n, "%s ", tir_pipeline[i].name);
+            if (w > 0 && (size_t)w < sizeof list - n)
+                n += (size_t)w;
+            int d = driver_name_distance(pass, tir_pipeline[i].name);
+            if (d < bestd && d <= (strlen(pass) > 3 ? 2 : 1)) {
+                best = tir_pipeline[i].name;
+                bestd = d;
+            }
+        }
+        driver_error(c, "unknown pass '%s' for --print-after%s%s%s (the passes, in order: %sor "
+                     "all)", pass, best ? "; did you mean '" : "", best ? best : "",
+                     best ? "'?" : "", list);
         return TILE_ERR_INVALID;
     }
     char *copy = NULL;

@@ -38,6 +38,8 @@ struct tile_ctx {
     int nassumes;
     bool timing;
     double phase_s[TILE_NPHASES];
+    tile_progress_fn progress;  /* NULL: none */
+    void *progress_ud;
 };
 
 /* The tune space of one kernel, evaluated once at load. */
@@ -92,6 +94,19 @@ tile_status driver_check_request(tile_program *p, int k);
 bool driver_have_backend(void);
 tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool all,
                             char **out, size_t *len);
+
+/* jobs.c: runs fn(q, j, ud) for every job j in [0, n) on worker threads, q the caller's
+ * program or a copy of it (a context like p's, the source loaded again), as many threads
+ * as $TILE_JIT_THREADS or the CPUs; one thread or --print-after: in order on p.  Each
+ * job's messages reach p's context after the batch, in job order; with stop_on_error,
+ * only up to the first failed job's (later jobs may be skipped).  Returns the first
+ * failure in job order.  `what` names the batch in progress reports. */
+typedef tile_status (*DriverJobFn)(tile_program *q, int job, void *ud);
+tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, const char *what,
+                            bool stop_on_error);
+
+/* Edit distance of two names, for "did you mean" (99 for names over 64 characters). */
+int driver_name_distance(const char *a, const char *b);
 
 /* Monotonic seconds, and adding a phase's time when timing is on. */
 double driver_now(void);

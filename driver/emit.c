@@ -151,6 +151,31 @@ static tile_status check_emit(tile_program *p, int k, bool all_ok, tile_emit_kin
     return driver_check_request(p, k);
 }
 
+/* One module of a tile_compile batch: variant `variant` of kernel `kernel`, on whichever
+ * copy of the program the worker has (the variants of every copy are the same list). */
+typedef struct CompileJobs {
+    tile_output *outs;
+    tile_emit_kind kind;
+    bool all, only_relevant;
+} CompileJobs;
+
+static tile_status compile_job(tile_program *q, int job, void *ud)
+{
+    CompileJobs *cj = ud;
+    tile_output *o = &cj->outs[job];
+    tile_variants *vs;
+    tile_status s = driver_variants_get(q, o->kernel, cj->all, cj->only_relevant, &vs);
+    if (s != TILE_OK)
+        return s;
+    if (o->variant < vs->n)
+        s = compile_variant(q, o->kernel, &vs->v[o->variant], o->variant, cj->kind, &o->data,
+                            &o->len, &o->report, NULL);
+    else
+        s = TILE_ERR_INVALID;
+    tile_variants_free(vs);
+    return s;
+}
+
 tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
                          tile_output **outs, int *nouts)
 {
@@ -163,7 +188,8 @@ tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_v
         return s;
     tile_output *list = NULL;
     int n = 0, cap = 0;
-    /* Every kernel and variant is compiled even after one fails: all errors reported. */
+    /* The list of modules first; then every one is compiled (in parallel), even after one
+     * fails, so that all errors are reported. */
     for (int i = k < 0 ? 0 : k; i < (k < 0 ? p->file->nkernels : k + 1); i++) {
         tile_variants *vs;
         tile_status si = driver_variants_get(p, i, all_variants, k < 0, &vs);
@@ -177,7 +203,7 @@ tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_v
                 }
                 list = grown;
             }
-            tile_output *o = &list[n];
+            tile_output *o = &list[n++];
             memset(o, 0, sizeof *o);
             o->kernel = i;
             o->variant = j;
@@ -185,15 +211,15 @@ tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_v
                 snprintf(o->name, sizeof o->name, "%s", p->file->kernels[i].name);
             else
                 snprintf(o->name, sizeof o->name, "%s.%d", p->file->kernels[i].name, j);
-            tile_status sj = compile_variant(p, i, &vs->v[j], j, kind, &o->data, &o->len,
-                                             &o->report, NULL);
-            n++;
-            if (si == TILE_OK)
-                si = sj;
         }
         tile_variants_free(vs);
         if (s == TILE_OK)
             s = si;
+    }
+    if (s == TILE_OK) {
+        CompileJobs cj = {list, kind, all_variants, k < 0};
+        s = driver_run_jobs(p, n, compile_job, &cj, k < 0 ? "" : p->file->kernels[k].name,
+                            false);
     }
     if (s != TILE_OK) {
         tile_outputs_free(list, n);

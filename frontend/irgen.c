@@ -726,7 +726,13 @@ static void elaborate_fn(SemaCtx *c, const AstFn *fn, TirFunc *f) {
 SVal sema_call_fn(SemaCtx *c, const AstNode *call) {
     const AstFn *fn = find_fn(c->file, call->name);
     if (!fn) {
-        sema_err(c, call, "unknown function '%s'", call->name);
+        /* a typo of a builtin or of one of the file's functions: name it */
+        const char *near = NULL;
+        int neard = 3;
+        for (int i = 0; sema_builtin_name(i); i++) consider(&near, &neard, call->name, sema_builtin_name(i));
+        for (int i = 0; i < c->file->nfns; i++) consider(&near, &neard, call->name, c->file->fns[i].name);
+        if (near) sema_err(c, call, "unknown function '%s'; did you mean '%s'?", call->name, near);
+        else sema_err(c, call, "unknown function '%s'", call->name);
         return sv_bad();
     }
     if (call->nnamed) {

@@ -93,6 +93,10 @@ static const Builtin builtins[] = {
 #undef X
 };
 
+const char *sema_builtin_name(int i) {
+    return i >= 0 && i < (int)(sizeof builtins / sizeof builtins[0]) ? builtins[i].name : NULL;
+}
+
 bool sema_is_builtin(const char *name) {
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
         if (!strcmp(builtins[i].name, name)) return true;

@@ -110,5 +110,7 @@ SVal sema_call_fn(SemaCtx *c, const AstNode *call);
 /* Calls a builtin; *found is false when `name` is no builtin. */
 SVal sema_builtin(SemaCtx *c, const AstNode *call, bool *found);
 bool sema_is_builtin(const char *name);
+/* The name of builtin i, or NULL past the last (for "did you mean"). */
+const char *sema_builtin_name(int i);
 
 #endif

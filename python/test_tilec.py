@@ -1,6 +1,10 @@
-"""A check of the ctypes module without a GPU (not part of ctest: CI runs no Python).
+"""Checks of the Python module on the interpreter device, without numpy (CTest: python.tilec).
 
-    python3 python/test_tilec.py      # interp device; numpy if present, else ctypes arrays
+    TILEC_RT_LIB=build/runtime/libtilert.so python3 python/test_tilec.py
+
+Host buffers are array.array objects behind an __array_interface__, so each element type,
+stride and shape can be described exactly; python/test_numpy.py repeats the essentials with
+numpy where it is installed.
 """
 import array
 import math
@@ -11,24 +15,36 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tilec  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EX = os.path.join(REPO, "examples")
 
 
 class HostArray:
-    """A float32 host buffer with __array_interface__, for machines without numpy."""
+    """A host buffer with __array_interface__: `typestr` describes its elements as numpy
+    would ('<f4', '<f8', '<f2'), `strides` (bytes) makes a strided view of it."""
 
-    def __init__(self, values):
-        self.a = array.array("f", values)
-        self.nbytes = len(self.a) * 4
-        addr, _ = self.a.buffer_info()
-        self.__array_interface__ = {"data": (addr, False), "shape": (len(self.a),),
-                                    "typestr": "<f4", "version": 3}
+    def __init__(self, values, code="f", typestr="<f4", shape=None, strides=None):
+        self.a = array.array(code, values)
+        addr, n = self.a.buffer_info()
+        self.__array_interface__ = {"data": (addr, False), "shape": shape or (n,),
+                                    "typestr": typestr, "version": 3, "strides": strides}
 
 
-def main():
+def expect(exc, fn, *words):
+    """fn() raises exc, and its message holds every one of `words`."""
+    try:
+        fn()
+    except exc as e:
+        msg = str(e)
+        for w in words:
+            assert w in msg, f"{w!r} not in {msg!r}"
+        return msg
+    raise AssertionError(f"no {exc.__name__} (expected one mentioning {words})")
+
+
+def check_device_api():
     dev = tilec.Device("interp")
     assert dev.name == "interpreter", dev.name
-    mod = dev.load_source(os.path.join(REPO, "examples", "vector_add.tile"))
-    k = mod.kernel("vector_add")
+    k = dev.load_source(os.path.join(EX, "vector_add.tile")).kernel("vector_add")
     assert k.params == ["x", "y", "out", "n"], k.params
     n = 3001
     x = HostArray([math.sin(i) for i in range(n)])
@@ -36,34 +52,125 @@ def main():
     out = HostArray([float("nan")] * n)
     k(x, y, out, n)
     want = array.array("f", [x.a[i] + y.a[i] for i in range(n)])   # rounded to f32
-    bad = sum(1 for i in range(n) if out.a[i] != want[i])
-    assert bad == 0, f"{bad} wrong elements"
-    print("vector_add on interp:", k.last_variant, "ok")
+    assert out.a == want, "vector_add on the interpreter"
     out2 = HostArray([float("nan")] * n)
-    launch = k.bind(x, y, out2, n, grid=(math.ceil(n / 1024),))
-    launch()
-    assert list(out2.a) == list(want), "bound launch with an explicit grid"
-    try:
-        k(x, y, out)
-    except tilec.Error as e:
-        assert e.status == "ERR_ARGS", e
-        print("wrong argument count:", e)
-    else:
-        raise AssertionError("a launch with 3 of 4 arguments succeeded")
-    try:
-        import numpy as np
-    except ImportError:
-        print("numpy not installed: numpy path not tried")
-    else:
-        sm = dev.load_source(os.path.join(REPO, "examples", "softmax.tile")).kernel("softmax")
-        xs = np.random.default_rng(0).standard_normal((3, 1000)).astype(np.float32)
-        o = np.full_like(xs, np.nan)
-        sm(o, xs, 3, 1000)
-        e = np.exp(xs - xs.max(1, keepdims=True))
-        ref = e / e.sum(1, keepdims=True)
-        assert np.allclose(o, ref, rtol=1e-5, atol=1e-7), np.abs(o - ref).max()
-        print("softmax on interp (numpy): ok")
+    k.bind(x, y, out2, n, grid=(math.ceil(n / 1024),))()
+    assert out2.a == want, "bound launch with an explicit grid"
+    expect(TypeError, lambda: k(x, y, out), "takes 4 arguments", "got 3")
+    info = k.last_launch_info()
+    assert info["grid"] == (3, 1, 1), info          # the bound launch's grid
+    fill = dev.load_source("kernel fill(out: *f32) { store(out + arange(0, 16), "
+                           "zeros([16], f32)); }", name="fill.tile").kernel("fill")
+    msg = expect(tilec.Error, lambda: fill(HostArray([1.0] * 16)), "kernel[grid](...)")
+    assert "--grid" not in msg, msg
     dev.close()
+
+
+def check_types_and_strides():
+    """Issue 10, item 1: the element type must be the pointee's, views must be contiguous."""
+    k = tilec.load(os.path.join(EX, "vector_add.tile")).vector_add
+    n = 64
+    y = HostArray([1.0] * n)
+    out = HostArray([0.0] * n)
+    f64 = HostArray([2.0] * n, code="d", typestr="<f8")
+    expect(TypeError, lambda: k(f64, y, out, n), "'x'", "*f32", "float64", "astype(np.float32)")
+    f16 = HostArray([0] * n, code="H", typestr="<f2")
+    expect(TypeError, lambda: k(y, f16, out, n), "'y'", "*f32", "float16")
+    i32 = HostArray([0] * n, code="i", typestr="<i4")
+    expect(TypeError, lambda: k(y, y, i32, n), "'out'", "int32")
+    # every second element of a 2n buffer: not contiguous
+    base = HostArray([float(i) for i in range(2 * n)])
+    view = HostArray([], shape=(n,), strides=(8,))
+    view.a = base.a
+    view.__array_interface__["data"] = base.__array_interface__["data"]
+    view.__array_interface__["shape"] = (n,)
+    expect(ValueError, lambda: k(view, y, out, n), "'x'", "not contiguous", "tilec.strided")
+    assert list(out.a) == [0.0] * n, "a rejected launch wrote its output"
+    # strided(): the address of the first element; this kernel then reads the first n
+    k(tilec.strided(view), y, out, n)
+    assert list(out.a) == [float(i) + 1.0 for i in range(n)], list(out.a)[:4]
+    # a C-contiguous 2-D view with explicit strides is contiguous
+    m = HostArray([1.0] * n, shape=(8, 8), strides=(32, 4))
+    out2 = HostArray([0.0] * n)
+    k(m, y, out2, n)
+    assert list(out2.a) == [2.0] * n
+    expect(TypeError, lambda: k(y, y, out, 2.5), "'n'", "integer", "int(")
+    expect(TypeError, lambda: k(y, 3, out, n), "'y'", "pointer", "*f32")
+    expect(TypeError, lambda: k(y, y, out, y), "'n'", "scalar")
+    expect(ValueError, lambda: k(y, y, out, 1 << 40), "'n'", "outside")
+
+
+def check_triton_call():
+    mod = tilec.load(os.path.join(EX, "softmax.tile"))
+    assert "softmax" in mod.kernels, mod.kernels
+    k = mod.softmax
+    assert k.params == ["out", "x", "rows", "cols"], k.params
+    rows, cols = 3, 300
+    xs = [math.sin(0.37 * i) * 4 for i in range(rows * cols)]
+    x = HostArray(xs)
+    ref = []
+    for r in range(rows):
+        row = xs[r * cols:(r + 1) * cols]
+        mx = max(row)
+        e = [math.exp(v - mx) for v in row]
+        ref += [v / sum(e) for v in e]
+
+    def close(out):
+        return all(abs(a - b) <= 1e-6 + 1e-5 * abs(b) for a, b in zip(out.a, ref))
+    out = HostArray([float("nan")] * (rows * cols))
+    k[(rows,)](out, x, rows, cols)
+    assert close(out), "k[grid](...)"
+    out = HostArray([float("nan")] * (rows * cols))
+    k[lambda meta: (meta["rows"],)](out, x, cols=cols, rows=rows)     # keywords, callable grid
+    assert close(out), "keyword arguments and a callable grid"
+    out = HostArray([float("nan")] * (rows * cols))
+    k[rows](out, x, rows, cols, BLOCK=1024)                          # a tuned constant pinned
+    assert close(out) and "BLOCK=1024" in k.last_variant, k.last_variant
+    k(out, x, rows, cols)                                            # the grid clause, no pin
+    assert "BLOCK=1024" not in k.last_variant, "a pin of the last call held: " + k.last_variant
+    k(out, x, rows, cols, BLOCK=2048, warps=8)
+    assert "BLOCK=2048" in k.last_variant and "warps=8" in k.last_variant, k.last_variant
+    expect(ValueError, lambda: k(out, x, rows, cols, BLOCK=1000), "BLOCK=1000", "tune values",
+           "[256, 512, 1024")
+    expect(TypeError, lambda: k(out, x, rows, colz=cols), "unexpected keyword", "'colz'",
+           "did you mean 'cols'")
+    expect(TypeError, lambda: k(out, x, rows, cols, BLCOK=1024), "did you mean 'BLOCK'")
+    expect(TypeError, lambda: k(out, x, rows), "missing argument 'cols'")
+    expect(TypeError, lambda: k(out, x, rows, cols, rows=rows), "twice")
+    expect(AttributeError, lambda: mod.softmx, "no kernel 'softmx'", "did you mean 'softmax'")
+    # no variant admits cols > 16384: the runtime's error, raised as tilec.Error
+    big = HostArray([0.0] * 20000)
+    expect(tilec.Error, lambda: k(big, big, 1, 20000), "ERR_NO_VARIANT", "BLOCK >= cols")
+
+    act = tilec.load(os.path.join(EX, "activations.tile")).activation
+    n = 100
+    xv = HostArray([i / 10 - 5 for i in range(n)])
+    yv = HostArray([0.0] * n)
+    msg = expect(TypeError, lambda: act(yv, xv, n), "'ACT'", "ACT=...", "keyword")
+    assert "-D" not in msg and "tile_rt" not in msg, msg
+    act(yv, xv, n, ACT=4)
+    hs = [v * min(max(v + 3.0, 0.0), 6.0) / 6.0 for v in xv.a]
+    assert all(abs(a - b) <= 1e-6 for a, b in zip(yv.a, hs)), "ACT=4 is hardswish"
+    # a second call must say ACT again: nothing is remembered
+    expect(TypeError, lambda: act(yv, xv, n), "'ACT'")
+
+    nogrid = tilec.load("kernel fill(out: *f32, v: f32) { store(out + arange(0, 16), "
+                        "zeros([16], f32) + v); }", name="fill.tile").fill
+    o = HostArray([0.0] * 16)
+    msg = expect(TypeError, lambda: nogrid(o, 2.0), "fill[grid](...)")
+    assert "tile_rt" not in msg, msg
+    nogrid[1](o, 2.0)
+    assert list(o.a) == [2.0] * 16
+    ms = tilec.do_bench(lambda: nogrid[1](o, 3.0), warmup=1, rep=5)
+    assert ms > 0 and list(o.a) == [3.0] * 16, ms
+    lo, mid = tilec.do_bench(lambda: nogrid[1](o, 3.0), warmup=1, rep=5, quantiles=[0.2, 0.5])
+    assert 0 < lo <= mid
+
+
+def main():
+    check_device_api()
+    check_types_and_strides()
+    check_triton_call()
     print("python/tilec: all checks passed")
 
 

@@ -8,23 +8,49 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 
-# cmake, a C compiler, re2c and bison build the compiler; LLVM 22 (the C API with
-# the NVPTX target, and FileCheck from llvm-22-tools for the pass tests) builds the
-# GPU backend and its tests; zlib, zstd and libxml2 are what LLVM's static archives link
+# cmake, a C compiler, re2c and bison build the compiler; LLVM (19 or newer: the C API with
+# the NVPTX target, and FileCheck from llvm-N-tools for the pass tests) builds the GPU
+# backend and its tests; zlib, zstd and libxml2 are what LLVM's static archives link
 # against (LLVM is linked statically when they are here: a faster-starting compiler).
-packages=(cmake build-essential re2c bison llvm-22-dev llvm-22-tools zlib1g-dev libzstd-dev libxml2-dev)
+# The newest LLVM the package manager offers is taken (Debian 12: 22 from apt.llvm.org
+# or 19; Ubuntu 24.04: 19 or 20), or the one already installed; TILEC_LLVM=N insists.
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+newest_llvm() {
+    for v in 30 29 28 27 26 25 24 23 22 21 20 19; do
+        if command -v "llvm-config-$v" >/dev/null 2>&1 ||
+           apt-cache show "llvm-$v-dev" >/dev/null 2>&1; then
+            echo "$v"
+            return
+        fi
+    done
+}
+llvm=${TILEC_LLVM:-$(newest_llvm)}
+if [ -z "$llvm" ]; then      # a fresh machine's package lists may be empty
+    $SUDO apt-get update
+    llvm=$(newest_llvm)
+fi
+if [ -z "$llvm" ]; then
+    echo "setup: apt offers no LLVM 19 or newer (add apt.llvm.org, or set TILEC_LLVM=N);" \
+         "building without the GPU backend" >&2
+    llvm_pkgs=()
+else
+    echo "setup: LLVM $llvm"
+    llvm_pkgs=("llvm-$llvm-dev" "llvm-$llvm-tools")
+fi
+packages=(cmake build-essential re2c bison "${llvm_pkgs[@]}" zlib1g-dev libzstd-dev libxml2-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
-    SUDO=
-    [ "$(id -u)" = 0 ] || SUDO=sudo
     echo "setup: installing ${missing[*]}"
     $SUDO apt-get update
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+llvm_config=()
+[ -n "$llvm" ] && llvm_config=("-DTILEC_LLVM_CONFIG=$(command -v "llvm-config-$llvm" || echo "/usr/bin/llvm-config-$llvm")")
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${llvm_config[@]}"
 cmake --build "$BUILD" -j"$(nproc)"
 tools/run-examples.sh "$BUILD"

@@ -26,7 +26,60 @@ static const char usage_text[] =
     "       tilec run FILE.tile --kernel NAME [--device=cuda|interp] [--grid=X[,Y[,Z]]]\n"
     "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] ARG... [--save NAME=PATH]...\n"
     "  ARG: name=VALUE (scalar), name=@PATH (raw little-endian elements), name=zeros:COUNT,\n"
-    "       name=rand:COUNT[:SEED], name=randn:COUNT[:SEED]\n";
+    "       name=rand:COUNT[:SEED], name=randn:COUNT[:SEED]\n"
+    "  tilec --help, tilec run --help: every option; tilec --version\n";
+
+/* tilec --help: the usage, then every option of the compile command (docs/tools.md). */
+static const char compile_help[] =
+    "\nCompile FILE.tile (every kernel, or --kernel NAME):\n"
+    "  -o OUT              write the output to OUT (default: stdout; several modules go to\n"
+    "                      OUT.KERNEL[.N].EXT, one per kernel variant)\n"
+    "  --emit=KIND         tir: tile IR after canonicalize; llvm, ptx, cubin (default): one\n"
+    "                      module per variant; bundle: every variant's cubin and PTX in one\n"
+    "                      file for the runtime; header: a C header embedding the bundle\n"
+    "  --arch=ARCH         sm_80 sm_86 sm_89 sm_90 sm_90a (default sm_90a)\n"
+    "  -D NAME=V[,V...]    fix a tune list or a const parameter to these values\n"
+    "  --kernel NAME       only this kernel\n"
+    "  --print-after=PASS  dump the IR after that pass (or all) on stderr\n"
+    "  --report            one line per variant: registers, shared memory, spills, flops and\n"
+    "                      global bytes per program (the code itself only with -o)\n"
+    "  --div16             compile for launches whose pointers and integers are multiples of 16\n"
+    "  --assume-div16=P,.. the same for the named parameters; --assume-one=P,..: integers == 1\n"
+    "  -O0, -O3            LLVM's and ptxas' optimisation off / on (default -O3)\n"
+    "  --debug             keep assert() checks\n"
+    "  -v                  the variants chosen and each compile phase's time on stderr\n"
+    "  --version           the version of tilec and of the LLVM it was built with\n"
+    "Variants compile in parallel ($TILE_JIT_THREADS threads, default: every CPU); a compile\n"
+    "longer than a second shows its progress on stderr.  Exit status: 0, 1 for a compile\n"
+    "error, 2 for a bad command line.  tilec run --help: running a kernel.\n";
+
+/* tilec run --help */
+static const char run_help[] =
+    "usage: tilec run FILE.tile --kernel NAME [OPTION]... ARG... [--save NAME=PATH]...\n"
+    "\nRun one kernel on the GPU (where there is one) or the interpreter:\n"
+    "  --kernel NAME       the kernel to run (required)\n"
+    "  --device=DEV        cuda or interp (default: cuda when a GPU is usable, else interp,\n"
+    "                      saying so on stderr)\n"
+    "  --grid=X[,Y[,Z]]    the launch grid (default: the kernel's grid clause)\n"
+    "  -D NAME=V           the value of a const parameter, or pin a tuned constant\n"
+    "  --bench[=N]         autotune, then time N launches (default 20): median ms, GB/s\n"
+    "  --save NAME=PATH    write buffer NAME (raw elements) to PATH after the run\n"
+    "  --debug             check assert()s; -O0/-O3 as for compiling; -v: variant and grid\n"
+    "Arguments, one per parameter (NAME=V also sets a const parameter):\n"
+    "  name=VALUE          a scalar: an integer (range-checked), a float, true or false\n"
+    "  name=@PATH          a buffer of raw little-endian elements of the pointee type\n"
+    "  name=zeros:COUNT    COUNT zeros\n"
+    "  name=rand:COUNT[:SEED]   uniform: floats in [0, 1), signed in [-8, 7], unsigned [0, 15]\n"
+    "  name=randn:COUNT[:SEED]  standard normal (float pointees)\n"
+    "Exit status: 0, 1 for a compile or run error (out of bounds, assert), 2 for a bad\n"
+    "command line.\n";
+
+#ifndef TILEC_VERSION
+#define TILEC_VERSION "0.1.0"
+#endif
+#ifndef TILEC_LLVM_VERSION
+#define TILEC_LLVM_VERSION "none"
+#endif
 
 enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
@@ -69,6 +122,49 @@ static void print_diag(void *ud, const char *msg)
     fputs(msg, stderr);
     if (n == 0 || msg[n - 1] != '\n')
         fputc('\n', stderr);
+}
+
+/* Edit distance of a and b, capped: names are short, and a long one is no typo. */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return 99;
+    int row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v) v = up + 1;
+            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* Keeps `cand` in *best when it is the closest to `name` so far and close enough to be
+ * a typo of it (one edit for short names, two otherwise). */
+static void consider(const char **best, int *bestd, const char *name, const char *cand)
+{
+    int d = edit_distance(name, cand);
+    if (d < *bestd && d <= (strlen(name) > 3 ? 2 : 1)) {
+        *best = cand;
+        *bestd = d;
+    }
+}
+
+/* "; did you mean 'X'?" for the best of `best`, or "". */
+static const char *did_you_mean(const char *best, char *buf, size_t n)
+{
+    if (!best)
+        return "";
+    snprintf(buf, n, "; did you mean '%s'?", best);
+    return buf;
 }
 
 /* Options shared by both commands. */
@@ -148,7 +244,12 @@ static int find_kernel(tile_program *p, const char *name, const char *file)
 {
     int k = tile_program_find_kernel(p, name);
     if (k < 0) {
-        error("no kernel '%s' in '%s'", name, file);
+        const char *best = NULL;
+        int bestd = 99;
+        for (int i = 0; i < tile_program_kernel_count(p); i++)
+            consider(&best, &bestd, name, tile_kernel_name(p, i));
+        char hint[160];
+        error("no kernel '%s' in '%s'%s", name, file, did_you_mean(best, hint, sizeof hint));
         int n = tile_program_kernel_count(p);
         if (n) {
             fputs("  kernels:", stderr);
@@ -204,6 +305,28 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* A compile of many variants that runs past a second ($TILEC_PROGRESS_MS) says how far
+ * it is on stderr: one line rewritten in place on a terminal, else a line a second. */
+typedef struct Progress {
+    double start, last, after_ms;
+    bool shown, tty;
+} Progress;
+
+static void show_progress(void *ud, const char *what, int done, int total)
+{
+    Progress *pr = ud;
+    double t = now_ms();
+    if (t - pr->start < pr->after_ms ||
+        (done < total && pr->shown && t - pr->last < (pr->tty ? 100 : 1000)))
+        return;
+    pr->last = t;
+    pr->shown = true;
+    fprintf(stderr, "%stilec: compiled %d of %d variants%s%s%s%s", pr->tty ? "\r" : "", done,
+            total, *what ? " of '" : "", what, *what ? "'" : "",
+            !pr->tty || done == total ? "\n" : "");
+    fflush(stderr);
 }
 
 /* -v: where the compile's time went, like -ftime-report. */
@@ -323,11 +446,16 @@ static int cmd_compile(int argc, char **argv)
         usage_error("unknown architecture '%s' (sm_80 sm_86 sm_89 sm_90 sm_90a)", arch);
     check_file(c.file);
     tile_ctx *ctx = make_ctx(&c);
+    const char *after = getenv("TILEC_PROGRESS_MS");
+    Progress progress = {.start = t0, .after_ms = after && *after ? atof(after) : 1000,
+                         .tty = isatty(2)};
+    tile_ctx_set_progress(ctx, show_progress, &progress);
     tile_ctx_set_arch(ctx, arch);
     tile_ctx_set_timing(ctx, c.verbose);
-    if (print_after && tile_ctx_set_print_after(ctx, print_after, stderr) != TILE_OK)
-        usage_error("unknown pass '%s' for --print-after", print_after);
     tile_ctx_set_diag(ctx, NULL, NULL);
+    /* the library's message (with the list of passes) once, as a command-line error */
+    if (print_after && tile_ctx_set_print_after(ctx, print_after, stderr) != TILE_OK)
+        usage_error("%s", tile_ctx_last_error(ctx) + strlen("error: "));
     if (all_div16)
         tile_ctx_assume(ctx, "*", TILE_ASSUME_DIV16);
     for (int i = 0; i < ndiv16; i++)
@@ -788,7 +916,14 @@ static int cmd_run(int argc, char **argv)
         while (j < np && (strlen(pis[j].name) != nlen || strncmp(pis[j].name, rargs[i].text, nlen)))
             j++;
         if (j == np) {
-            error("kernel '%s' has no parameter '%.*s'", c.kernel, (int)nlen, rargs[i].text);
+            char name[128], hint[160];
+            snprintf(name, sizeof name, "%.*s", (int)nlen, rargs[i].text);
+            const char *best = NULL;
+            int bestd = 99;
+            for (int q = 0; q < np; q++)
+                consider(&best, &bestd, name, pis[q].name);
+            error("kernel '%s' has no parameter '%s'%s", c.kernel, name,
+                  did_you_mean(best, hint, sizeof hint));
             bad++;
             continue;
         }
@@ -876,13 +1011,24 @@ done:
     return rc;
 }
 
+static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
+
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        fputs(usage_text, stdout);
-        return 0;
+    bool run = argc >= 2 && !strcmp(argv[1], "run");
+    /* --help or --version anywhere answers at once, as the rest may be half-typed */
+    for (int i = run ? 2 : 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            if (run)
+                fputs(run_help, stdout);
+            else
+                printf("%s%s", usage_text, compile_help);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--version")) {
+            printf("tilec %s (LLVM %s)\n", TILEC_VERSION, TILEC_LLVM_VERSION);
+            return 0;
+        }
     }
-    if (argc >= 2 && !strcmp(argv[1], "run"))
-        return cmd_run(argc, argv);
-    return cmd_compile(argc, argv);
+    return run ? cmd_run(argc, argv) : cmd_compile(argc, argv);
 }

@@ -88,6 +88,12 @@ tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts);
 void tile_ctx_clear_assumptions(tile_ctx *c);
 /* Collect the time spent in each compile phase (see tile_ctx_timings). */
 void tile_ctx_set_timing(tile_ctx *c, bool on);
+/* Added: progress of a compile of many variants (tile_compile, tile_report_get, bundles and
+ * headers), which run on several threads ($TILE_JIT_THREADS, default: the online CPUs):
+ * fn(ud, what, done, total) as each variant finishes, `what` the kernel's name or "" for
+ * several kernels.  Called from the compiling threads, one call at a time.  NULL: none. */
+typedef void (*tile_progress_fn)(void *ud, const char *what, int done, int total);
+void tile_ctx_set_progress(tile_ctx *c, tile_progress_fn fn, void *ud);
 /* The last error message reported through this context ("" when none). */
 const char *tile_ctx_last_error(const tile_ctx *c);
 
