@@ -185,9 +185,15 @@ static LLVMValueRef scale2f(TbLower *L, LLVMValueRef y, LLVMValueRef k) {
     LLVMValueRef k2 = LLVMBuildSub(L->b, k, k1, "");
     return fmul(L, fmul(L, y, pow2_bits(L, k1)), pow2_bits(L, k2));
 }
+/* x clamped to [lo, hi], NaN passing: fmath.c's compare-selects, as min.NaN/max.NaN
+ * (llvm.minimum/maximum propagate NaN; the bounds are not zeros, so the signed-zero rule
+ * does not matter) */
 static LLVMValueRef clampf_(TbLower *L, LLVMValueRef x, float lo, float hi) {
-    x = sel(L, fcmp(L, LLVMRealOGT, x, hi), F(L, hi), x);
-    return sel(L, fcmp(L, LLVMRealOLT, x, lo), F(L, lo), x);
+    LLVMTypeRef ft = L->f32;
+    LLVMValueRef a[2] = {x, F(L, hi)};
+    x = tb_call_intr(L, "llvm.minimum", &ft, 1, a, 2);
+    LLVMValueRef b[2] = {x, F(L, lo)};
+    return tb_call_intr(L, "llvm.maximum", &ft, 1, b, 2);
 }
 
 static LLVMValueRef exp_acc(TbLower *L, LLVMValueRef x) {
