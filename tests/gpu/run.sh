@@ -42,6 +42,10 @@ grep -E '^FAIL' "$LOG/gpu_big_variants.txt" | head -20 >> "$LOG/gpu_examples_fai
 "$B/tests/gpu/gpu_examples" "$ROOT/tests/gpu/casts.txt" > "$LOG/gpu_casts.txt" 2>&1
 note "gpu_examples casts: $(tail -1 "$LOG/gpu_casts.txt")"
 grep -E '^FAIL' "$LOG/gpu_casts.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
+# the math builtins, GPU against the interpreter bit for bit (10^7 inputs per f32 function)
+"$B/tests/gpu/gpu_math" > "$LOG/gpu_math.txt" 2>&1
+note "gpu_math: $(tail -1 "$LOG/gpu_math.txt")"
+grep -E '^FAIL|^  ' "$LOG/gpu_math.txt" | head -40 >> "$LOG/gpu_examples_failures.txt"
 
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
