@@ -128,6 +128,11 @@ LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *c
                     LLVMValueRef *args, int nargs, bool side_effect);
 LLVMValueRef tb_i32(TbLower *L, int64_t v);
 
+/* lower_math.c: the math builtins (ir/fmath.c's algorithms); fast: the op's fast=true */
+LLVMValueRef tb_math_f32(TbLower *L, TirOpcode code, LLVMValueRef x, bool fast, const TirOp *op);
+LLVMValueRef tb_math_f64(TbLower *L, TirOpcode code, LLVMValueRef x, const TirOp *op);
+LLVMValueRef tb_math_fexp(TbLower *L, LLVMValueRef x, bool base2); /* fast-mode e^x or 2^x */
+
 /* lower_layout.c */
 bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op);
 bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);

@@ -95,6 +95,12 @@ t0=$SECONDS
 python3 bench/bench.py --json "$OUT/bench.json" > "$OUT/bench.log" 2>&1
 rc=$?
 note "bench.py: exit $rc in $((SECONDS - t0)) s (log: bench.log, figures: bench.json)"
+# the math builtins: accurate vs fast vs Triton (chain of activations, softmax)
+t0=$SECONDS
+python3 bench/math_bench.py --json "$OUT/math_bench.json" > "$OUT/math_bench.log" 2>&1
+rc=$?
+note "math_bench.py: exit $rc in $((SECONDS - t0)) s (log: math_bench.log)
+$(grep -E '^(chain|softmax) ' "$OUT/math_bench.log")"
 
 {
     echo

@@ -52,17 +52,17 @@ DECL(bi_tload) DECL(bi_tstore) DECL(bi_print) DECL(bi_assert)
     X("maximum", 2, 2, "", bi_minmax, TIR_OP_MAXIMUM)                               \
     X("minimum", 2, 2, "", bi_minmax, TIR_OP_MINIMUM)                               \
     X("abs", 1, 1, "", bi_abs, TIR_OP_ABS)                                          \
-    X("exp", 1, 1, "", bi_math, TIR_OP_EXP)                                         \
-    X("exp2", 1, 1, "", bi_math, TIR_OP_EXP2)                                       \
+    X("exp", 1, 1, "fast", bi_math, TIR_OP_EXP)                                     \
+    X("exp2", 1, 1, "fast", bi_math, TIR_OP_EXP2)                                   \
     X("log", 1, 1, "", bi_math, TIR_OP_LOG)                                         \
     X("log2", 1, 1, "", bi_math, TIR_OP_LOG2)                                       \
     X("sqrt", 1, 1, "", bi_math, TIR_OP_SQRT)                                       \
     X("rsqrt", 1, 1, "", bi_math, TIR_OP_RSQRT)                                     \
     X("sin", 1, 1, "", bi_math, TIR_OP_SIN)                                         \
     X("cos", 1, 1, "", bi_math, TIR_OP_COS)                                         \
-    X("tanh", 1, 1, "", bi_math, TIR_OP_TANH)                                       \
-    X("sigmoid", 1, 1, "", bi_math, TIR_OP_SIGMOID)                                 \
-    X("erf", 1, 1, "", bi_math, TIR_OP_ERF)                                         \
+    X("tanh", 1, 1, "fast", bi_math, TIR_OP_TANH)                                   \
+    X("sigmoid", 1, 1, "fast", bi_math, TIR_OP_SIGMOID)                             \
+    X("erf", 1, 1, "fast", bi_math, TIR_OP_ERF)                                     \
     X("floor", 1, 1, "", bi_math, TIR_OP_FLOOR)                                     \
     X("ceil", 1, 1, "", bi_math, TIR_OP_CEIL)                                       \
     X("fma", 3, 3, "", bi_fma, TIR_OP_FMA)                                          \
@@ -648,8 +648,17 @@ static SVal bi_math(SemaCtx *c, BArgs *a) {
                  sema_type_str(c, x.ty));
         return sv_bad();
     }
+    /* fast=: a compile-time bool (a const parameter picks the mode per launch) */
+    int64_t fast = 0;
+    if (a->named[0] && !arg_const_int(c, a->named[0], "fast=", &fast)) return sv_bad();
+    if (fast != 0 && fast != 1) {
+        sema_err(c, a->named[0], "fast= must be true or false, got %lld", (long long)fast);
+        return sv_bad();
+    }
     c->b.loc = a->call->loc;
-    return sv_value(tir_unary(&c->b, a->op, sema_mat(c, &x)));
+    TirValue *v = tir_unary(&c->b, a->op, sema_mat(c, &x));
+    v->def->attr.i[0] = fast;
+    return sv_value(v);
 }
 
 static SVal bi_fma(SemaCtx *c, BArgs *a) {

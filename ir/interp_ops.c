@@ -1,6 +1,7 @@
 /* The reference interpreter: values, shapes, arithmetic, reductions and dot.
  * Each handler dispatches on the op and element kind once per tile, then loops. */
 #include "interp_internal.h"
+#include "tmath.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -465,10 +466,6 @@ int ti_op_addptr(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 
 /* ---- unary ------------------------------------------------------------------------- */
 
-static float rsqrt_f(float x) { return 1.0f / sqrtf(x); }
-static double rsqrt_d(double x) { return 1.0 / sqrt(x); }
-static float sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }
-static double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 static float neg_f(float x) { return -x; }
 static double neg_d(double x) { return -x; }
 
@@ -479,15 +476,12 @@ typedef struct {
 } TiMathFn;
 
 /* The element type decides the precision: f32 through the float functions, f64
- * through the double ones, narrow types through f32 then rounded. */
+ * through the double ones, narrow types through f32 then rounded.  The transcendental
+ * functions are ir/fmath.c's, the GPU's algorithms (tir_m_f32/tir_m_f64); these are the
+ * ones libm computes exactly as the GPU does (correctly rounded). */
 static const TiMathFn ti_math_fns[] = {
     {TIR_OP_NEG, neg_f, neg_d},        {TIR_OP_ABS, fabsf, fabs},
-    {TIR_OP_EXP, expf, exp},           {TIR_OP_EXP2, exp2f, exp2},
-    {TIR_OP_LOG, logf, log},           {TIR_OP_LOG2, log2f, log2},
-    {TIR_OP_SQRT, sqrtf, sqrt},        {TIR_OP_RSQRT, rsqrt_f, rsqrt_d},
-    {TIR_OP_SIN, sinf, sin},           {TIR_OP_COS, cosf, cos},
-    {TIR_OP_TANH, tanhf, tanh},        {TIR_OP_SIGMOID, sigmoid_f, sigmoid_d},
-    {TIR_OP_ERF, erff, erf},           {TIR_OP_FLOOR, floorf, floor},
+    {TIR_OP_SQRT, sqrtf, sqrt},        {TIR_OP_FLOOR, floorf, floor},
     {TIR_OP_CEIL, ceilf, ceil},
 };
 
@@ -517,14 +511,15 @@ int ti_op_unary(TiInterp *ip, TiFrame *fr, const TirOp *op) {
             }
             return TI_OK;
         }
-        const TiMathFn *fn = NULL;
+        float (*f32)(float) = tir_m_f32(code, tir_op_fast(op));
+        double (*f64)(double) = tir_m_f64(code);
         for (size_t j = 0; j < sizeof ti_math_fns / sizeof ti_math_fns[0]; j++)
-            if (ti_math_fns[j].code == code) fn = &ti_math_fns[j];
-        if (!fn) return ti_error(ip, op, "interp: %s is not defined on floats", tir_op_info[code].name);
+            if (ti_math_fns[j].code == code) f32 = ti_math_fns[j].f32, f64 = ti_math_fns[j].f64;
+        if (!f32 || !f64) return ti_error(ip, op, "interp: %s is not defined on floats", tir_op_info[code].name);
         if (k == TI_F64)
-            for (int64_t i = 0; i < n; i++) R[i].f = fn->f64(A[i * sa].f);
+            for (int64_t i = 0; i < n; i++) R[i].f = f64(A[i * sa].f);
         else
-            for (int64_t i = 0; i < n; i++) R[i].f = ti_fres(s, fn->f32((float)A[i * sa].f));
+            for (int64_t i = 0; i < n; i++) R[i].f = ti_fres(s, f32((float)A[i * sa].f));
         return TI_OK;
     }
     if (tir_op_info[code].traits & TIR_T_MATH && code != TIR_OP_ABS)

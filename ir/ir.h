@@ -138,6 +138,8 @@ typedef struct TirOpInfo {
 } TirOpInfo;
 extern const TirOpInfo tir_op_info[TIR_NOPS];
 int tir_opcode_from_name(const char *s, size_t n);  /* -1 when unknown */
+/* a math op in fast mode (attr i[0] = 1 on exp, exp2, tanh, sigmoid, erf: docs/language.md) */
+bool tir_op_fast(const TirOp *op);
 
 typedef enum { TIR_CMP_EQ, TIR_CMP_NE, TIR_CMP_LT, TIR_CMP_LE, TIR_CMP_GT, TIR_CMP_GE } TirCmp;
 extern const char *const tir_cmp_names[6];          /* "eq" "ne" "lt" "le" "gt" "ge" */

@@ -36,6 +36,9 @@ TirAttrKind tir_attr_kind(TirOpcode code) {
         {TIR_OP_TRANS, TIR_A_PERM},           {TIR_OP_PRINT, TIR_A_LABEL},
         {TIR_OP_ASSERT, TIR_A_MSG},           {TIR_OP_CALL, TIR_A_CALLEE},
         {TIR_OP_ASYNC_WAIT, TIR_A_N},
+        {TIR_OP_EXP, TIR_A_FAST},             {TIR_OP_EXP2, TIR_A_FAST},
+        {TIR_OP_TANH, TIR_A_FAST},            {TIR_OP_SIGMOID, TIR_A_FAST},
+        {TIR_OP_ERF, TIR_A_FAST},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].code == code) return table[i].kind;

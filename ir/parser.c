@@ -817,7 +817,7 @@ static const struct {
     {TIR_A_N, {"n"}, true},             {TIR_A_CACHE, {"cache"}, false},
     {TIR_A_TF32, {"tf32"}, false},      {TIR_A_PERM, {"perm"}, true},
     {TIR_A_LABEL, {"label"}, false},    {TIR_A_MSG, {"msg"}, false},
-    {TIR_A_CALLEE, {"callee"}, true},
+    {TIR_A_CALLEE, {"callee"}, true},   {TIR_A_FAST, {"fast"}, false},
 };
 
 /* ATTRS := '{' KEY '=' VALUE (',' KEY '=' VALUE)* '}' ; which keys each op takes is data. */
@@ -924,6 +924,13 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
             case TIR_A_N:
             case TIR_A_TF32:
                 if (!parse_int(p, &a->i[which], key)) return false;
+                break;
+            case TIR_A_FAST:
+                if (!parse_int(p, &a->i[0], key)) return false;
+                if (a->i[0] != 0 && a->i[0] != 1) {
+                    error_at(p, ks, "fast must be 0 or 1");
+                    return false;
+                }
                 break;
             case TIR_A_PRED: {
                 ws(p);

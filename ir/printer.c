@@ -172,6 +172,12 @@ static void put_own_attrs(AttrOut *o, const TirOp *op) {
             fprintf(out, "%lld", (long long)a->i[0]);
         }
         return;
+    case TIR_A_FAST:
+        if (a->i[0]) {
+            key(o, "fast");
+            fprintf(out, "%lld", (long long)a->i[0]);
+        }
+        return;
     case TIR_A_PERM: {
         int rank = op->nres ? op->res[0]->ty.rank : 0;
         key(o, "perm");

@@ -49,6 +49,10 @@ timeout 120 "$B/tests/gpu/gpu_examples" "$ROOT/tests/gpu/barriers.txt" > "$LOG/g
 [ $? = 124 ] && echo "FAIL tests/gpu/barriers.txt: no result after 120 s (a hang)" >> "$LOG/gpu_barriers.txt"
 note "gpu_examples barriers: $(tail -1 "$LOG/gpu_barriers.txt")"
 grep -E '^FAIL' "$LOG/gpu_barriers.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
+# the math builtins, GPU against the interpreter bit for bit (10^7 inputs per f32 function)
+"$B/tests/gpu/gpu_math" > "$LOG/gpu_math.txt" 2>&1
+note "gpu_math: $(tail -1 "$LOG/gpu_math.txt")"
+grep -E '^FAIL|^  ' "$LOG/gpu_math.txt" | head -40 >> "$LOG/gpu_examples_failures.txt"
 
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:

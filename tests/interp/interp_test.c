@@ -1,6 +1,7 @@
 /* Interpreter tests: small kernels in IR text, run by tir_interp_run, checked
  * against plain C on random inputs and hand-picked edge cases.
  * Usage: interp_test CASE  (or no argument: every case). */
+#include "tmath.h"
 #include "harness.h"
 
 #include <limits.h>
@@ -520,8 +521,11 @@ static void test_math(void) {
     static const struct {
         const char *op;
         float (*f)(float);
-    } fns[] = {{"exp", expf}, {"exp2", exp2f}, {"log", logf}, {"log2", log2f}, {"sqrt", sqrtf}, {"sin", sinf},
-               {"cos", cosf}, {"tanh", tanhf}, {"erf", erff}, {"floor", floorf}, {"ceil", ceilf}, {"abs", fabsf}};
+    } fns[] = {{"exp", tir_m_exp},   {"exp2", tir_m_exp2}, {"log", tir_m_log},   {"log2", tir_m_log2},
+               {"sqrt", sqrtf},      {"sin", tir_m_sin},   {"cos", tir_m_cos},   {"tanh", tir_m_tanh},
+               {"erf", tir_m_erf},   {"floor", floorf},    {"ceil", ceilf},      {"abs", fabsf}};
+    /* the transcendental functions are the GPU's algorithms (ir/fmath.c), bit for bit;
+     * tests/math measures those against libm */
     for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++) {
         run1(unop_module(fns[k].op, "f32", "f32", N), x, sizeof x, out, sizeof out);
         for (int i = 0; i < N; i++)
@@ -531,18 +535,26 @@ static void test_math(void) {
     for (int i = 3; i < N; i++) CHECK(same_f32(out[i], 1.0f / sqrtf(x[i])));
     for (int i = 0; i < N; i++) x[i] = rndf(-10, 10);
     run1(unop_module("sigmoid", "f32", "f32", N), x, sizeof x, out, sizeof out);
-    for (int i = 0; i < N; i++) CHECK(fabsf(out[i] - 1.0f / (1.0f + expf(-x[i]))) <= 1e-6f);
+    for (int i = 0; i < N; i++) CHECK(same_f32(out[i], tir_m_sigmoid(x[i])));
+    /* fast=1 runs the fast polynomials */
+    run1(unop_module("sigmoid {fast=1}", "f32", "f32", N), x, sizeof x, out, sizeof out);
+    int differ = 0;
+    for (int i = 0; i < N; i++) {
+        CHECKF(same_f32(out[i], tir_m_fsigmoid(x[i])), "fast sigmoid(%g) = %g", x[i], out[i]);
+        differ += out[i] != tir_m_sigmoid(x[i]);
+    }
+    CHECKF(differ > N / 4, "fast sigmoid equals the accurate one in %d of %d lanes", N - differ, N);
     run1(unop_module("neg", "f32", "f32", N), x, sizeof x, out, sizeof out);
     for (int i = 0; i < N; i++) CHECK(out[i] == -x[i]);
     /* f16 math: computed in f32, then rounded. */
     uint16_t hx[N], ho[N];
     for (int i = 0; i < N; i++) hx[i] = h16(rndf(-4, 4));
     run1(unop_module("exp", "f16", "f16", N), hx, sizeof hx, ho, sizeof ho);
-    for (int i = 0; i < N; i++) CHECK(ho[i] == h16(expf(f16f(hx[i]))));
+    for (int i = 0; i < N; i++) CHECK(ho[i] == h16(tir_m_exp(f16f(hx[i]))));
     /* f64 via double functions. */
     double dx[4] = {0.5, 2, 10, -1}, dout[4];
     run1(unop_module("exp", "f64", "f64", 4), dx, sizeof dx, dout, sizeof dout);
-    CHECK(dout[0] == exp(0.5) && dout[2] == exp(10.0));
+    CHECK(dout[0] == tir_m_exp64(0.5) && dout[2] == tir_m_exp64(10.0) && fabs(dout[2] / exp(10.0) - 1) < 1e-15);
     /* Integers: neg/not/abs wrap, next_pow2. */
     int32_t ix[8] = {0, 1, 5, -7, INT32_MIN, 1024, 1025, 3}, io[8];
     run1(unop_module("neg", "i32", "i32", 8), ix, sizeof ix, io, sizeof io);
@@ -1157,7 +1169,7 @@ static void test_if_return_call(void) {
     /* Programs 10 and 11 reach the call: t is replaced twice. */
     for (int i = 0; i < 8; i++) {
         float s = t0[i];
-        for (int k = 0; k < 2; k++) s = s * (1.0f / (1.0f + expf(-s)));
+        for (int k = 0; k < 2; k++) s = s * tir_m_sigmoid(s);
         CHECKF(same_f32(t[i], s), "silu lane %d: %g vs %g", i, t[i], s);
     }
 }
