@@ -259,6 +259,67 @@ static void test_tuning(void)
     tile_rt_close(rt);
 }
 
+/* Without an L2 size (no flush buffer) a sample is a batch of back-to-back launches of at
+ * least 0.25 ms (1 ms in the final round), sized from each candidate's own time. */
+static void test_tuning_batches(void)
+{
+    Costs fail_close = {-1, 1.0, 0.50, 0.51};
+    tile_rt *rt = open_stub(1);
+    tile_rt_module *m;
+    tile_rt_kernel *k = load(rt, &m, 5);
+    void *x, *out;
+    tile_rt_alloc(rt, 4 * 8192, &x);
+    tile_rt_alloc(rt, 4 * 8192, &out);
+    tile_rt_arg a[3];
+    set_args(a, x, out, 4096);
+    stub_reset();
+    stub_set_nparams(3);
+    stub_set_cost(cost, &fail_close);
+    stub_set_l2(0);
+    CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
+    CHECK(!strncmp(tile_rt_last_variant(k), "BLOCK=256, K=5, warps=1,", 24));
+    /* screening: 2 warm-ups, 1 launch that sizes the batch, 9 batches of
+     * (int)(0.25 / t) + 1 = 1 launch; final round: 21 batches of (int)(1 / t) + 1 */
+    CHECK(launches_with(0, 32, 32) == 0);
+    CHECK(launches_with(0, 32, 64) == 12);
+    CHECK(launches_with(0, 16, 32) == 12 + 21 * 3 + 1);
+    CHECK(launches_with(0, 16, 64) == 12 + 21 * 2);
+    tile_rt_free(rt, x);
+    tile_rt_free(rt, out);
+    tile_rt_module_free(m);
+    tile_rt_close(rt);
+}
+
+/* tile_rt_bench: warm-up launches (the first one tunes when needed), then `reps` timed
+ * ones; the median of their event times. */
+static void test_bench(void)
+{
+    tile_rt *rt = open_stub(0);
+    tile_rt_module *m;
+    tile_rt_kernel *k = load(rt, &m, 2);
+    void *x, *out;
+    tile_rt_alloc(rt, 8192, &x);
+    tile_rt_alloc(rt, 8192, &out);
+    tile_rt_arg a[3];
+    set_args(a, x, out, 1000);
+    stub_reset();
+    stub_set_nparams(3);
+    Costs c = {0.25, 1, 1, 1};
+    stub_set_cost(cost, &c);
+    double ms = -1;
+    CHECK(tile_rt_bench(k, a, 3, NULL, 2, 5, &ms) == TILE_RT_OK);
+    CHECK(stub_nlaunches() == 1 + 2 + 5);
+    /* variant 0 (BLOCK=128: 8 programs for n = 1000, not the 32 of the cost table): 1 ms */
+    CHECK(ms == 1.0);
+    CHECK(tile_rt_bench(k, a, 3, NULL, 0, 1, &ms) == TILE_RT_OK && stub_nlaunches() == 10);
+    CHECK(tile_rt_bench(k, a, 3, NULL, 0, 0, &ms) == TILE_RT_ERR_INVALID);
+    CHECK(tile_rt_bench(k, a, 3, NULL, -1, 1, &ms) == TILE_RT_ERR_INVALID);
+    tile_rt_free(rt, x);
+    tile_rt_free(rt, out);
+    tile_rt_module_free(m);
+    tile_rt_close(rt);
+}
+
 int main(void)
 {
     if (!getenv("TILE_LIBCUDA")) {
@@ -271,6 +332,8 @@ int main(void)
     setenv("TILE_TUNE_LOG", "0", 1);
     test_launch();
     test_tuning();
+    test_tuning_batches();
+    test_bench();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
     if (system(cmd) != 0)
