@@ -63,6 +63,8 @@ typedef struct Spec {
     uint64_t div16, eq1;
     uint8_t kind;
     int64_t code_len_delta;       /* the last code object's length field minus its bytes */
+    const uint8_t *grid_code;     /* the grid expression's bytes, else grid_len's */
+    uint32_t grid_code_n;
 } Spec;
 
 static Spec base(void)
@@ -74,6 +76,10 @@ static Spec base(void)
 
 static void grid_expr(W *w, const Spec *s)
 {
+    if (s->grid_code) {
+        le(w, s->grid_code_n, 4), put(w, s->grid_code, s->grid_code_n);
+        return;
+    }
     if (!s->grid_len) {
         const uint8_t g[] = {ARG, 1, 0, CONST, 0, 0, CDIV};
         le(w, sizeof g, 4), put(w, g, sizeof g);
@@ -276,6 +282,77 @@ static void reader_bounds(void)
     BAD("code kind 4 is neither", s_.kind = 4);
 }
 
+/* The clause bytecode: every operator evaluated (as the compiler folds the same
+ * expression: 64-bit C arithmetic, division truncating, cdiv rounding up), and the
+ * checker's stack accounting of each (a binary operator that popped one value would leave
+ * two). The expression is ARG n, PUSH_I b, OP (or ARG n, OP for the unary ones). */
+enum { PUSH_I = 0x01, ADD = 0x10, SUB, MUL, DIV, MOD, NEG_, CDIV_, MIN, MAX, NEXT_POW2,
+       EQ = 0x20, NE, LT, LE, GT, GE_, LAND, LOR, LNOT, BAND, BOR, BXOR, SHL, SHR, BNOT };
+
+static int64_t eval_op(int op, int64_t n, int64_t b, bool *ok)
+{
+    uint8_t code[16] = {ARG, 1, 0};
+    size_t len = 3;
+    if (op != NEG_ && op != NEXT_POW2 && op != LNOT && op != BNOT) {
+        code[len++] = PUSH_I;
+        for (int i = 0; i < 8; i++)
+            code[len++] = (uint8_t)((uint64_t)b >> (8 * i));
+    }
+    code[len++] = (uint8_t)op;
+    Spec s = base();
+    s.grid_code = code;
+    s.grid_code_n = (uint32_t)len;
+    write_bundle(&s);
+    char err[600];
+    RtBundle *bd = NULL;
+    *ok = false;
+    if (rt_bundle_parse("ops", file.b, file.n, &bd, err, sizeof err) != TILE_RT_OK) {
+        fprintf(stderr, "op 0x%02x: %s\n", op, err);
+        return 0;
+    }
+    RtKernelMeta *k = &bd->kernels[0];
+    RtValue args[3] = {{0}, {.i = n}, {.is_float = true, .f = 0}}, r;
+    *ok = rt_expr_eval(&k->grid[0], k, &k->variants[0], args, &r, err, sizeof err) &&
+          !r.is_float;
+    if (!*ok)
+        fprintf(stderr, "op 0x%02x: %s\n", op, err);
+    rt_bundle_free(bd);
+    return r.i;
+}
+
+static void clause_ops(void)
+{
+    static const int64_t ns[] = {7, -7, 12, 0};
+    static const int64_t bs[] = {3, -2, 7, 1};
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 4; j++) {
+            int64_t a = ns[i], b = bs[j];
+            const struct { int op; int64_t want; } t[] = {
+                {ADD, a + b}, {SUB, a - b}, {MUL, a * b}, {DIV, a / b}, {MOD, a % b},
+                {CDIV_, a / b + ((a % b != 0) && ((a < 0) == (b < 0)))},
+                {MIN, a < b ? a : b}, {MAX, a > b ? a : b},
+                {EQ, a == b}, {NE, a != b}, {LT, a < b}, {LE, a <= b}, {GT, a > b},
+                {GE_, a >= b}, {LAND, a && b}, {LOR, a || b}, {BAND, a & b}, {BOR, a | b},
+                {BXOR, a ^ b}, {SHL, b >= 0 ? (int64_t)((uint64_t)a << b) : 0},
+                {SHR, b >= 0 ? a >> b : 0},
+                {NEG_, -a}, {LNOT, !a}, {BNOT, ~a},
+                {NEXT_POW2, a <= 1 ? 1 : a <= 2 ? 2 : a <= 4 ? 4 : a <= 8 ? 8 : 16},
+            };
+            for (size_t o = 0; o < sizeof t / sizeof *t; o++) {
+                if ((t[o].op == SHL || t[o].op == SHR) && b < 0)
+                    continue;   /* refused at evaluation: "shift by -2" */
+                bool ok;
+                int64_t got = eval_op(t[o].op, a, b, &ok);
+                if (!ok || got != t[o].want) {
+                    fprintf(stderr, "%s:%d: op 0x%02x (%lld, %lld): got %lld, want %lld\n",
+                            __FILE__, __LINE__, t[o].op, (long long)a, (long long)b,
+                            (long long)got, (long long)t[o].want);
+                    rt_test_failures++;
+                }
+            }
+        }
+}
+
 /* The writer: kernel numbers from -1 (all) to count - 1. */
 static void writer_bounds(void)
 {
@@ -300,6 +377,7 @@ static void writer_bounds(void)
 int main(void)
 {
     reader_bounds();
+    clause_ops();
     writer_bounds();
     free(body.b);
     free(file.b);
