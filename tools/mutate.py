@@ -121,7 +121,7 @@ def run(cmd, timeout, cwd=None):
                          start_new_session=True)
     try:
         out, _ = p.communicate(timeout=timeout)
-        return p.returncode, out.decode(errors="replace")[-2000:]
+        return p.returncode, out.decode(errors="replace")[-20000:]
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
@@ -195,10 +195,15 @@ def main():
             with open(path, "w") as f:
                 f.write("\n".join(mutated))
             brc, bout = run(["cmake", "--build", a.build, f"-j{a.jobs}"], 1800)
-            if brc != 0:
+            # The mutated file not compiling is a stillborn mutant; a build that fails
+            # later (tests/embed runs the just-built compiler at build time) killed it.
+            base = os.path.basename(path)
+            if brc != 0 and any(base + ":" in l and "error" in l for l in bout.splitlines()):
                 verdict = "stillborn"
-                why = [l for l in bout.splitlines() if "error" in l][:2]
-                print("   (build: %s)" % ("; ".join(why) or f"exit {brc}"), flush=True)
+            elif brc != 0:
+                verdict = "killed"
+                why = [l for l in bout.splitlines() if "rror" in l][:1]
+                print("   (by the build: %s)" % ("; ".join(why) or f"exit {brc}"), flush=True)
             else:
                 trc, tout = run(["ctest", "--test-dir", a.build, "-j", str(a.jobs), "-R",
                                  tests_for(path, a.tests), "-LE", "gpu|perf", "--stop-on-failure",
