@@ -16,7 +16,8 @@ bool rt_cuda_load(RtCuda *cu, char *why, size_t n)
 {
     memset(cu, 0, sizeof *cu);
     /* $TILE_LIBCUDA lets tests point at a library that is not the driver, to check that
-     * a wrong library is refused cleanly. */
+     * a wrong library is refused cleanly, or at tests/stubcuda's stub driver, which runs
+     * the CUDA path without a GPU (docs/runtime.md). */
     const char *path = getenv("TILE_LIBCUDA");
     if (!path || !*path)
         path = "libcuda.so.1";

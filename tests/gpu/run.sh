@@ -54,6 +54,14 @@ grep -E '^FAIL' "$LOG/gpu_barriers.txt" | head -20 >> "$LOG/gpu_examples_failure
 note "gpu_math: $(tail -1 "$LOG/gpu_math.txt")"
 grep -E '^FAIL|^  ' "$LOG/gpu_math.txt" | head -40 >> "$LOG/gpu_examples_failures.txt"
 
+# special values (NaN, +-0, +-inf, subnormals, type limits), bit for bit against the interpreter
+if [ -x "$B/tests/gpu/gpu_special" ]; then
+  TILEC_SPECIAL_KERNEL="$ROOT/tests/gpu/kernels/special_values.tile" "$B/tests/gpu/gpu_special" \
+    > "$LOG/gpu_special.txt" 2>&1
+  note "gpu_special: $(tail -1 "$LOG/gpu_special.txt")"
+  grep -E '^FAIL' "$LOG/gpu_special.txt" | head -40 > "$LOG/gpu_special_failures.txt"
+fi
+
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
 $(grep -E 'launch overhead|^softmax|startup|FAIL' "$LOG/gpu_bench.txt")
