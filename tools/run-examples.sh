@@ -18,7 +18,7 @@ LOG=$(mktemp -d)
 trap 'rm -rf "$LOG"' EXIT
 pass=0 fail=0
 
-# PTX where the GPU backend is built; the tile IR for kernels it cannot lower yet (`dot`).
+# PTX where the GPU backend is built (every op, dot included), else the tile IR.
 emit=tir
 if "$TILEC" examples/vector_add.tile --emit=ptx -o /dev/null 2>/dev/null; then emit=ptx; fi
 echo "== compiling examples/*.tile (--emit=$emit)"
@@ -37,9 +37,6 @@ for f in examples/*.tile; do
     fi
     if "$TILEC" "$f" --emit=$emit ${defs[@]+"${defs[@]}"} -o "$LOG/out" 2>"$LOG/err"; then
         echo "ok    compile $f ($emit)"; pass=$((pass + 1))
-    elif [ "$emit" = ptx ] && grep -q "dot is not supported by the GPU backend yet" "$LOG/err" &&
-         "$TILEC" "$f" --emit=tir ${defs[@]+"${defs[@]}"} -o "$LOG/out" 2>"$LOG/err"; then
-        echo "ok    compile $f (tir: dot is not lowered to the GPU yet)"; pass=$((pass + 1))
     else
         echo "FAIL  compile $f"; sed 's/^/      /' "$LOG/err"; fail=$((fail + 1))
     fi
@@ -65,9 +62,6 @@ if [ -f examples/run.txt ]; then
         case "$file" in ''|'#'*) continue ;; esac
         read -r -a args <<<"$rest"
         dev=$device note=""
-        if [ "$device" = cuda ] && grep -q "dot(" "$file"; then
-            dev=interp note=" (interpreter: dot is not lowered to the GPU yet)"
-        fi
         if "$TILEC" run "$file" --kernel "$kernel" --device="$dev" ${args[@]+"${args[@]}"} \
             >"$LOG/out" 2>"$LOG/err" </dev/null; then
             echo "ok    run $file $kernel$note"; pass=$((pass + 1))
