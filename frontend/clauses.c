@@ -234,18 +234,18 @@ static TfEvalEnv launch_env(const AstFile *f, int k, const TfVariant *v, const T
                        .nconsts = v ? v->nconsts : 0, .args = args, .nfile_consts = -1};
 }
 
-bool tf_eval_grid(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args,
-                  int64_t grid[3]) {
+int tf_eval_grid(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args,
+                 int64_t grid[3]) {
     const AstKernel *kn = &f->kernels[k];
-    if (kn->ngrid == 0) return false;
+    if (kn->ngrid == 0) return -1;
     TfEvalEnv e = launch_env(f, k, v, args);
     for (int i = 0; i < 3; i++) grid[i] = 1;
     for (int i = 0; i < kn->ngrid && i < 3; i++) {
         TfConst c;
-        if (tf_const_eval(&e, kn->grid[i], &c) != TF_EV_OK) return false;
+        if (tf_const_eval(&e, kn->grid[i], &c) != TF_EV_OK) return i + 1;
         grid[i] = c.is_float ? (int64_t)c.f : c.i;
     }
-    return true;
+    return 0;
 }
 
 int tf_eval_where(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args) {

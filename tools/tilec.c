@@ -227,17 +227,50 @@ static void print_reports(const tile_report *r, int n)
                r[i].threads, (long long)r[i].flops, (long long)r[i].global_bytes);
 }
 
+/* Writes `data` to `path` ("-" or NULL: stdout).  A regular file (or a new one) is
+ * written to a temporary file beside it and renamed over it, so that a reader (the JIT,
+ * a build's next step) sees the old file or the whole new one, never half of it; a
+ * device such as /dev/null is written in place. */
 static bool write_file(const char *path, const char *data, size_t len)
 {
-    FILE *out = stdout;
-    if (path && strcmp(path, "-") && !(out = fopen(path, "wb"))) {
+    if (!path || !strcmp(path, "-")) {
+        bool ok = fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0;
+        if (!ok)
+            error("cannot write 'standard output'");
+        return ok;
+    }
+    struct stat st;
+    bool in_place = !stat(path, &st) && !S_ISREG(st.st_mode);
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp) {
+        error("cannot write '%s': out of memory", path);
+        return false;
+    }
+    if (in_place)
+        snprintf(tmp, n, "%s", path);
+    else
+        snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *out = fopen(tmp, "wb");
+    if (!out) {
         error("cannot write '%s': %s", path, strerror(errno));
+        free(tmp);
         return false;
     }
     bool ok = fwrite(data, 1, len, out) == len;
-    ok &= (out == stdout ? fflush(out) : fclose(out)) == 0;
-    if (!ok)
-        error("cannot write '%s'", path && strcmp(path, "-") ? path : "standard output");
+    ok &= fclose(out) == 0;
+    if (ok && !in_place && rename(tmp, path) != 0) {
+        error("cannot write '%s': renaming '%s' over it: %s", path, tmp, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return false;
+    }
+    if (!ok) {
+        error("cannot write '%s'", path);
+        if (!in_place)
+            unlink(tmp);
+    }
+    free(tmp);
     return ok;
 }
 
