@@ -36,11 +36,11 @@ DECL(bi_tload) DECL(bi_tstore) DECL(bi_print) DECL(bi_assert)
     X("full", 3, 3, "", bi_full, TIR_OP_CONSTANT)                                   \
     X("load", 1, 1, "mask,other,cache", bi_load, TIR_OP_LOAD)                       \
     X("store", 2, 2, "mask", bi_store, TIR_OP_STORE)                                \
-    X("atomic_add", 2, 2, "mask", bi_atomic, TIR_OP_ATOMIC_ADD)                     \
-    X("atomic_max", 2, 2, "mask", bi_atomic, TIR_OP_ATOMIC_MAX)                     \
-    X("atomic_min", 2, 2, "mask", bi_atomic, TIR_OP_ATOMIC_MIN)                     \
-    X("atomic_xchg", 2, 2, "mask", bi_atomic, TIR_OP_ATOMIC_XCHG)                   \
-    X("atomic_cas", 3, 3, "", bi_atomic_cas, TIR_OP_ATOMIC_CAS)                     \
+    X("atomic_add", 2, 2, "mask,sem,scope", bi_atomic, TIR_OP_ATOMIC_ADD)                     \
+    X("atomic_max", 2, 2, "mask,sem,scope", bi_atomic, TIR_OP_ATOMIC_MAX)                     \
+    X("atomic_min", 2, 2, "mask,sem,scope", bi_atomic, TIR_OP_ATOMIC_MIN)                     \
+    X("atomic_xchg", 2, 2, "mask,sem,scope", bi_atomic, TIR_OP_ATOMIC_XCHG)                   \
+    X("atomic_cas", 3, 3, "sem,scope", bi_atomic_cas, TIR_OP_ATOMIC_CAS)                     \
     X("dot", 2, 3, "acc,precision", bi_dot, TIR_OP_DOT)                             \
     X("sum", 1, 2, "axis", bi_reduce, TIR_OP_REDUCE_SUM)                            \
     X("max", 1, 2, "axis", bi_reduce, TIR_OP_REDUCE_MAX)                            \
@@ -395,6 +395,33 @@ static SVal bi_load(SemaCtx *c, BArgs *a) {
     return sv_value(v);
 }
 
+/* sem= and scope= of an atomic, as Triton spells them: strings naming a TirSem and a
+ * TirScope; absent, the defaults (acq_rel at gpu scope, like Triton's). */
+static bool atomic_order(SemaCtx *c, const AstNode *sem, const AstNode *scope, TirAttr *attr) {
+    static const struct {
+        const char *key;
+        const char *const *names;
+        int n;
+        const char *expect;
+    } forms[2] = {
+        {"sem", tir_sem_names, TIR_NSEMS, "\"acq_rel\", \"acquire\", \"release\" or \"relaxed\""},
+        {"scope", tir_scope_names, TIR_NSCOPES, "\"gpu\", \"cta\" or \"sys\""},
+    };
+    const AstNode *given[2] = {sem, scope};
+    for (int f = 0; f < 2; f++) {
+        if (!given[f]) continue;
+        int v = -1;
+        for (int j = 0; given[f]->kind == AST_STRING && j < forms[f].n; j++)
+            if (!strcmp(given[f]->name, forms[f].names[j])) v = j;
+        if (v < 0) {
+            sema_err(c, given[f], "%s= must be %s", forms[f].key, forms[f].expect);
+            return false;
+        }
+        attr->i[f] = v;
+    }
+    return true;
+}
+
 static SVal store_like(SemaCtx *c, BArgs *a, bool has_result) {
     SVal p = arg_value(c, a->pos[0]);
     SVal v = arg_value(c, a->pos[1]);
@@ -415,7 +442,12 @@ static SVal store_like(SemaCtx *c, BArgs *a, bool has_result) {
         tir_op_new(&c->b, a->op, n, ops, 0, NULL, 0);
         return (SVal){.is_void = true};
     }
-    return sv_value(tir_op1(&c->b, a->op, tile_of(e, p.ty.rank, p.ty.shape), n, ops));
+    TirAttr order = {0};
+    if (!atomic_order(c, a->named[1], a->named[2], &order)) return sv_bad();
+    TirValue *r = tir_op1(&c->b, a->op, tile_of(e, p.ty.rank, p.ty.shape), n, ops);
+    r->def->attr.i[0] = order.i[0];
+    r->def->attr.i[1] = order.i[1];
+    return sv_value(r);
 }
 
 static SVal bi_store(SemaCtx *c, BArgs *a) { return store_like(c, a, false); }
@@ -433,7 +465,12 @@ static SVal bi_atomic_cas(SemaCtx *c, BArgs *a) {
     SVal *vs[3] = {&p, &cmp, &v};
     TirValue *ops[3];
     if (call_operands(c, a, vs, ops) < 0) return sv_bad();
-    return sv_value(tir_op1(&c->b, TIR_OP_ATOMIC_CAS, tile_of(e, p.ty.rank, p.ty.shape), 3, ops));
+    TirAttr order = {0};
+    if (!atomic_order(c, a->named[0], a->named[1], &order)) return sv_bad();
+    TirValue *r = tir_op1(&c->b, TIR_OP_ATOMIC_CAS, tile_of(e, p.ty.rank, p.ty.shape), 3, ops);
+    r->def->attr.i[0] = order.i[0];
+    r->def->attr.i[1] = order.i[1];
+    return sv_value(r);
 }
 
 /* ---- matrix -------------------------------------------------------------------------- */

@@ -18,6 +18,8 @@ int tir_opcode_from_name(const char *s, size_t n) {
 }
 
 const char *const tir_cmp_names[6] = {"eq", "ne", "lt", "le", "gt", "ge"};
+const char *const tir_sem_names[TIR_NSEMS] = {"acq_rel", "relaxed", "acquire", "release"};
+const char *const tir_scope_names[TIR_NSCOPES] = {"gpu", "cta", "sys"};
 
 /* The attribute form of each op (ops.def's comment, as data for the printer and parser). */
 TirAttrKind tir_attr_kind(TirOpcode code) {
@@ -35,6 +37,9 @@ TirAttrKind tir_attr_kind(TirOpcode code) {
         {TIR_OP_LOAD, TIR_A_CACHE},           {TIR_OP_DOT, TIR_A_TF32},
         {TIR_OP_TRANS, TIR_A_PERM},           {TIR_OP_PRINT, TIR_A_LABEL},
         {TIR_OP_ASSERT, TIR_A_MSG},           {TIR_OP_CALL, TIR_A_CALLEE},
+        {TIR_OP_ATOMIC_ADD, TIR_A_ORDER},     {TIR_OP_ATOMIC_MAX, TIR_A_ORDER},
+        {TIR_OP_ATOMIC_MIN, TIR_A_ORDER},     {TIR_OP_ATOMIC_XCHG, TIR_A_ORDER},
+        {TIR_OP_ATOMIC_CAS, TIR_A_ORDER},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].code == code) return table[i].kind;

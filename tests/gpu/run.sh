@@ -43,6 +43,10 @@ grep -E '^FAIL' "$LOG/gpu_big_variants.txt" | head -20 >> "$LOG/gpu_examples_fai
 note "gpu_examples casts: $(tail -1 "$LOG/gpu_casts.txt")"
 grep -E '^FAIL' "$LOG/gpu_casts.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
 
+# atomics: the spin lock over 200 programs (acq_rel by default); timeout: a hang guard
+timeout 300 "$B/tests/gpu/gpu_atomics" > "$LOG/gpu_atomics.txt" 2>&1
+note "gpu_atomics: rc=$? $(grep -E '^(PASS|FAIL|SKIP)' "$LOG/gpu_atomics.txt" | head -3 | tr '\n' ' ')"
+
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
 $(grep -E 'launch overhead|^softmax|startup|FAIL' "$LOG/gpu_bench.txt")
