@@ -576,6 +576,17 @@ static bool want_tile(SemaCtx *c, SVal x, const AstNode *n, const char *name) {
     return true;
 }
 
+/* Sums and scans of bool and of integers narrower than 32 bits accumulate in 32 bits, as
+ * in Triton: `sum(mask)` counts (a bool sum was the count mod 2, an i8 sum wrapped at 128).
+ * Signed and bool go to i32, unsigned to u32; the operand is widened first. */
+static TirValue *widen_for_sum(SemaCtx *c, TirValue *v) {
+    TirScalar e = (TirScalar)v->ty.elem;
+    if (tir_scalar_is_float(e) || (e != TIR_I1 && tir_scalar_bits(e) >= 32)) return v;
+    TirType t = v->ty;
+    t.elem = (uint8_t)(e == TIR_I1 || tir_scalar_is_signed(e) ? TIR_I32 : TIR_U32);
+    return tir_cast(&c->b, v, t);
+}
+
 static SVal bi_reduce(SemaCtx *c, BArgs *a) {
     SVal x = arg_value(c, a->pos[0]);
     if (!want_tile(c, x, a->pos[0], a->name)) return sv_bad();
@@ -589,6 +600,10 @@ static SVal bi_reduce(SemaCtx *c, BArgs *a) {
         int32_t n = (int32_t)tir_type_numel(t);
         t = tir_tile_type(tir_elem_type(t), 1, &n);
         v = tir_op1(&c->b, TIR_OP_RESHAPE, t, 1, &v);
+    }
+    if (a->op == TIR_OP_REDUCE_SUM) {
+        v = widen_for_sum(c, v);
+        t = v->ty;
     }
     TirScalar e = a->op == TIR_OP_ARGMAX || a->op == TIR_OP_ARGMIN ? TIR_I32 : (TirScalar)t.elem;
     int32_t sh[TIR_MAXRANK];
@@ -610,7 +625,8 @@ static SVal bi_cumsum(SemaCtx *c, BArgs *a) {
         return sv_bad();
     }
     c->b.loc = a->call->loc;
-    TirValue *r = tir_op1(&c->b, TIR_OP_CUMSUM, x.ty, 1, &x.v);
+    TirValue *v = widen_for_sum(c, x.v);
+    TirValue *r = tir_op1(&c->b, TIR_OP_CUMSUM, v->ty, 1, &v);
     r->def->attr.i[0] = axis;
     return sv_value(r);
 }
