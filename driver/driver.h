@@ -62,6 +62,9 @@ struct tile_variants {
     int n;
 };
 
+/* The largest source file tile_program_load_file reads (a power of two times 64 KiB). */
+#define DRIVER_MAX_SOURCE_BYTES (64 << 20)
+
 /* The sink every library message goes through: remembers it as the last error and
  * hands it to the user's callback. */
 void driver_sink(void *ud, const char *msg);

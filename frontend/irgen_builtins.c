@@ -269,6 +269,13 @@ static SVal bi_arange(SemaCtx *c, BArgs *a) {
     if (!arg_const_int(c, a->pos[0], "the start of arange", &s) ||
         !arg_const_int(c, a->pos[1], "the end of arange", &e))
         return sv_bad();
+    /* its elements are i32: bounds outside that range (whose difference could overflow
+     * even i64) are an error, not a wrapped tile */
+    if (s < INT32_MIN || s > INT32_MAX || e < INT32_MIN || e > (int64_t)INT32_MAX + 1) {
+        sema_err(c, a->call, "arange(%lld, %lld) is outside the range of i32", (long long)s,
+                 (long long)e);
+        return sv_bad();
+    }
     int64_t n = e - s;
     if (n <= 0 || (n & (n - 1))) {
         sema_err(c, a->call, "arange(%lld, %lld) has %lld elements, not a power of two",

@@ -477,6 +477,9 @@ static bool is_buffer_spec(const char *v)
 /* Largest buffer `tilec run` creates: enough for any test, small enough that a typo
  * in a count fails cleanly instead of exhausting memory. */
 #define MAX_BUFFER_BYTES ((uint64_t)1 << 36)
+/* The most read from an input that is not a regular file (a pipe, a device such as
+ * /dev/zero): its size is not known up front, and /dev/zero never ends. */
+#define MAX_STREAM_BYTES ((size_t)1 << 26)
 
 /* Builds the buffer for pointer parameter `pi` from its spec. */
 static bool make_buffer(const tile_param_info *pi, const char *v, tile_arg *out)
@@ -489,11 +492,26 @@ static bool make_buffer(const tile_param_info *pi, const char *v, tile_arg *out)
             error("argument '%s': cannot open '%s': %s", pi->name, v + 1, strerror(errno));
             return false;
         }
+        struct stat st;
+        bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+        if (regular && (uint64_t)st.st_size > MAX_BUFFER_BYTES) {
+            fclose(f);
+            error("argument '%s': '%s' has %lld bytes, more than the %llu a buffer may have",
+                  pi->name, v + 1, (long long)st.st_size, (unsigned long long)MAX_BUFFER_BYTES);
+            return false;
+        }
         size_t cap = 1 << 16, len = 0;
         char *buf = malloc(cap);
         size_t got;
         while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
             len += got;
+            if (len == cap && !regular && len >= MAX_STREAM_BYTES) {
+                free(buf);
+                fclose(f);
+                error("argument '%s': '%s' is not a regular file and gives more than %zu MiB; "
+                      "save it to a file first", pi->name, v + 1, MAX_STREAM_BYTES >> 20);
+                return false;
+            }
             if (len == cap) {
                 char *grown = cap < MAX_BUFFER_BYTES ? realloc(buf, cap * 2) : NULL;
                 if (!grown) {
