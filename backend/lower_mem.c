@@ -2,6 +2,7 @@
  * addresses contiguous and aligned: op attr i[1] = elements per vector), predicated by
  * masks with inline PTX; atomics lane by lane. */
 #include "tb_internal.h"
+#include <llvm/Config/llvm-config.h>   /* LLVM_VERSION_MAJOR */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -530,6 +531,60 @@ void tb_lower_store(TbLower *L, TirOp *op) {
                    narrow);
 }
 
+/* The LLVM orderings of a compare-and-swap for each TirSem: on success and on failure (a
+ * failed cas only reads: no release part). */
+static const struct {
+    LLVMAtomicOrdering success, failure;
+} atomic_orders[TIR_NSEMS] = {
+    [TIR_SEM_ACQ_REL] = {LLVMAtomicOrderingAcquireRelease, LLVMAtomicOrderingAcquire},
+    [TIR_SEM_RELAXED] = {LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic},
+    [TIR_SEM_ACQUIRE] = {LLVMAtomicOrderingAcquire, LLVMAtomicOrderingAcquire},
+    [TIR_SEM_RELEASE] = {LLVMAtomicOrderingRelease, LLVMAtomicOrderingMonotonic},
+};
+/* NVPTX's sync scopes: gpu is LLVM's "device", cta "block", sys the default (""). */
+static const char *const atomic_scopes[TIR_NSCOPES] = {
+    [TIR_SCOPE_GPU] = "device", [TIR_SCOPE_CTA] = "block", [TIR_SCOPE_SYS] = "",
+};
+
+/* An atomic at the op's order and scope.  A compare-and-swap carries its orders itself
+ * (atom.acq_rel.gpu.cas).  NVPTX (LLVM 22) drops the order of an atomicrmw (it emits a
+ * relaxed atom.exch whatever it is asked), so a read-modify-write is a relaxed atomic
+ * between fences at its scope: a fence before it for release, after it for acquire (the
+ * PTX memory model's release and acquire patterns).  LLVM before 20 has no sync scopes in
+ * its C API: the atomic and its fences are then at system scope, stronger than asked. */
+static LLVMValueRef build_atomic(TbLower *L, const TirOp *op, LLVMAtomicRMWBinOp bop,
+                                 LLVMValueRef p, LLVMValueRef x, LLVMValueRef y) {
+    int sem = op->attr.i[0] >= 0 && op->attr.i[0] < TIR_NSEMS ? (int)op->attr.i[0] : 0;
+    int scope = op->attr.i[1] >= 0 && op->attr.i[1] < TIR_NSCOPES ? (int)op->attr.i[1] : 0;
+    bool release = sem == TIR_SEM_ACQ_REL || sem == TIR_SEM_RELEASE;
+    bool acquire = sem == TIR_SEM_ACQ_REL || sem == TIR_SEM_ACQUIRE;
+    LLVMValueRef old;
+#if LLVM_VERSION_MAJOR >= 20
+    const char *sn = atomic_scopes[scope];
+    unsigned ssid = LLVMGetSyncScopeID(L->c, sn, strlen(sn));
+    if (y) {
+        LLVMValueRef c = LLVMBuildAtomicCmpXchgSyncScope(L->b, p, x, y, atomic_orders[sem].success,
+                                                         atomic_orders[sem].failure, ssid);
+        return LLVMBuildExtractValue(L->b, c, 0, "");
+    }
+    if (release) LLVMBuildFenceSyncScope(L->b, LLVMAtomicOrderingRelease, ssid, "");
+    old = LLVMBuildAtomicRMWSyncScope(L->b, bop, p, x, LLVMAtomicOrderingMonotonic, ssid);
+    if (acquire) LLVMBuildFenceSyncScope(L->b, LLVMAtomicOrderingAcquire, ssid, "");
+#else
+    (void)scope;
+    (void)atomic_scopes;
+    if (y) {
+        LLVMValueRef c = LLVMBuildAtomicCmpXchg(L->b, p, x, y, atomic_orders[sem].success,
+                                                atomic_orders[sem].failure, 0);
+        return LLVMBuildExtractValue(L->b, c, 0, "");
+    }
+    if (release) LLVMBuildFence(L->b, LLVMAtomicOrderingRelease, 0, "");
+    old = LLVMBuildAtomicRMW(L->b, bop, p, x, LLVMAtomicOrderingMonotonic, 0);
+    if (acquire) LLVMBuildFence(L->b, LLVMAtomicOrderingAcquire, 0, "");
+#endif
+    return old;
+}
+
 void tb_lower_atomic(TbLower *L, TirOp *op) {
     bool cas = op->code == TIR_OP_ATOMIC_CAS;
     if (op->nopnd < (cas ? 3 : 2)) {
@@ -578,15 +633,7 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
             LLVMBuildCondBr(L->b, pred, doit, join);
             LLVMPositionBuilderAtEnd(L->b, doit);
         }
-        LLVMValueRef old;
-        if (cas) {
-            LLVMValueRef c = LLVMBuildAtomicCmpXchg(L->b, p->e[i], x->e[i], y->e[i],
-                                                    LLVMAtomicOrderingMonotonic,
-                                                    LLVMAtomicOrderingMonotonic, 0);
-            old = LLVMBuildExtractValue(L->b, c, 0, "");
-        } else {
-            old = LLVMBuildAtomicRMW(L->b, bop, p->e[i], x->e[i], LLVMAtomicOrderingMonotonic, 0);
-        }
+        LLVMValueRef old = build_atomic(L, op, bop, p->e[i], x->e[i], cas ? y->e[i] : NULL);
         if (pred) {
             LLVMBasicBlockRef last = LLVMGetInsertBlock(L->b);
             LLVMBuildBr(L->b, join);

@@ -137,16 +137,19 @@ static const char *assumption_misfit(const AstParam *ap, unsigned facts)
     return NULL;
 }
 
-bool driver_check_assumptions(tile_program *p)
+bool driver_check_assumptions(tile_program *p, int only)
 {
     const tile_ctx *c = p->ctx;
     bool ok = true;
+    /* Facts belong to the kernel they are given for: compiling one kernel, another
+     * kernel's parameter of the same name (of another type) is none of their business. */
+    int first = only < 0 ? 0 : only, end = only < 0 ? p->file->nkernels : only + 1;
     for (int i = 0; i < c->nassumes; i++) {
         const DriverAssume *as = &c->assumes[i];
         if (!as->facts || !strcmp(as->name, "*"))
             continue;
         bool found = false;
-        for (int k = 0; k < p->file->nkernels; k++) {
+        for (int k = first; k < end; k++) {
             const AstParam *ap;
             if (!kernel_param(&p->file->kernels[k], as->name, &ap))
                 continue;
@@ -158,7 +161,11 @@ bool driver_check_assumptions(tile_program *p)
                 ok = false;
             }
         }
-        if (!found) {
+        if (!found && only >= 0) {
+            driver_error(p->ctx, "assumption on '%s': kernel '%s' has no parameter of that name",
+                         as->name, p->file->kernels[only].name);
+            ok = false;
+        } else if (!found) {
             driver_error(p->ctx, "assumption on '%s': no kernel in '%s' has a parameter of that "
                                  "name", as->name, p->file->path);
             ok = false;
@@ -269,7 +276,7 @@ tile_status driver_check_request(tile_program *p, int k)
             }
         }
     }
-    if (!driver_check_assumptions(p))
+    if (!driver_check_assumptions(p, k))
         s = TILE_ERR_COMPILE;
     return s;
 }

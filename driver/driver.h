@@ -64,6 +64,9 @@ struct tile_variants {
     int n;
 };
 
+/* The largest source file tile_program_load_file reads (a power of two times 64 KiB). */
+#define DRIVER_MAX_SOURCE_BYTES (64 << 20)
+
 /* The sink every library message goes through: remembers it as the last error and
  * hands it to the user's callback. */
 void driver_sink(void *ud, const char *msg);
@@ -81,9 +84,9 @@ int driver_param_scalar(const AstParam *p);
  * errors. */
 TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v);
 TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full);
-/* Reports assumptions that name no parameter of any kernel or do not fit its type;
- * false when there was one. */
-bool driver_check_assumptions(tile_program *p);
+/* Reports assumptions that name no parameter of kernel `only` (-1: of any kernel) or
+ * do not fit its type; false when there was one. */
+bool driver_check_assumptions(tile_program *p, int only);
 /* Variants of kernel k; `only_relevant` drops defines that name nothing in it. */
 tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_relevant,
                                 tile_variants **out);

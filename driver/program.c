@@ -116,6 +116,14 @@ tile_status tile_program_load_file(tile_ctx *c, const char *path, tile_program *
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
+        if (len == cap && len >= DRIVER_MAX_SOURCE_BYTES) {
+            /* /dev/zero or a runaway pipe: stop instead of eating all memory */
+            free(buf);
+            fclose(fp);
+            driver_error(c, "'%s' is larger than %d MiB, the most a source file may hold", path,
+                         DRIVER_MAX_SOURCE_BYTES >> 20);
+            return TILE_ERR_IO;
+        }
         if (len == cap) {
             cap = cap ? cap * 2 : 65536;
             char *grown = realloc(buf, cap);

@@ -85,27 +85,89 @@ static bool check_arg(tile_ctx *c, const char *kname, const AstParam *ap, const 
 /* The largest grid the GPU launches (x, y, z), so interpreter runs mean the same. */
 static const int64_t grid_max[3] = {INT32_MAX, 65535, 65535};
 
+/* Whether expression n names parameter `name`. */
+static bool names_param(const AstNode *n, const char *name, int depth)
+{
+    if (!n || depth > 200)
+        return false;
+    if (n->kind == AST_NAME && !strcmp(n->name, name))
+        return true;
+    if (names_param(n->a, name, depth + 1) || names_param(n->b, name, depth + 1))
+        return true;
+    for (int i = 0; i < n->nlist; i++)
+        if (names_param(n->list[i], name, depth + 1))
+            return true;
+    return false;
+}
+
+/* " with n = 0, m = 3": the scalar arguments grid expression e names, so that its
+ * error says which values made it fail. */
+static void grid_arg_text(const AstKernel *kn, const AstNode *e, const TfArgValue *vals,
+                          char *buf, size_t size)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < kn->nparams && k < size; i++) {
+        const AstParam *ap = &kn->params[i];
+        if (ap->is_ptr || ap->is_const || !names_param(e, ap->name, 0))
+            continue;
+        int w = tir_scalar_is_float((TirScalar)driver_param_scalar(ap))
+                    ? snprintf(buf + k, size - k, "%s %s = %g", k ? "," : " with", ap->name,
+                               vals[i].fval)
+                    : snprintf(buf + k, size - k, "%s %s = %lld", k ? "," : " with", ap->name,
+                               (long long)vals[i].ival);
+        if (w < 0)
+            break;
+        k += (size_t)w;
+    }
+}
+
 static tile_status pick_grid(tile_program *p, int k, const TfVariant *v,
                              const TfArgValue *vals, const tile_run_options *o,
                              int64_t grid[3])
 {
     tile_ctx *c = p->ctx;
-    const char *kname = p->file->kernels[k].name;
+    const AstKernel *kn = &p->file->kernels[k];
+    const char *kname = kn->name;
     bool given = o->grid[0] || o->grid[1] || o->grid[2];
+    int r = 0;
     if (given) {
         for (int i = 0; i < 3; i++)
             grid[i] = o->grid[i] ? o->grid[i] : 1;
-    } else if (!tf_eval_grid(p->file, k, v, vals, grid)) {
+    } else if ((r = tf_eval_grid(p->file, k, v, vals, grid)) < 0) {
         driver_error(c, "kernel '%s' has no grid clause: give the grid (--grid=X[,Y[,Z]])",
                      kname);
         return TILE_ERR_GRID;
     }
-    for (int i = 0; i < 3; i++)
-        if (grid[i] < 0 || grid[i] > grid_max[i] || (given && grid[i] == 0)) {
+    char args[512];
+    if (r > 0) {
+        /* A clause with no value (a division by zero) is the clause's fault, not a missing
+         * clause: the error points at it and gives the arguments it read. */
+        const AstNode *e = kn->grid[r - 1];
+        grid_arg_text(kn, e, vals, args, sizeof args);
+        tf_error(&p->diag, e->loc, e->end, "grid expression `%.*s` of kernel '%s' cannot be "
+                 "evaluated%s (a division by zero or overflow)", (int)(e->end - e->loc), p->file->src + e->loc,
+                 kname, args);
+        return TILE_ERR_GRID;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (grid[i] >= 1 && grid[i] <= grid_max[i])
+            continue;
+        if (!given && i < kn->ngrid) {
+            /* A grid of 0 or less runs nothing: almost always a wrong argument, so it is an
+             * error naming the expression and its value rather than a silent success. */
+            const AstNode *e = kn->grid[i];
+            grid_arg_text(kn, e, vals, args, sizeof args);
+            tf_error(&p->diag, e->loc, e->end, "grid expression `%.*s` of kernel '%s' is "
+                     "%lld%s; the grid needs 1..%lld programs on axis %d",
+                     (int)(e->end - e->loc), p->file->src + e->loc, kname, (long long)grid[i],
+                     args, (long long)grid_max[i], i);
+        } else {
             driver_error(c, "kernel '%s': grid size %lld on axis %d is out of range "
                             "(1..%lld)", kname, (long long)grid[i], i, (long long)grid_max[i]);
-            return TILE_ERR_GRID;
         }
+        return TILE_ERR_GRID;
+    }
     return TILE_OK;
 }
 
@@ -204,8 +266,6 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
     if ((st = pick_grid(p, k, v, vals, o, grid)) != TILE_OK)
         goto done;
     memcpy(o->grid_used, grid, sizeof grid);
-    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
-        goto done;              /* an empty grid (n = 0): nothing to run */
 
     TirModule *m = driver_lower(p, a, k, v);
     TirFunc *f = m ? tir_module_find(m, kn->name) : NULL;

@@ -47,6 +47,25 @@ static double as_f(TfConst c) { return c.is_float ? c.f : (double)c.i; }
 static TfConst mk_i(int64_t v) { return (TfConst){false, v, 0}; }
 static TfConst mk_f(double v) { return (TfConst){true, 0, v}; }
 
+/* float -> integer as the IR casts (docs/ir.md) and the interpreter and the GPU compute
+ * it: truncate toward zero, saturate at the type's range, NaN gives 0.  (Wrapping here,
+ * `3e9 as i32` folded to -1294967296 where the run gives 2147483647.) */
+int64_t tf_float_to_int(TirScalar s, double x) {
+    if (isnan(x)) return 0;
+    double t = trunc(x);
+    int bits = tir_scalar_bits(s);
+    if (tir_scalar_is_signed(s)) {
+        double lim = ldexp(1.0, bits - 1);
+        if (t >= lim) return bits == 64 ? INT64_MAX : (int64_t)(lim - 1);
+        if (t < -lim) return bits == 64 ? INT64_MIN : (int64_t)-lim;
+        return (int64_t)t;
+    }
+    if (t <= 0) return 0;
+    double lim = ldexp(1.0, bits);
+    if (t >= lim) return bits == 64 ? (int64_t)UINT64_MAX : (int64_t)((1ull << bits) - 1);
+    return (int64_t)(uint64_t)t;
+}
+
 static TfEvalStatus fail(TfEvalEnv *e, const AstNode *n, const char *msg, const char *name) {
     if (e->diag) {
         if (name) tf_error(e->diag, n->loc, n->end, msg, name);
@@ -208,11 +227,9 @@ TfEvalStatus tf_const_eval(TfEvalEnv *e, const AstNode *n, TfConst *out) {
         if (t < 0) return fail(e, n, "unknown type '%s'", n->name);
         if (tir_scalar_is_float((TirScalar)t)) *out = mk_f(tir_round_to((TirScalar)t, as_f(a)));
         else if (t == TIR_I1) *out = mk_i(tf_const_truthy(a));
+        else if (a.is_float) *out = mk_i(tf_float_to_int((TirScalar)t, a.f));
         else {
-            double v = a.is_float ? trunc(a.f) : 0;
-            int64_t iv = a.is_float ? (isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX
-                                               : v <= -9.2e18 ? INT64_MIN : (int64_t)v)
-                                    : a.i;
+            int64_t iv = a.i;
             int bits = tir_scalar_bits((TirScalar)t);
             if (bits < 64) {
                 uint64_t mask = ((uint64_t)1 << bits) - 1, u = (uint64_t)iv & mask;
@@ -234,18 +251,18 @@ static TfEvalEnv launch_env(const AstFile *f, int k, const TfVariant *v, const T
                        .nconsts = v ? v->nconsts : 0, .args = args, .nfile_consts = -1};
 }
 
-bool tf_eval_grid(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args,
-                  int64_t grid[3]) {
+int tf_eval_grid(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args,
+                 int64_t grid[3]) {
     const AstKernel *kn = &f->kernels[k];
-    if (kn->ngrid == 0) return false;
+    if (kn->ngrid == 0) return -1;
     TfEvalEnv e = launch_env(f, k, v, args);
     for (int i = 0; i < 3; i++) grid[i] = 1;
     for (int i = 0; i < kn->ngrid && i < 3; i++) {
         TfConst c;
-        if (tf_const_eval(&e, kn->grid[i], &c) != TF_EV_OK) return false;
+        if (tf_const_eval(&e, kn->grid[i], &c) != TF_EV_OK) return i + 1;
         grid[i] = c.is_float ? (int64_t)c.f : c.i;
     }
-    return true;
+    return 0;
 }
 
 int tf_eval_where(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args) {

@@ -84,9 +84,10 @@ typedef struct TfArgValue {
     double fval;
 } TfArgValue;
 
-/* Evaluates the grid clause. Returns false when the kernel has none. */
-bool tf_eval_grid(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args,
-                  int64_t grid[3]);
+/* Evaluates the grid clause: 0 when it did, -1 when the kernel has none, i + 1 when
+ * expression i has no value for these arguments (a division by zero). */
+int tf_eval_grid(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args,
+                 int64_t grid[3]);
 /* Checks the runtime `where` clauses; returns -1 when all hold, else the index in
  * kernels[k].wheres of the first that fails. */
 int tf_eval_where(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args);

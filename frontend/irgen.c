@@ -69,12 +69,9 @@ TfConst sema_convert_const(TfConst v, TirScalar to) {
         return (TfConst){true, 0, tir_round_to(to, x)};
     }
     int64_t iv;
-    if (v.is_float) {
-        double t = trunc(v.f);
-        iv = isnan(t) ? 0 : t >= 9.2e18 ? INT64_MAX : t <= -9.2e18 ? INT64_MIN : (int64_t)t;
-        if (to == TIR_I1) iv = v.f != 0;
-    } else iv = v.i;
-    iv = wrap_int(iv, to);
+    if (v.is_float && to == TIR_I1) iv = v.f != 0;
+    else if (v.is_float) iv = tf_float_to_int(to, v.f);   /* saturates, as the IR's cast */
+    else iv = wrap_int(v.i, to);
     return (TfConst){false, iv, (double)iv};
 }
 

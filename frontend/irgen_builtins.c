@@ -36,11 +36,11 @@ DECL(bi_tload) DECL(bi_tstore) DECL(bi_print) DECL(bi_assert)
     X("full", 3, 3, "", bi_full, TIR_OP_CONSTANT)                                   \
     X("load", 1, 1, "mask,other,cache", bi_load, TIR_OP_LOAD)                       \
     X("store", 2, 2, "mask", bi_store, TIR_OP_STORE)                                \
-    X("atomic_add", 2, 2, "mask", bi_atomic, TIR_OP_ATOMIC_ADD)                     \
-    X("atomic_max", 2, 2, "mask", bi_atomic, TIR_OP_ATOMIC_MAX)                     \
-    X("atomic_min", 2, 2, "mask", bi_atomic, TIR_OP_ATOMIC_MIN)                     \
-    X("atomic_xchg", 2, 2, "mask", bi_atomic, TIR_OP_ATOMIC_XCHG)                   \
-    X("atomic_cas", 3, 3, "", bi_atomic_cas, TIR_OP_ATOMIC_CAS)                     \
+    X("atomic_add", 2, 2, "mask,sem,scope", bi_atomic, TIR_OP_ATOMIC_ADD)                     \
+    X("atomic_max", 2, 2, "mask,sem,scope", bi_atomic, TIR_OP_ATOMIC_MAX)                     \
+    X("atomic_min", 2, 2, "mask,sem,scope", bi_atomic, TIR_OP_ATOMIC_MIN)                     \
+    X("atomic_xchg", 2, 2, "mask,sem,scope", bi_atomic, TIR_OP_ATOMIC_XCHG)                   \
+    X("atomic_cas", 3, 3, "sem,scope", bi_atomic_cas, TIR_OP_ATOMIC_CAS)                     \
     X("dot", 2, 3, "acc,precision", bi_dot, TIR_OP_DOT)                             \
     X("sum", 1, 2, "axis", bi_reduce, TIR_OP_REDUCE_SUM)                            \
     X("max", 1, 2, "axis", bi_reduce, TIR_OP_REDUCE_MAX)                            \
@@ -273,6 +273,13 @@ static SVal bi_arange(SemaCtx *c, BArgs *a) {
     if (!arg_const_int(c, a->pos[0], "the start of arange", &s) ||
         !arg_const_int(c, a->pos[1], "the end of arange", &e))
         return sv_bad();
+    /* its elements are i32: bounds outside that range (whose difference could overflow
+     * even i64) are an error, not a wrapped tile */
+    if (s < INT32_MIN || s > INT32_MAX || e < INT32_MIN || e > (int64_t)INT32_MAX + 1) {
+        sema_err(c, a->call, "arange(%lld, %lld) is outside the range of i32", (long long)s,
+                 (long long)e);
+        return sv_bad();
+    }
     int64_t n = e - s;
     if (n <= 0 || (n & (n - 1))) {
         sema_err(c, a->call, "arange(%lld, %lld) has %lld elements, not a power of two",
@@ -399,6 +406,33 @@ static SVal bi_load(SemaCtx *c, BArgs *a) {
     return sv_value(v);
 }
 
+/* sem= and scope= of an atomic, as Triton spells them: strings naming a TirSem and a
+ * TirScope; absent, the defaults (acq_rel at gpu scope, like Triton's). */
+static bool atomic_order(SemaCtx *c, const AstNode *sem, const AstNode *scope, TirAttr *attr) {
+    static const struct {
+        const char *key;
+        const char *const *names;
+        int n;
+        const char *expect;
+    } forms[2] = {
+        {"sem", tir_sem_names, TIR_NSEMS, "\"acq_rel\", \"acquire\", \"release\" or \"relaxed\""},
+        {"scope", tir_scope_names, TIR_NSCOPES, "\"gpu\", \"cta\" or \"sys\""},
+    };
+    const AstNode *given[2] = {sem, scope};
+    for (int f = 0; f < 2; f++) {
+        if (!given[f]) continue;
+        int v = -1;
+        for (int j = 0; given[f]->kind == AST_STRING && j < forms[f].n; j++)
+            if (!strcmp(given[f]->name, forms[f].names[j])) v = j;
+        if (v < 0) {
+            sema_err(c, given[f], "%s= must be %s", forms[f].key, forms[f].expect);
+            return false;
+        }
+        attr->i[f] = v;
+    }
+    return true;
+}
+
 static SVal store_like(SemaCtx *c, BArgs *a, bool has_result) {
     SVal p = arg_value(c, a->pos[0]);
     SVal v = arg_value(c, a->pos[1]);
@@ -419,7 +453,12 @@ static SVal store_like(SemaCtx *c, BArgs *a, bool has_result) {
         tir_op_new(&c->b, a->op, n, ops, 0, NULL, 0);
         return (SVal){.is_void = true};
     }
-    return sv_value(tir_op1(&c->b, a->op, tile_of(e, p.ty.rank, p.ty.shape), n, ops));
+    TirAttr order = {0};
+    if (!atomic_order(c, a->named[1], a->named[2], &order)) return sv_bad();
+    TirValue *r = tir_op1(&c->b, a->op, tile_of(e, p.ty.rank, p.ty.shape), n, ops);
+    r->def->attr.i[0] = order.i[0];
+    r->def->attr.i[1] = order.i[1];
+    return sv_value(r);
 }
 
 static SVal bi_store(SemaCtx *c, BArgs *a) { return store_like(c, a, false); }
@@ -437,7 +476,12 @@ static SVal bi_atomic_cas(SemaCtx *c, BArgs *a) {
     SVal *vs[3] = {&p, &cmp, &v};
     TirValue *ops[3];
     if (call_operands(c, a, vs, ops) < 0) return sv_bad();
-    return sv_value(tir_op1(&c->b, TIR_OP_ATOMIC_CAS, tile_of(e, p.ty.rank, p.ty.shape), 3, ops));
+    TirAttr order = {0};
+    if (!atomic_order(c, a->named[0], a->named[1], &order)) return sv_bad();
+    TirValue *r = tir_op1(&c->b, TIR_OP_ATOMIC_CAS, tile_of(e, p.ty.rank, p.ty.shape), 3, ops);
+    r->def->attr.i[0] = order.i[0];
+    r->def->attr.i[1] = order.i[1];
+    return sv_value(r);
 }
 
 /* ---- matrix -------------------------------------------------------------------------- */
@@ -543,6 +587,17 @@ static bool want_tile(SemaCtx *c, SVal x, const AstNode *n, const char *name) {
     return true;
 }
 
+/* Sums and scans of bool and of integers narrower than 32 bits accumulate in 32 bits, as
+ * in Triton: `sum(mask)` counts (a bool sum was the count mod 2, an i8 sum wrapped at 128).
+ * Signed and bool go to i32, unsigned to u32; the operand is widened first. */
+static TirValue *widen_for_sum(SemaCtx *c, TirValue *v) {
+    TirScalar e = (TirScalar)v->ty.elem;
+    if (tir_scalar_is_float(e) || (e != TIR_I1 && tir_scalar_bits(e) >= 32)) return v;
+    TirType t = v->ty;
+    t.elem = (uint8_t)(e == TIR_I1 || tir_scalar_is_signed(e) ? TIR_I32 : TIR_U32);
+    return tir_cast(&c->b, v, t);
+}
+
 static SVal bi_reduce(SemaCtx *c, BArgs *a) {
     SVal x = arg_value(c, a->pos[0]);
     if (!want_tile(c, x, a->pos[0], a->name)) return sv_bad();
@@ -556,6 +611,10 @@ static SVal bi_reduce(SemaCtx *c, BArgs *a) {
         int32_t n = (int32_t)tir_type_numel(t);
         t = tir_tile_type(tir_elem_type(t), 1, &n);
         v = tir_op1(&c->b, TIR_OP_RESHAPE, t, 1, &v);
+    }
+    if (a->op == TIR_OP_REDUCE_SUM) {
+        v = widen_for_sum(c, v);
+        t = v->ty;
     }
     TirScalar e = a->op == TIR_OP_ARGMAX || a->op == TIR_OP_ARGMIN ? TIR_I32 : (TirScalar)t.elem;
     int32_t sh[TIR_MAXRANK];
@@ -577,7 +636,8 @@ static SVal bi_cumsum(SemaCtx *c, BArgs *a) {
         return sv_bad();
     }
     c->b.loc = a->call->loc;
-    TirValue *r = tir_op1(&c->b, TIR_OP_CUMSUM, x.ty, 1, &x.v);
+    TirValue *v = widen_for_sum(c, x.v);
+    TirValue *r = tir_op1(&c->b, TIR_OP_CUMSUM, v->ty, 1, &v);
     r->def->attr.i[0] = axis;
     return sv_value(r);
 }

@@ -38,6 +38,8 @@ const TirConstBinding *tf_find_binding(const TirConstBinding *b, int n, const ch
 /* The clause builtins: cdiv, minimum, maximum, next_pow2 (index, or -1). */
 int tf_clause_fn(const char *name);
 int64_t tf_next_pow2(int64_t x);
+/* float -> integer as the IR's cast: truncates, saturates at the range of s, NaN: 0. */
+int64_t tf_float_to_int(TirScalar s, double x);
 
 /* ---- elaboration (irgen.c, irgen_builtins.c) ------------------------------------ */
 /* A value during elaboration.  Compile-time scalars stay unmaterialized (`known`)

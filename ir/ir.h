@@ -143,6 +143,12 @@ bool tir_op_fast(const TirOp *op);
 
 typedef enum { TIR_CMP_EQ, TIR_CMP_NE, TIR_CMP_LT, TIR_CMP_LE, TIR_CMP_GT, TIR_CMP_GE } TirCmp;
 extern const char *const tir_cmp_names[6];          /* "eq" "ne" "lt" "le" "gt" "ge" */
+/* Atomics' memory order (attr i[0]) and scope (attr i[1]); 0 is the default, as in
+ * Triton: acq_rel at gpu scope (docs/language.md, "Memory model"). */
+typedef enum { TIR_SEM_ACQ_REL, TIR_SEM_RELAXED, TIR_SEM_ACQUIRE, TIR_SEM_RELEASE, TIR_NSEMS } TirSem;
+typedef enum { TIR_SCOPE_GPU, TIR_SCOPE_CTA, TIR_SCOPE_SYS, TIR_NSCOPES } TirScope;
+extern const char *const tir_sem_names[TIR_NSEMS];     /* "acq_rel" "relaxed" "acquire" "release" */
+extern const char *const tir_scope_names[TIR_NSCOPES]; /* "gpu" "cta" "sys" */
 
 typedef struct TirAttr {
     int64_t i[TIR_MAXRANK];  /* integer attributes, meaning per op (ops.def) */

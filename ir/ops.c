@@ -18,6 +18,8 @@ int tir_opcode_from_name(const char *s, size_t n) {
 }
 
 const char *const tir_cmp_names[6] = {"eq", "ne", "lt", "le", "gt", "ge"};
+const char *const tir_sem_names[TIR_NSEMS] = {"acq_rel", "relaxed", "acquire", "release"};
+const char *const tir_scope_names[TIR_NSCOPES] = {"gpu", "cta", "sys"};
 
 /* The attribute form of each op (ops.def's comment, as data for the printer and parser). */
 TirAttrKind tir_attr_kind(TirOpcode code) {
@@ -39,6 +41,9 @@ TirAttrKind tir_attr_kind(TirOpcode code) {
         {TIR_OP_EXP, TIR_A_FAST},             {TIR_OP_EXP2, TIR_A_FAST},
         {TIR_OP_TANH, TIR_A_FAST},            {TIR_OP_SIGMOID, TIR_A_FAST},
         {TIR_OP_ERF, TIR_A_FAST},
+        {TIR_OP_ATOMIC_ADD, TIR_A_ORDER},     {TIR_OP_ATOMIC_MAX, TIR_A_ORDER},
+        {TIR_OP_ATOMIC_MIN, TIR_A_ORDER},     {TIR_OP_ATOMIC_XCHG, TIR_A_ORDER},
+        {TIR_OP_ATOMIC_CAS, TIR_A_ORDER},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].code == code) return table[i].kind;

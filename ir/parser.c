@@ -818,6 +818,7 @@ static const struct {
     {TIR_A_TF32, {"tf32"}, false},      {TIR_A_PERM, {"perm"}, true},
     {TIR_A_LABEL, {"label"}, false},    {TIR_A_MSG, {"msg"}, false},
     {TIR_A_CALLEE, {"callee"}, true},   {TIR_A_FAST, {"fast"}, false},
+    {TIR_A_ORDER, {"sem", "scope"}, false},
 };
 
 /* ATTRS := '{' KEY '=' VALUE (',' KEY '=' VALUE)* '}' ; which keys each op takes is data. */
@@ -945,6 +946,23 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
                 }
                 p->pos += pn;
                 a->i[0] = pred;
+                break;
+            }
+            case TIR_A_ORDER: {
+                ws(p);
+                size_t ns = p->pos, nn = ident_len(p);
+                const char *const *names = which ? tir_scope_names : tir_sem_names;
+                int count = which ? TIR_NSCOPES : TIR_NSEMS, v = -1;
+                for (int j = 0; j < count; j++)
+                    if (strlen(names[j]) == nn && memcmp(names[j], p->src + ns, nn) == 0) v = j;
+                if (v < 0) {
+                    error_at(p, ns, which ? "unknown scope '%.*s' (expected gpu cta sys)"
+                                          : "unknown sem '%.*s' (expected acq_rel relaxed acquire release)",
+                             (int)nn, p->src + ns);
+                    return false;
+                }
+                p->pos += nn;
+                a->i[which] = v;
                 break;
             }
             case TIR_A_PERM: {

@@ -166,6 +166,17 @@ static void put_own_attrs(AttrOut *o, const TirOp *op) {
             tir_print_string(out, a->s);
         }
         return;
+    case TIR_A_ORDER:
+        /* the defaults (acq_rel, gpu) are not written */
+        if (a->i[0] > 0 && a->i[0] < TIR_NSEMS) {
+            key(o, "sem");
+            fputs(tir_sem_names[a->i[0]], out);
+        }
+        if (a->i[1] > 0 && a->i[1] < TIR_NSCOPES) {
+            key(o, "scope");
+            fputs(tir_scope_names[a->i[1]], out);
+        }
+        return;
     case TIR_A_TF32:
         if (a->i[0]) {
             key(o, "tf32");

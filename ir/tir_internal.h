@@ -34,6 +34,7 @@ typedef enum {
     TIR_A_MSG,     /* assert: msg="..." */
     TIR_A_CALLEE,  /* call: callee=@name */
     TIR_A_FAST,    /* exp, exp2, tanh, sigmoid, erf: fast=1 (optional; i[0]) */
+    TIR_A_ORDER,   /* atomics: sem=NAME, scope=NAME (optional; default acq_rel, gpu) */
 } TirAttrKind;
 TirAttrKind tir_attr_kind(TirOpcode code);
 

@@ -11,9 +11,9 @@
 
 static int64_t pow2_div(int64_t c) {
     if (c == 0) return AX_MAXDIV;
-    uint64_t u = (uint64_t)(c < 0 ? -c : c);
-    int64_t p = (int64_t)(u & -u);
-    return p > AX_MAXDIV ? AX_MAXDIV : p;
+    /* the lowest set bit of c is that of -c: no negation (INT64_MIN has none) */
+    uint64_t u = (uint64_t)c, p = u & (0 - u);
+    return p > (uint64_t)AX_MAXDIV ? AX_MAXDIV : (int64_t)p;
 }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }

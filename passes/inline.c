@@ -56,8 +56,23 @@ static bool count_op(TirOp *op, void *ud) {
     return true;
 }
 
-/* Replaces one call by the callee's body.  Returns the number of errors. */
-static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ctx, long *grown) {
+/* The uses of inlined calls' results, replaced once per round for all the round's calls:
+ * a walk of the whole function per call made a chain of functions each calling the next
+ * twice quadratic in the grown body (16 levels took minutes). */
+static TirValue *resolve(const PassMap *repl, TirValue *v) {
+    for (TirValue *to; (to = pass_map_get(repl, v));) v = to;   /* a result passed on */
+    return v;
+}
+
+static bool replace_op_uses(TirOp *op, void *ud) {
+    for (int i = 0; i < op->nopnd; i++) op->opnd[i] = resolve(ud, op->opnd[i]);
+    return true;
+}
+
+/* Replaces one call by the callee's body; the call's results go into `repl` (their
+ * replacements), for replace_op_uses after the round.  Returns the number of errors. */
+static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ctx, long *grown,
+                       PassMap *repl) {
     const char *name = call->attr.s ? call->attr.s : "";
     TirFunc *callee = tir_module_find(m, name);
     if (!callee) return pass_error(ctx, "inline", f, "call of unknown function @%s", name);
@@ -102,7 +117,7 @@ static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ct
         TirValue *mapped = pass_map_get(&map, v);
         /* A result that is neither an argument nor computed in the body would not
          * verify in the callee; keep the value itself rather than crash. */
-        tir_replace_all_uses(f, call->res[i], mapped ? mapped : v);
+        pass_map_put(repl, call->res[i], mapped ? mapped : v);
     }
     pass_map_free(&map);
     tir_op_erase(call);
@@ -127,7 +142,11 @@ static int inline_into(TirModule *m, TirFunc *f, TirPassContext *ctx) {
                               INLINE_MAX_DEPTH, callee);
         }
         int errors = 0;
-        for (size_t i = 0; i < calls.n; i++) errors += inline_call(m, f, calls.v[i], ctx, &grown);
+        PassMap repl = {0};
+        for (size_t i = 0; i < calls.n; i++)
+            errors += inline_call(m, f, calls.v[i], ctx, &grown, &repl);
+        tir_walk_func(f, replace_op_uses, &repl);
+        pass_map_free(&repl);
         free(calls.v);
         if (errors) return errors;
     }

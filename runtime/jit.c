@@ -125,9 +125,19 @@ bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, s
     snprintf(name, sizeof name, "%s.bin", hex);
     if (!cache_path(rt, sub, name, path, sizeof path))
         return false;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Only a regular file is an entry: opening a FIFO (or a device) someone left in the
+     * cache would block or read forever.  O_NONBLOCK keeps the open itself from waiting. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
         return false;
+    struct stat st;
+    FILE *f = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        atomic_fetch_add(&rt->stats.cache_corrupt, 1);
+        unlink(path);
+        return false;
+    }
     uint8_t head[CACHE_HEADER];
     bool ok = fread(head, 1, CACHE_HEADER, f) == CACHE_HEADER && !memcmp(head, CACHE_MAGIC, 8) &&
               (head[8] | head[9] << 8 | head[10] << 16 | (uint32_t)head[11] << 24) == CACHE_VERSION;

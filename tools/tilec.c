@@ -350,17 +350,50 @@ static void print_reports(const tile_report *r, int n)
                r[i].threads, (long long)r[i].flops, (long long)r[i].global_bytes);
 }
 
+/* Writes `data` to `path` ("-" or NULL: stdout).  A regular file (or a new one) is
+ * written to a temporary file beside it and renamed over it, so that a reader (the JIT,
+ * a build's next step) sees the old file or the whole new one, never half of it; a
+ * device such as /dev/null is written in place. */
 static bool write_file(const char *path, const char *data, size_t len)
 {
-    FILE *out = stdout;
-    if (path && strcmp(path, "-") && !(out = fopen(path, "wb"))) {
+    if (!path || !strcmp(path, "-")) {
+        bool ok = fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0;
+        if (!ok)
+            error("cannot write 'standard output'");
+        return ok;
+    }
+    struct stat st;
+    bool in_place = !stat(path, &st) && !S_ISREG(st.st_mode);
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp) {
+        error("cannot write '%s': out of memory", path);
+        return false;
+    }
+    if (in_place)
+        snprintf(tmp, n, "%s", path);
+    else
+        snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *out = fopen(tmp, "wb");
+    if (!out) {
         error("cannot write '%s': %s", path, strerror(errno));
+        free(tmp);
         return false;
     }
     bool ok = fwrite(data, 1, len, out) == len;
-    ok &= (out == stdout ? fflush(out) : fclose(out)) == 0;
-    if (!ok)
-        error("cannot write '%s'", path && strcmp(path, "-") ? path : "standard output");
+    ok &= fclose(out) == 0;
+    if (ok && !in_place && rename(tmp, path) != 0) {
+        error("cannot write '%s': renaming '%s' over it: %s", path, tmp, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return false;
+    }
+    if (!ok) {
+        error("cannot write '%s'", path);
+        if (!in_place)
+            unlink(tmp);
+    }
+    free(tmp);
     return ok;
 }
 
@@ -572,6 +605,9 @@ static bool is_buffer_spec(const char *v)
 /* Largest buffer `tilec run` creates: enough for any test, small enough that a typo
  * in a count fails cleanly instead of exhausting memory. */
 #define MAX_BUFFER_BYTES ((uint64_t)1 << 36)
+/* The most read from an input that is not a regular file (a pipe, a device such as
+ * /dev/zero): its size is not known up front, and /dev/zero never ends. */
+#define MAX_STREAM_BYTES ((size_t)1 << 26)
 
 /* Builds the buffer for pointer parameter `pi` from its spec. */
 static bool make_buffer(const tile_param_info *pi, const char *v, tile_arg *out)
@@ -584,11 +620,26 @@ static bool make_buffer(const tile_param_info *pi, const char *v, tile_arg *out)
             error("argument '%s': cannot open '%s': %s", pi->name, v + 1, strerror(errno));
             return false;
         }
+        struct stat st;
+        bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+        if (regular && (uint64_t)st.st_size > MAX_BUFFER_BYTES) {
+            fclose(f);
+            error("argument '%s': '%s' has %lld bytes, more than the %llu a buffer may have",
+                  pi->name, v + 1, (long long)st.st_size, (unsigned long long)MAX_BUFFER_BYTES);
+            return false;
+        }
         size_t cap = 1 << 16, len = 0;
         char *buf = malloc(cap);
         size_t got;
         while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
             len += got;
+            if (len == cap && !regular && len >= MAX_STREAM_BYTES) {
+                free(buf);
+                fclose(f);
+                error("argument '%s': '%s' is not a regular file and gives more than %zu MiB; "
+                      "save it to a file first", pi->name, v + 1, MAX_STREAM_BYTES >> 20);
+                return false;
+            }
             if (len == cap) {
                 char *grown = cap < MAX_BUFFER_BYTES ? realloc(buf, cap * 2) : NULL;
                 if (!grown) {

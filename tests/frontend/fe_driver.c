@@ -109,9 +109,12 @@ static void print_launch(const AstFile *f, int k, const TfVariant *v, const char
             }
     }
     int64_t grid[3];
-    if (tf_eval_grid(f, k, v, args, grid))
+    int g = tf_eval_grid(f, k, v, args, grid);
+    if (g == 0)
         printf("launch %s: grid (%lld, %lld, %lld)\n", kn->name, (long long)grid[0],
                (long long)grid[1], (long long)grid[2]);
+    else if (g > 0)
+        printf("launch %s: grid expression %d has no value\n", kn->name, g - 1);
     else
         printf("launch %s: no grid\n", kn->name);
     for (int i = 0; i < kn->nwheres; i++)

@@ -62,6 +62,10 @@ if [ -x "$B/tests/gpu/gpu_special" ]; then
   grep -E '^FAIL' "$LOG/gpu_special.txt" | head -40 > "$LOG/gpu_special_failures.txt"
 fi
 
+# atomics: the spin lock over 200 programs (acq_rel by default); timeout: a hang guard
+timeout 300 "$B/tests/gpu/gpu_atomics" > "$LOG/gpu_atomics.txt" 2>&1
+note "gpu_atomics: rc=$? $(grep -E '^(PASS|FAIL|SKIP)' "$LOG/gpu_atomics.txt" | head -3 | tr '\n' ' ')"
+
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
 $(grep -E 'launch overhead|^softmax|startup|FAIL' "$LOG/gpu_bench.txt")

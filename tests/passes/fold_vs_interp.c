@@ -125,7 +125,30 @@ static const double int_vals[] = {0, 1, -1, 2, -7, 7, 31, 32, 127, -128, 255, 65
                                   4294967295.0, 1e15, -1e15};
 static const double float_vals[] = {0.0, -0.0, 1.0, -1.5, 0.1, 3.0, 2.5, -2.5, 448.0, 65504.0, 1e10, -1e-8,
                                     INFINITY, -INFINITY, NAN};
+/* Casts also see every integer type's boundaries and the values next to them (a cast
+ * from a float saturates there, one from an integer wraps). */
+static const double cast_float_vals[] = {
+    127.0, 127.5, 128.0, -128.5, -129.0, 255.5, 256.0, 32767.5, 32768.0, -32769.0, 65535.5,
+    65536.0, 2147483647.5, 2147483648.0, -2147483649.0, 3e9, 4294967295.5, 4294967296.0,
+    9223372036854775807.0, -9223372036854775808.0, -9.3e18, 18446744073709551615.0, 3.7e19,
+    1e30, -1e30};
+static const double cast_int_vals[] = {
+    128, -129, 256, 32767, 32768, -32769, 65536, 2147483648.0, -2147483649.0, 4294967296.0,
+    9007199254740993.0, -9007199254740993.0, 9223372036854775807.0, -9223372036854775808.0};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static void check_casts(TirScalar s, const double *vals, int nv) {
+    bool fl = tir_scalar_is_float(s);
+    for (int i = 0; i < nv; i++)
+        for (int d = 0; d < TIR_NSCALARS; d++) {
+            if (d == TIR_I1 || d == (int)s) continue;
+            /* ints beyond 2^53 to bf16 are left alone: in range, and a double rounding
+             * could differ from the one rounding the semantics asks for */
+            double iv = fl ? 0 : tir_round_to(s, vals[i]);
+            bool huge = !fl && (iv < 0 ? -iv : iv) > 9007199254740992.0;
+            check(TIR_OP_CAST, 0, s, (TirScalar)d, 1, &vals[i], !(huge && d == TIR_BF16));
+        }
+}
 
 int main(void) {
     static const TirOpcode int_bin[] = {TIR_OP_ADD, TIR_OP_SUB, TIR_OP_MUL, TIR_OP_DIV, TIR_OP_REM, TIR_OP_AND,
@@ -155,15 +178,10 @@ int main(void) {
                 bool applies = fl ? unary[o] != TIR_OP_NOT : (unary[o] != TIR_OP_FLOOR && unary[o] != TIR_OP_CEIL);
                 if (applies) check(unary[o], 0, (TirScalar)s, (TirScalar)s, 1, &vals[i], true);
             }
-            for (int d = 0; d < TIR_NSCALARS; d++) {
-                if (d == TIR_I1 || d == s) continue;
-                /* ints beyond 2^53 to bf16 are left alone: in range, and a double rounding
-                 * could differ from the one rounding the semantics asks for */
-                double iv = fl ? 0 : tir_round_to((TirScalar)s, vals[i]);
-                bool huge = !fl && (iv < 0 ? -iv : iv) > 9007199254740992.0;
-                check(TIR_OP_CAST, 0, (TirScalar)s, (TirScalar)d, 1, &vals[i], !(huge && d == TIR_BF16));
-            }
         }
+        check_casts((TirScalar)s, vals, nv);
+        if (fl) check_casts((TirScalar)s, cast_float_vals, COUNT(cast_float_vals));
+        else check_casts((TirScalar)s, cast_int_vals, COUNT(cast_int_vals));
     }
     printf("fold_vs_interp: %d cases, %d folded, %d failures\n", cases, folded, failures);
     return failures ? 1 : 0;

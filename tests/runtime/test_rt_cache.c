@@ -237,6 +237,13 @@ int main(void)
     fclose(f);
     st = compile_once(0, &len);
     CHECK(st.cache_corrupt == 1 && st.jit_compiles == 1);
+    /* a FIFO in its place (opened for reading, it would block forever): not a cache
+     * entry, replaced by a compile's file (the test's TIMEOUT guards the hang) */
+    CHECK(unlink(path) == 0 && mkfifo(path, 0644) == 0);
+    st = compile_once(0, &len);
+    CHECK(st.cache_corrupt == 1 && st.jit_compiles == 1);
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && S_ISREG(sb.st_mode));
     /* other specialization facts (n divisible by 16): another entry */
     st = compile_once(1ull << 3, &len);
     CHECK(st.jit_compiles == 1 && count_entries() == 2);
