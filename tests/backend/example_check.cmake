@@ -3,9 +3,39 @@
 #    sizes that are multiples of 16), the specialization the runtime launches for the
 #    common case, like Triton;
 #  - generic: no facts about the arguments (what a misaligned launch runs).
-# No variant may spill in either form.
+# FORMS (default: both) may name just one, for the architectures checked in one form only
+# (TILEC_GPU_ARCHS_ONE_FORM in tests/CMakeLists.txt).
+# No variant may spill in either form, unless SPILL_ALLOWED is set (the dot examples of
+# TILEC_DOT_SPILL_ALLOWED in tests/CMakeLists.txt, until the pipelining pass lands): then
+# the spilling variants are listed and the check still wants every variant compiled and
+# accepted by ptxas.
+# With EXPECT_ERROR (a regex), the example must not compile for ARCH: tb_compile fails
+# with that message for every variant, and no variant reaches ptxas (f8 dot below sm_89).
 separate_arguments(defs UNIX_COMMAND "${DEFS}")
-foreach(form div16 generic)
+if(DEFINED EXPECT_ERROR AND NOT EXPECT_ERROR STREQUAL "")
+  execute_process(COMMAND ${TB_COMPILE} --arch=${ARCH} --emit=cubin --report --div16 ${defs} ${EXAMPLE}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT rc MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "expected a clean failure for ${ARCH}, got rc=${rc}:\n${err}\n${out}")
+  endif()
+  string(REGEX MATCHALL "variants=[0-9]+" nv "${out}")
+  string(REGEX REPLACE "variants=" "" nv "${nv}")
+  string(REGEX MATCHALL "[^\n]*: failed" failed "${out}\n${err}")
+  string(REGEX MATCHALL "${EXPECT_ERROR}" said "${err}")
+  list(LENGTH failed nfailed)
+  list(LENGTH said nsaid)
+  if(out MATCHES "regs=" OR NOT nv GREATER 0 OR NOT nfailed EQUAL nv OR NOT nsaid EQUAL nv)
+    message(FATAL_ERROR "want every one of the ${nv} variants refused with '${EXPECT_ERROR}' "
+                        "(${nfailed} failed, ${nsaid} said so):\n${err}\n${out}")
+  endif()
+  message(STATUS "refused as expected for ${ARCH}:\n${err}")
+  return()
+endif()
+if(NOT DEFINED FORMS OR FORMS STREQUAL "")
+  set(FORMS div16 generic)
+endif()
+separate_arguments(FORMS)
+foreach(form ${FORMS})
   set(flag "")
   if(form STREQUAL "div16")
     set(flag --div16)
@@ -25,10 +55,18 @@ foreach(form div16 generic)
   if(NOT nlines EQUAL nv)
     message(FATAL_ERROR "${nv} variants but ${nlines} ptxas reports (${form}):\n${out}")
   endif()
+  set(spilling "")
   foreach(l ${lines})
     if(NOT l MATCHES "spill_stores=0 spill_loads=0")
-      message(FATAL_ERROR "spills in the ${form} form: ${l}")
+      if(NOT SPILL_ALLOWED)
+        message(FATAL_ERROR "spills in the ${form} form: ${l}")
+      endif()
+      string(REGEX REPLACE ":.*(spill_stores=[0-9]+ spill_loads=[0-9]+).*" ": \\1" l "${l}")
+      string(APPEND spilling "\n  ${l}")
     endif()
   endforeach()
+  if(spilling)
+    message(STATUS "${form}: spills allowed for now (TILEC_DOT_SPILL_ALLOWED) in:${spilling}")
+  endif()
   message(STATUS "${form}:\n${out}")
 endforeach()
