@@ -468,6 +468,12 @@ void tb_lower_op(TbLower *L, TirOp *op) {
     case TIR_OP_TSTORE: tb_lower_tstore(L, op); return;
     case TIR_OP_PRINT: tb_lower_print(L, op); return;
     case TIR_OP_DOT: tb_lower_dot(L, op); return;
+    case TIR_OP_SMEM_ALLOC: tb_lower_smem_alloc(L, op); return;
+    case TIR_OP_SMEM_STORE: tb_lower_smem_store(L, op); return;
+    case TIR_OP_SMEM_LOAD: tb_lower_smem_load(L, op); return;
+    case TIR_OP_ASYNC_COPY: tb_lower_async_copy(L, op); return;
+    case TIR_OP_ASYNC_COMMIT: tb_lower_async_commit(L, op); return;
+    case TIR_OP_ASYNC_WAIT: tb_lower_async_wait(L, op); return;
     case TIR_OP_CALL:
         tb_error(L, op, "calls must be inlined before the backend (run the 'inline' pass)");
         return;
@@ -524,8 +530,21 @@ static void add_str_attr(TbLower *L, LLVMValueRef fn, const char *k, const char 
 
 /* The scratch buffer is made once its size is known: every use reaches it through
  * L->scratch, a placeholder global replaced here. */
+/* tilec_dynamic_smem: the dynamic shared memory a launch must pass (0 when the scratch is
+ * static or absent), for a runtime that has only the cubin (JIT compiles).  Every module
+ * defines it, so looking it up never fails. */
+static void define_dynamic_smem(TbLower *L, int bytes) {
+    LLVMValueRef sz = LLVMAddGlobalInAddressSpace(L->mod, L->i32, "tilec_dynamic_smem", 4);
+    LLVMSetInitializer(sz, tb_i32(L, bytes));
+    LLVMSetGlobalConstant(sz, 1);
+    LLVMSetAlignment(sz, 4);
+}
+
 static void finish_scratch(TbLower *L) {
-    if (!L->scratch) return;
+    if (!L->scratch) {
+        define_dynamic_smem(L, 0);
+        return;
+    }
     /* Past 48 KiB, static shared memory is not allowed: the buffer is the dynamic shared
      * memory the launch provides (the runtime passes the variant's smem bytes and raises
      * the function's limit). */
@@ -539,6 +558,7 @@ static void finish_scratch(TbLower *L) {
         LLVMSetInitializer(g, LLVMGetUndef(at));
     }
     LLVMSetAlignment(g, 16);
+    define_dynamic_smem(L, dynamic ? L->scratch_bytes : 0);
     LLVMReplaceAllUsesWith(L->scratch, g);
     LLVMDeleteGlobal(L->scratch);
     L->scratch = g;

@@ -187,6 +187,14 @@ bool tb_mma_view(TbLower *L, int32_t layout, TirType t, TbView *v, const TirOp *
 LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d);
 void tb_lower_dot(TbLower *L, TirOp *op);
 
+/* lower_smem.c */
+void tb_lower_smem_alloc(TbLower *L, TirOp *op);
+void tb_lower_smem_store(TbLower *L, TirOp *op);
+void tb_lower_smem_load(TbLower *L, TirOp *op);
+void tb_lower_async_copy(TbLower *L, TirOp *op);
+void tb_lower_async_commit(TbLower *L, TirOp *op);
+void tb_lower_async_wait(TbLower *L, TirOp *op);
+
 /* lower_reduce.c */
 void tb_lower_reduce(TbLower *L, TirOp *op);
 void tb_lower_convert_layout(TbLower *L, TirOp *op);

@@ -182,7 +182,44 @@ static void visit_region_op(AxState *s, TirOp *op) {
             unknown(iv);
             iv->div[0] = min64(ax(s, op->opnd[0])->div[0], ax(s, op->opnd[2])->div[0]);
         }
-        for (int i = 1; i < body->nargs; i++) unknown(ax(s, body->args[i]));
+        /* carried values: what holds for the initial value and for every yielded one.
+         * Start from the initial values and meet with the yields until nothing changes
+         * (each step only lowers powers of two); after a few rounds, nothing is known. */
+        TirOp *y = body->last && body->last->code == TIR_OP_YIELD ? body->last : NULL;
+        int ncar = body->nargs - 1;
+        for (int i = 1; i < body->nargs; i++) {
+            TirAxisInfo *a = ax(s, body->args[i]);
+            if (y && 2 + i < op->nopnd && i - 1 < y->nopnd) *a = *ax(s, op->opnd[2 + i]);
+            else unknown(a);
+        }
+        for (int round = 0;; round++) {
+            walk_block(s, body);
+            bool changed = false;
+            for (int c = 0; y && c < ncar && c < y->nopnd; c++) {
+                TirAxisInfo *a = ax(s, body->args[1 + c]);
+                const TirAxisInfo *b = ax(s, y->opnd[c]);
+                for (int d = 0; d < TIR_MAXRANK; d++) {
+                    TirAxisInfo m = {{min64(a->div[d], b->div[d])}, {0}, {0}};
+                    int32_t ct = a->contig[d] < b->contig[d] ? a->contig[d] : b->contig[d];
+                    int32_t cs = a->constancy[d] < b->constancy[d] ? a->constancy[d] : b->constancy[d];
+                    if (m.div[0] != a->div[d] || ct != a->contig[d] || cs != a->constancy[d]) changed = true;
+                    a->div[d] = m.div[0];
+                    a->contig[d] = ct;
+                    a->constancy[d] = cs;
+                }
+            }
+            if (!changed) break;
+            if (round == 4) {
+                for (int i = 1; i < body->nargs; i++) unknown(ax(s, body->args[i]));
+                walk_block(s, body);
+                break;
+            }
+        }
+        for (int i = 0; i < op->nres; i++) {
+            if (1 + i < body->nargs) *ax(s, op->res[i]) = *ax(s, body->args[1 + i]);
+            else unknown(ax(s, op->res[i]));
+        }
+        return;
     }
     for (int r = 0; r < op->nregion; r++) walk_block(s, op->region[r]);
     for (int i = 0; i < op->nres; i++) unknown(ax(s, op->res[i]));

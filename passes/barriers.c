@@ -98,11 +98,94 @@ static bool check_alloc(TirOp *op, void *ud) {
     return true;
 }
 
+/* ---- rings (software_pipeline) ----
+ * The proof for a loop reading a ring buffer B with smem_load: in the body, in order,
+ *   an async_wait {n} then a barrier before the first read of B (the stage has landed and
+ *   every thread's copies are visible);  n <= G - 1, G the commits before the loop since
+ *   B's smem_alloc (so the group of the stage read is complete: one commit per iteration);
+ *   every async_copy into B after that barrier (last iteration's reads are done), into a
+ *   stage other than the one read (a different value);  exactly one commit in the body;
+ * and after the loop an async_wait {0} then a barrier (the ring is free for what follows).
+ * Reads of B outside a loop need a wait and a barrier after B's last copy. */
+
+static void ring_fail(Proof *P, const TirOp *op, const TirValue *buf, const char *why) {
+    char b[32];
+    snprintf(b, sizeof b, "%%%d", buf ? buf->id : -1);
+    pass_error(P->ctx, P->pass, P->f, "ring %s: '%s' %s", b, tir_op_info[op->code].name, why);
+    P->errors++;
+}
+
+static bool uses(const TirOp *op, const TirValue *v) {
+    for (int i = 0; i < op->nopnd; i++)
+        if (op->opnd[i] == v) return true;
+    return false;
+}
+
+static bool block_uses(const TirBlock *blk, const TirValue *v) {
+    for (const TirOp *op = blk->first; op; op = op->next) {
+        if (uses(op, v)) return true;
+        for (int r = 0; r < op->nregion; r++)
+            if (block_uses(op->region[r], v)) return true;
+    }
+    return false;
+}
+
+static void prove_ring_loop(Proof *P, const TirValue *buf, const TirOp *alloc, const TirOp *loop) {
+    int commits = 0;
+    for (const TirOp *op = alloc->next; op && op != loop; op = op->next) commits += op->code == TIR_OP_ASYNC_COMMIT;
+    const TirBlock *body = loop->region[0];
+    const TirOp *wait = NULL, *bar = NULL;
+    const TirValue *read_stage = NULL;
+    int body_commits = 0;
+    for (const TirOp *op = body->first; op; op = op->next) {
+        if (op->code == TIR_OP_ASYNC_WAIT && !read_stage) wait = op, bar = NULL;
+        if (op->code == TIR_OP_BARRIER && wait && !bar) bar = op;
+        body_commits += op->code == TIR_OP_ASYNC_COMMIT;
+        if (op->code == TIR_OP_SMEM_LOAD && op->opnd[0] == buf) {
+            if (!wait) ring_fail(P, op, buf, "reads a stage with no async_wait before it in the loop body");
+            else if (!bar) ring_fail(P, op, buf, "reads a stage with no barrier between the async_wait and it");
+            else if (wait->attr.i[0] > commits - 1)
+                ring_fail(P, op, buf, "reads a stage whose group the async_wait does not cover (n larger than "
+                                      "the prologue's commits - 1)");
+            read_stage = op->opnd[1];
+        }
+        if (op->code == TIR_OP_ASYNC_COPY && op->opnd[0] == buf) {
+            if (!bar) ring_fail(P, op, buf, "overwrites a stage with no barrier since the last iteration's reads");
+            if (op->opnd[1] == read_stage) ring_fail(P, op, buf, "overwrites the stage this iteration reads");
+        }
+    }
+    if (body_commits != 1) ring_fail(P, loop, buf, "body must commit its copies exactly once");
+    const TirOp *d = loop->next, *db = d ? d->next : NULL;
+    if (!d || d->code != TIR_OP_ASYNC_WAIT || d->attr.i[0] != 0 || !db || db->code != TIR_OP_BARRIER)
+        ring_fail(P, loop, buf, "is not followed by async_wait {n=0} and a barrier (the drain)");
+}
+
+static bool prove_rings(TirOp *op, void *ud) {
+    Proof *P = ud;
+    if (op->code != TIR_OP_SMEM_ALLOC || op->nres != 1) return true;
+    const TirValue *buf = op->res[0];
+    bool copied = false, waited = false, synced = false;
+    for (const TirOp *o = op->next; o; o = o->next) {
+        if (o->code == TIR_OP_FOR && o->nregion == 1 && block_uses(o->region[0], buf)) {
+            prove_ring_loop(P, buf, op, o);
+            copied = false;
+            continue;
+        }
+        if (o->code == TIR_OP_ASYNC_COPY && o->opnd[0] == buf) copied = true, waited = synced = false;
+        if (o->code == TIR_OP_ASYNC_WAIT && o->attr.i[0] == 0) waited = true, synced = false;
+        if (o->code == TIR_OP_BARRIER && waited) synced = true;
+        if (o->code == TIR_OP_SMEM_LOAD && o->opnd[0] == buf && copied && !synced)
+            ring_fail(P, o, buf, "reads a buffer filled by async copies without async_wait {n=0} and a barrier");
+    }
+    return true;
+}
+
 static int prove_func(TirPassContext *ctx, const char *pass, TirModule *m, TirFunc *f) {
     Proof P = {ctx, pass, f, m, 0};
     tir_walk_func(f, check_alloc, &P);
     if (P.errors) return P.errors;
     pass_smem_flow(m, f, prove, &P);
+    tir_walk_func(f, prove_rings, &P);
     return P.errors;
 }
 

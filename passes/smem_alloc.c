@@ -241,10 +241,91 @@ static void alloc_at(void *ud, TirOp *op, int idx, const uint64_t *busy) {
         }
 }
 
+/* ---- rings: the shared buffers of the software pipeline ----
+ * A buffer is busy from its smem_alloc to the first barrier after its last use (the
+ * pipeline's drain).  Buffers take [0, R) one after another; scratch ops placed while a
+ * buffer is busy move up by R, the others keep their places (the epilogue after the drain
+ * reuses the ring's bytes). */
+typedef struct Rings {
+    PassOpVec allocs;
+    TirOp **order;           /* every op, pre-order */
+    int n, cap;
+    TirArena *arena;
+} Rings;
+
+static bool ring_collect(TirOp *op, void *ud) {
+    Rings *R = ud;
+    if (R->n == R->cap) {
+        int cap = R->cap ? R->cap * 2 : 256;
+        TirOp **o = tir_alloc(R->arena, (size_t)cap * sizeof *o);
+        if (R->n) memcpy(o, R->order, (size_t)R->n * sizeof *o);
+        R->order = o;
+        R->cap = cap;
+    }
+    R->order[R->n++] = op;
+    if (op->code == TIR_OP_SMEM_ALLOC && op->nres == 1) pass_opvec_push(&R->allocs, op);
+    return true;
+}
+
+static int32_t ring_bytes(const TirOp *op) {
+    TirType t = op->res[0]->ty;
+    int64_t b = tir_type_numel(t) * elem_bytes(t);
+    return (int32_t)((b > INT32_MAX - 15 ? INT32_MAX - 15 : b) + 15) & ~15;
+}
+
+static int32_t place_rings(TirFunc *f, TirModule *m, Alloc *A, int32_t top) {
+    Rings R = {.arena = m->arena};
+    tir_walk_func(f, ring_collect, &R);
+    if (!R.allocs.n) return top;
+    int32_t base = 0;
+    int *lo = tir_alloc(m->arena, sizeof(int) * R.allocs.n), *hi = tir_alloc(m->arena, sizeof(int) * R.allocs.n);
+    for (size_t k = 0; k < R.allocs.n; k++) {
+        TirOp *a = R.allocs.v[k];
+        a->attr.smem_off = base;
+        a->attr.smem_bytes = ring_bytes(a);
+        base += a->attr.smem_bytes;
+        int first = -1, last = -1;
+        for (int i = 0; i < R.n; i++) {
+            if (R.order[i] == a) first = i;
+            for (int j = 0; j < R.order[i]->nopnd; j++)
+                if (R.order[i]->opnd[j] == a->res[0]) last = i;
+        }
+        int end = R.n;
+        for (int i = last + 1; i < R.n; i++)
+            if (R.order[i]->code == TIR_OP_BARRIER) {
+                end = i;
+                break;
+            }
+        lo[k] = first;
+        hi[k] = end;
+    }
+    int32_t ntop = base;
+    for (int i = 0; i < A->n; i++) {
+        TirOp *op = A->ops[i];
+        int pos = -1;
+        for (int j = 0; j < R.n; j++)
+            if (R.order[j] == op) pos = j;
+        bool busy = false;
+        for (size_t k = 0; k < R.allocs.n; k++) busy |= pos > lo[k] && pos < hi[k];
+        if (busy) op->attr.smem_off += base;
+        if (op->attr.smem_off + op->attr.smem_bytes > ntop) ntop = op->attr.smem_off + op->attr.smem_bytes;
+    }
+    free(R.allocs.v);
+    return ntop > top ? ntop : top;
+}
+
 static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
     Alloc A = {.m = m};
     tir_walk_func(f, collect, &A);
-    if (!A.n) return 0;
+    if (!A.n) {
+        int32_t top = place_rings(f, m, &A, 0);
+        int limit = max_smem(ctx->arch);
+        if (top > limit)
+            return pass_error(ctx, "smem_alloc", f, "the kernel needs %d bytes of shared memory, more than the %d KiB "
+                              "a CTA can have on %s: use smaller blocks or fewer stages", (int)top, limit / 1024,
+                              ctx->arch ? ctx->arch : "sm_80");
+        return 0;
+    }
     A.edge = tir_alloc(m->arena, (size_t)A.n * (size_t)A.n);
     Flow F = {.nw = (A.n + 63) / 64, .arena = m->arena, .ud = &A, .index = alloc_index, .at = alloc_at};
     uint64_t *busy = bs_new(&F);
@@ -268,6 +349,7 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
         op->attr.smem_off = off;
         if (off + size > top) top = off + size;
     }
+    top = place_rings(f, m, &A, top);
     /* Past 48 KiB the backend uses dynamic shared memory, which the runtime opts in to;
      * the limit is the architecture's per-CTA maximum. */
     int limit = max_smem(ctx->arch);

@@ -34,6 +34,7 @@
                            CUjit_option *options, void **optionValues)) \
     X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name)) \
     X(cuModuleUnload, (CUmodule hmod)) \
+    X(cuModuleGetGlobal, (CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)) \
     X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, \
                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, \
                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, \

@@ -230,13 +230,26 @@ static tile_rt_status load_image(tile_rt_kernel *k, RtInstance *inst, const void
     if (r != CUDA_SUCCESS)
         return rt_cuda_fail(rt, r, "cuModuleGetFunction", "kernel '%s' variant %s: entry '%s'",
                             k->name, inst->text, entry);
-    if (inst->v->smem_bytes > 48 * 1024) {
+    /* Dynamic shared memory: what the variant's record says, or what the module itself
+     * says in tilec_dynamic_smem (the backend defines it when its scratch is past the 48 KiB
+     * of static shared memory: JIT compiles have no record of it). */
+    inst->smem = inst->v->smem_bytes;
+    CUdeviceptr dp;
+    size_t dbytes = 0;
+    if (rt->cu.cuModuleGetGlobal(&dp, &dbytes, inst->mod, "tilec_dynamic_smem") == CUDA_SUCCESS && dbytes == 4) {
+        uint32_t dyn = 0;
+        r = rt->cu.cuMemcpyDtoH(&dyn, dp, 4);
+        if (r != CUDA_SUCCESS)
+            return rt_cuda_fail(rt, r, "cuMemcpyDtoH", "kernel '%s' variant %s: reading its shared memory size",
+                                k->name, inst->text);
+        if (dyn > inst->smem) inst->smem = dyn;
+    }
+    if (inst->smem > 48 * 1024) {
         r = rt->cu.cuFuncSetAttribute(inst->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      (int)inst->v->smem_bytes);
+                                      (int)inst->smem);
         if (r != CUDA_SUCCESS)
             return rt_cuda_fail(rt, r, "cuFuncSetAttribute", "kernel '%s' variant %s: %u bytes "
-                                "of dynamic shared memory", k->name, inst->text,
-                                inst->v->smem_bytes);
+                                "of dynamic shared memory", k->name, inst->text, inst->smem);
     }
     return TILE_RT_OK;
 }
@@ -705,7 +718,7 @@ tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const til
     if ((s = rt_cuda_bind(rt)))
         return s;
     CUresult r = rt->cu.cuLaunchKernel(inst->fn, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2],
-                                       inst->v->warps * 32, 1, 1, inst->v->smem_bytes,
+                                       inst->v->warps * 32, 1, 1, inst->smem,
                                        (CUstream)stream, ptrs, NULL);
     if (r != CUDA_SUCCESS)
         return rt_cuda_fail(rt, r, "cuLaunchKernel", "kernel '%s' variant %s, grid (%" PRId64

@@ -176,6 +176,7 @@ typedef struct RtInstance {
 #endif
     char text[320];          /* variant text with facts, for tile_rt_last_variant */
     const RtVariant *v;      /* its record (inside the kernel's meta of that epoch) */
+    uint32_t smem;           /* dynamic shared memory its launches pass */
     struct RtInstance *next;
 } RtInstance;
 

@@ -6,10 +6,10 @@
 # lib/libtilec.so.N through their $ORIGIN rpaths; ctest is skipped there).
 # Runs the runtime tests and the GPU tests (ctest -L 'runtime|gpu'), the GPU example
 # comparison directly (its per-case lines; then tests/gpu/big_variants.txt, the biggest
-# variants pinned, and tests/gpu/casts.txt), the dot examples (gpu_dot), the runtime
-# benchmarks, then compute-sanitizer memcheck and racecheck on a few examples
-# (gpu_examples --only=K --given-size; gpu_dot --only=K --max-macs=N for matmul and
-# batched_matmul).
+# variants pinned, tests/gpu/casts.txt and, under a timeout, tests/gpu/barriers.txt), the dot
+# examples (gpu_dot, under a timeout), the runtime benchmarks, then compute-sanitizer
+# memcheck and racecheck on a few examples (gpu_examples --only=K --given-size; gpu_dot
+# --only=K --max-macs=N for matmul and batched_matmul).
 # Logs go to $OUT (if set) else ./gpu-logs; a short summary is printed last.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,10 +44,17 @@ grep -E '^FAIL' "$LOG/gpu_big_variants.txt" | head -20 >> "$LOG/gpu_examples_fai
 "$B/tests/gpu/gpu_examples" "$ROOT/tests/gpu/casts.txt" > "$LOG/gpu_casts.txt" 2>&1
 note "gpu_examples casts: $(tail -1 "$LOG/gpu_casts.txt")"
 grep -E '^FAIL' "$LOG/gpu_casts.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
+# the atomics kernel that hung (issue 10 item 11: a barrier copied into both sides of a
+# branch on the thread), under a timeout so that a hang is a FAIL line, not a stuck run
+timeout 120 "$B/tests/gpu/gpu_examples" "$ROOT/tests/gpu/barriers.txt" > "$LOG/gpu_barriers.txt" 2>&1
+[ $? = 124 ] && echo "FAIL tests/gpu/barriers.txt: no result after 120 s (a hang)" >> "$LOG/gpu_barriers.txt"
+note "gpu_examples barriers: $(tail -1 "$LOG/gpu_barriers.txt")"
+grep -E '^FAIL' "$LOG/gpu_barriers.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
 
 # every dot example against the C reference and the interpreter (gpu_dot.c), tuning off
 if [ -x "$B/tests/gpu/gpu_dot" ]; then
-  "$B/tests/gpu/gpu_dot" > "$LOG/gpu_dot.txt" 2>&1
+  timeout 600 "$B/tests/gpu/gpu_dot" > "$LOG/gpu_dot.txt" 2>&1
+  [ $? = 124 ] && echo "FAIL gpu_dot: no result after 600 s (a hang)" >> "$LOG/gpu_dot.txt"
   note "gpu_dot: $(tail -1 "$LOG/gpu_dot.txt")"
   grep -E '^FAIL' "$LOG/gpu_dot.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
 else

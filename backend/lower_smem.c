@@ -1,0 +1,244 @@
+/* Shared buffers: smem_alloc, smem_store / smem_load, async_copy / commit / wait.
+ *
+ * A buffer is a byte range of the kernel's shared memory (its smem_alloc's placement) of
+ * `stages` stages.  A stage of shape [.., C] with its layout's order[0] = cdim holds rows
+ * (every other dimension, row-major) of 16-byte vectors along cdim; vector v of row r sits
+ * at v ^ ((r / per_phase) % max_phase): the XOR swizzle that keeps both the copies (a
+ * warp writing whole rows) and ldmatrix (8 rows of one 16-byte column) free of bank
+ * conflicts.  Operands of dot come out through ldmatrix (.trans where the stored rows run
+ * along K's partner), everything else element by element. */
+#include "tb_internal.h"
+
+#include <string.h>
+
+typedef struct {
+    int rank, cdim;
+    int32_t shape[TIR_MAXRANK];
+    int vec, per_phase, max_phase;
+    int eb;
+    int64_t numel;
+    LLVMValueRef base;   /* ptr addrspace(3) of stage 0 */
+} Ring;
+
+static bool ring_of(TbLower *L, const TirOp *op, Ring *R) {
+    TirValue *buf = op->opnd[0];
+    TirType t = buf->ty;
+    if (!tir_type_is_smem(t) || t.layout <= 0 || t.layout >= L->m->nlayouts ||
+        L->m->layouts[t.layout].kind != TIR_LAYOUT_SHARED) {
+        tb_error(L, op, "a shared buffer without a shared layout: run the 'layout' and 'software_pipeline' passes");
+        return false;
+    }
+    const TirLayout *l = &L->m->layouts[t.layout];
+    memset(R, 0, sizeof *R);
+    R->rank = t.rank - 1;
+    for (int d = 0; d < R->rank; d++) R->shape[d] = t.shape[1 + d];
+    R->cdim = l->order[0];
+    R->vec = l->vec > 0 ? l->vec : 1;
+    R->per_phase = l->per_phase > 0 ? l->per_phase : 1;
+    R->max_phase = l->max_phase > 0 ? l->max_phase : 1;
+    R->eb = tir_scalar_bytes((TirScalar)t.elem);
+    R->numel = tir_type_numel(tir_smem_stage_type(t));
+    R->base = tb_val(L, buf)->e[0];
+    return true;
+}
+
+/* The element offset of coordinate c in a stage (swizzled). */
+static LLVMValueRef ring_offset(TbLower *L, const Ring *R, LLVMValueRef *c) {
+    LLVMBuilderRef b = L->b;
+    LLVMValueRef row = tb_i32(L, 0);
+    for (int d = 0; d < R->rank; d++) {
+        if (d == R->cdim) continue;
+        row = LLVMBuildAdd(b, LLVMBuildMul(b, row, tb_i32(L, R->shape[d]), ""), c[d], "");
+    }
+    LLVMValueRef col = c[R->cdim];
+    LLVMValueRef chunk = LLVMBuildLShr(b, col, tb_i32(L, __builtin_ctz((unsigned)R->vec)), "");
+    LLVMValueRef within = LLVMBuildAnd(b, col, tb_i32(L, R->vec - 1), "");
+    LLVMValueRef phase = LLVMBuildAnd(b, LLVMBuildLShr(b, row, tb_i32(L, __builtin_ctz((unsigned)R->per_phase)), ""),
+                                      tb_i32(L, R->max_phase - 1), "");
+    chunk = LLVMBuildXor(b, chunk, phase, "");
+    LLVMValueRef off = LLVMBuildMul(b, row, tb_i32(L, R->shape[R->cdim]), "");
+    off = LLVMBuildAdd(b, off, LLVMBuildShl(b, chunk, tb_i32(L, __builtin_ctz((unsigned)R->vec)), ""), "");
+    return LLVMBuildAdd(b, off, within, "");
+}
+
+/* The address of element offset `off` of stage `stage`. */
+static LLVMValueRef ring_addr(TbLower *L, const Ring *R, LLVMValueRef stage, LLVMValueRef off) {
+    LLVMValueRef e = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, stage, tb_i32(L, (int32_t)R->numel), ""), off, "");
+    LLVMValueRef bytes = LLVMBuildMul(L->b, e, tb_i32(L, R->eb), "");
+    return LLVMBuildGEP2(L->b, L->i8, R->base, &bytes, 1, "");
+}
+
+static LLVMValueRef elem_addr(TbLower *L, const Ring *R, const TbView *v, int e, LLVMValueRef stage) {
+    LLVMValueRef c[TIR_MAXRANK];
+    for (int d = 0; d < v->rank; d++) c[d] = tb_view_coord(L, v, e, d);
+    return ring_addr(L, R, stage, ring_offset(L, R, c));
+}
+
+void tb_lower_smem_alloc(TbLower *L, TirOp *op) {
+    TirType t = op->res[0]->ty;
+    int64_t bytes = tir_type_numel(t) * tir_scalar_bytes((TirScalar)t.elem);
+    LLVMValueRef *p = tb_elems(L, 1);
+    p[0] = tb_scratch(L, op, (int)bytes);
+    tb_set(L, op->res[0], 1, p);
+}
+
+void tb_lower_smem_store(TbLower *L, TirOp *op) {
+    Ring R;
+    TbView v;
+    if (!ring_of(L, op, &R) || !tb_view(L, op->opnd[2]->ty, &v, op)) return;
+    LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
+    TbVal *x = tb_val(L, op->opnd[2]);
+    bool is_bool = op->opnd[2]->ty.elem == TIR_I1;
+    for (int e = 0; e < v.total; e++) {
+        LLVMValueRef val = is_bool ? LLVMBuildZExt(L->b, x->e[e], L->i8, "") : x->e[e];
+        LLVMValueRef st = LLVMBuildStore(L->b, val, elem_addr(L, &R, &v, e, stage));
+        LLVMSetAlignment(st, (unsigned)R.eb);
+    }
+}
+
+/* ---- ldmatrix ---- */
+
+/* One ldmatrix (x4, or x2 for a lone B tile) of the 8x8 matrices whose origins are
+ * org[j] (tile coordinates), rows running along the stage's non-contiguous dim. */
+static void ldmatrix(TbLower *L, const Ring *R, LLVMValueRef stage, int32_t org[4][2], LLVMValueRef *base2,
+                     int n, bool trans, LLVMValueRef *out) {
+    LLVMValueRef l = L->lane;
+    LLVMValueRef r8 = LLVMBuildAnd(L->b, l, tb_i32(L, 7), "");
+    LLVMValueRef j = LLVMBuildLShr(L->b, l, tb_i32(L, 3), "");
+    if (n == 2) j = LLVMBuildAnd(L->b, j, tb_i32(L, 1), "");
+    int rdim = 1 - R->cdim;
+    LLVMValueRef c[2];
+    for (int d = 0; d < 2; d++) {
+        /* origin of matrix j: a select chain over the four (constants plus the thread's
+         * warp part base2[d]) */
+        LLVMValueRef o = tb_i32(L, org[0][d]);
+        for (int k = 1; k < n; k++)
+            o = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, j, tb_i32(L, k), ""), tb_i32(L, org[k][d]), o, "");
+        o = LLVMBuildAdd(L->b, o, base2[d], "");
+        c[d] = d == rdim ? LLVMBuildAdd(L->b, o, r8, "") : o;
+    }
+    LLVMValueRef addr = ring_addr(L, R, stage, ring_offset(L, R, c));
+    char name[96];
+    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", n, trans ? ".trans" : "");
+    LLVMTypeRef pt = LLVMTypeOf(addr); /* overloaded on the pointer type */
+    LLVMValueRef r = tb_call_intr(L, name, &pt, 1, &addr, 1);
+    for (int k = 0; k < n; k++) out[k] = LLVMBuildExtractValue(L->b, r, (unsigned)k, "");
+}
+
+/* Splits a 32-bit register into its two 16-bit elements of type t. */
+static void split2(TbLower *L, LLVMValueRef w, LLVMTypeRef t, LLVMValueRef *out) {
+    LLVMValueRef v = LLVMBuildBitCast(L->b, w, LLVMVectorType(t, 2), "");
+    out[0] = LLVMBuildExtractElement(L->b, v, tb_i32(L, 0), "");
+    out[1] = LLVMBuildExtractElement(L->b, v, tb_i32(L, 1), "");
+}
+
+/* The warp part of an operand's coordinates: rows 16 w_m (A) / columns 8 w_n (B). */
+static void warp_base(TbLower *L, const TbView *v, LLVMValueRef *b2) {
+    LLVMValueRef w = LLVMBuildURem(L->eb, L->warp, tb_i32(L, v->wm * v->wn), "");
+    LLVMValueRef w_m = LLVMBuildURem(L->eb, w, tb_i32(L, v->wm), "");
+    LLVMValueRef w_n = LLVMBuildUDiv(L->eb, w, tb_i32(L, v->wm), "");
+    b2[0] = v->mma == 2 ? LLVMBuildMul(L->eb, w_m, tb_i32(L, 16), "") : tb_i32(L, 0);
+    b2[1] = v->mma == 3 ? LLVMBuildMul(L->eb, w_n, tb_i32(L, 8), "") : tb_i32(L, 0);
+}
+
+static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v, LLVMValueRef stage) {
+    TirScalar s = (TirScalar)op->res[0]->ty.elem;
+    if ((s != TIR_F16 && s != TIR_BF16) || v->kw != 2 || R->rank != 2 || R->vec != 8) return false;
+    bool A = v->mma == 2;
+    bool trans = A ? R->cdim == 0 : R->cdim == 1;
+    LLVMTypeRef et = s == TIR_F16 ? L->f16 : L->bf16;
+    LLVMValueRef b2[2];
+    warp_base(L, v, b2);
+    LLVMValueRef *e = tb_elems(L, v->total);
+    if (A) {
+        for (int mi = 0; mi < v->tm; mi++)
+            for (int ki = 0; ki < v->tk; ki++) {
+                int32_t org[4][2];
+                for (int j = 0; j < 4; j++) {
+                    org[j][0] = mi * 16 * v->wm + 8 * (j & 1);
+                    org[j][1] = ki * 16 + 8 * (j >> 1);
+                }
+                LLVMValueRef r[4];
+                ldmatrix(L, R, stage, org, b2, 4, trans, r);
+                LLVMValueRef *d = e + (mi * v->tk + ki) * 8;
+                for (int k = 0; k < 4; k++) split2(L, r[k], et, d + 2 * k);
+            }
+    } else {
+        for (int ki = 0; ki < v->tk; ki++)
+            for (int ni = 0; ni < v->tn; ni += 2) {
+                int n = ni + 1 < v->tn ? 4 : 2;
+                int32_t org[4][2];
+                for (int j = 0; j < 4; j++) {
+                    org[j][0] = ki * 16 + 8 * (j & 1);
+                    org[j][1] = (ni + (j >> 1)) * 8 * v->wn;
+                }
+                LLVMValueRef r[4];
+                ldmatrix(L, R, stage, org, b2, n, trans, r);
+                for (int k = 0; k < n; k++) {
+                    int t = ni + k / 2; /* which n tile, then b0 / b1 */
+                    LLVMValueRef *d = e + (t * v->tk + ki) * 4 + 2 * (k % 2);
+                    split2(L, r[k], et, d);
+                }
+            }
+    }
+    tb_set(L, op->res[0], v->total, e);
+    return true;
+}
+
+void tb_lower_smem_load(TbLower *L, TirOp *op) {
+    Ring R;
+    TbView v;
+    if (!ring_of(L, op, &R) || !tb_view(L, op->res[0]->ty, &v, op)) return;
+    LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
+    if (v.mma >= 2 && lower_ldmatrix(L, op, &R, &v, stage)) return;
+    TirType et = tir_elem_type(op->res[0]->ty);
+    bool is_bool = et.elem == TIR_I1;
+    LLVMTypeRef mt = is_bool ? L->i8 : tb_elem_type(L, et);
+    LLVMValueRef *e = tb_elems(L, v.total);
+    for (int i = 0; i < v.total; i++) {
+        LLVMValueRef x = LLVMBuildLoad2(L->b, mt, elem_addr(L, &R, &v, i, stage), "");
+        LLVMSetAlignment(x, (unsigned)R.eb);
+        e[i] = is_bool ? LLVMBuildICmp(L->b, LLVMIntNE, x, LLVMConstNull(L->i8), "") : x;
+    }
+    tb_set(L, op->res[0], v.total, e);
+}
+
+/* ---- async copies ---- */
+
+void tb_lower_async_copy(TbLower *L, TirOp *op) {
+    Ring R;
+    TbView v;
+    if (!ring_of(L, op, &R) || !tb_view(L, op->opnd[2]->ty, &v, op)) return;
+    LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
+    TbVal *P = tb_val(L, op->opnd[2]);
+    TbVal *M = op->nopnd > 3 ? tb_val(L, op->opnd[3]) : NULL;
+    int vec = op->attr.i[1] > 1 ? (int)op->attr.i[1] : 1;
+    int bytes = vec * R.eb;
+    bool contiguous = !v.mma && v.order[0] == R.cdim && v.n[R.cdim] % vec == 0;
+    if (!contiguous || (bytes != 4 && bytes != 8 && bytes != 16) || vec > R.vec) {
+        tb_error(L, op, "async_copy of %d-byte vectors (elements %d, layout order %d): cp.async copies 4, 8 or 16 "
+                 "contiguous bytes", bytes, vec, v.order[0]);
+        return;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s", bytes == 16 ? "cg" : "ca", bytes);
+    for (int e = 0; e < v.total; e += vec) {
+        LLVMValueRef dst = elem_addr(L, &R, &v, e, stage);
+        LLVMValueRef src = P->e[e];
+        LLVMValueRef size = tb_i32(L, bytes);
+        if (M) size = LLVMBuildSelect(L->b, M->e[e], size, tb_i32(L, 0), "");
+        LLVMValueRef args[3] = {dst, src, size};
+        tb_call_intr(L, name, NULL, 0, args, 3);
+    }
+    L->global_bytes += tir_type_numel(tir_smem_stage_type(op->opnd[0]->ty)) * R.eb;
+}
+
+void tb_lower_async_commit(TbLower *L, TirOp *op) {
+    (void)op;
+    tb_call_intr(L, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
+}
+
+void tb_lower_async_wait(TbLower *L, TirOp *op) {
+    LLVMValueRef n = tb_i32(L, op->attr.i[0]);
+    tb_call_intr(L, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
+}
