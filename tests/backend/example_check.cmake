@@ -9,6 +9,12 @@
 # TILEC_DOT_SPILL_ALLOWED in tests/CMakeLists.txt, until the pipelining pass lands): then
 # the spilling variants are listed and the check still wants every variant compiled and
 # accepted by ptxas.
+# With TILEC and UNIT (a comma list of stride parameters), a third form, div16+unit, runs
+# `tilec --report --div16 --assume-one=UNIT`: the row-major layout the runtime launches for
+# the common case (it specializes integers equal to 1; the div16 form above is then the
+# transposed-operand specialization); every variant must compile, with the same spill rule.
+# UNIT_XFAIL: that form is known not to compile yet (TILEC_DOT_UNIT_FORM_BROKEN): it must
+# still fail, so that the fix shows as a failure asking to empty the list.
 # With EXPECT_ERROR (a regex), the example must not compile for ARCH: tb_compile fails
 # with that message for every variant, and no variant reaches ptxas (f8 dot below sm_89).
 separate_arguments(defs UNIX_COMMAND "${DEFS}")
@@ -70,3 +76,32 @@ foreach(form ${FORMS})
   endif()
   message(STATUS "${form}:\n${out}")
 endforeach()
+if(DEFINED UNIT AND NOT UNIT STREQUAL "")
+  execute_process(COMMAND ${TILEC} ${EXAMPLE} --arch=${ARCH} --emit=cubin --report --div16
+                          --assume-one=${UNIT} ${defs} -o /dev/null
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(UNIT_XFAIL)
+    if(rc EQUAL 0)
+      message(FATAL_ERROR "div16+unit now compiles: remove this example from "
+                          "TILEC_DOT_UNIT_FORM_BROKEN (tests/CMakeLists.txt):\n${out}")
+    endif()
+    message(STATUS "div16+unit: fails as known (TILEC_DOT_UNIT_FORM_BROKEN):\n${err}")
+    return()
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "tilec (div16+unit, --assume-one=${UNIT}) failed (${rc}):\n${err}\n${out}")
+  endif()
+  string(REGEX MATCHALL "[^\n]*regs=[^\n]*" lines "${out}")
+  list(LENGTH lines nlines)
+  if(NOT nlines EQUAL nv)
+    message(FATAL_ERROR "${nv} variants but ${nlines} reports in the div16+unit form:\n${out}")
+  endif()
+  foreach(l ${lines})
+    if(NOT l MATCHES "spill_stores=0 spill_loads=0" AND NOT SPILL_ALLOWED)
+      message(FATAL_ERROR "spills in the div16+unit form: ${l}")
+    elseif(NOT l MATCHES "spill_stores=0 spill_loads=0")
+      message(STATUS "div16+unit: spills allowed for now (TILEC_DOT_SPILL_ALLOWED): ${l}")
+    endif()
+  endforeach()
+  message(STATUS "div16+unit:\n${out}")
+endif()
