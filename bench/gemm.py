@@ -64,6 +64,11 @@ def _tr_matmul(a, b, c, M, N, K, lda, ldb, ldc, BM: tl.constexpr, BN: tl.constex
     tl.store(pc, acc.to(c.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+def strides(a, b, c):
+    """matmul.tile's stride arguments (stride_am, stride_ak, ..., in elements) of a, b, c."""
+    return (a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+
 def triton_matmul(a, b, c):
     M, K = a.shape
     N = b.shape[1]
@@ -90,22 +95,25 @@ def main():
     kernels = {torch.float16: dev.load_source(os.path.join(REPO, "examples/matmul.tile")).kernel("matmul"),
                torch.bfloat16: dev.load_source(bf16_path).kernel("matmul")}
     # correctness first: ragged and tiny shapes (unaligned ones run the form without
-    # alignment facts), transposed B through its stride is not expressible in this kernel
+    # alignment facts), B row-major and transposed (a (N, K) tensor's .t(), through the strides)
     bad = 0
     for dt in (torch.float16, torch.bfloat16):
-        for (M, N, K) in [(1, 16, 17), (16, 17, 100), (17, 100, 1000), (100, 1000, 4095), (1000, 4095, 16),
-                          (4095, 1, 1), (64, 64, 64), (256, 192, 320), (1000, 1000, 1000)]:
+        for (M, N, K, bt) in [(1, 16, 17, False), (16, 17, 100, True), (17, 100, 1000, False),
+                              (100, 1000, 4095, True), (1000, 4095, 16, False), (4095, 1, 1, True),
+                              (64, 64, 64, False), (256, 192, 320, True), (1000, 1000, 1000, False),
+                              (1000, 1000, 1000, True)]:
             a = torch.randn(M, K, device="cuda", dtype=dt)
-            b = torch.randn(K, N, device="cuda", dtype=dt)
+            b = (torch.randn(N, K, device="cuda", dtype=dt).t() if bt
+                 else torch.randn(K, N, device="cuda", dtype=dt))
             c = torch.full((M, N), float("nan"), device="cuda", dtype=dt)
-            kernels[dt](a, b, c, M, N, K, K, N, N)
+            kernels[dt](a, b, c, M, N, K, *strides(a, b, c))
             torch.cuda.synchronize()
             want = torch.matmul(a.float(), b.float())
             # f32 accumulation in another order, then one rounding to f16/bf16
             tol = (2.0 ** -8 if dt == torch.float16 else 2.0 ** -7) * want.abs() + 1e-3 * K ** 0.5
             okc = bool(((c.float() - want).abs() <= tol).all().item())
             bad += not okc
-            print(f"  check {str(dt)[6:]:8s} {M}x{N}x{K}: {'ok' if okc else 'FAILED'} "
+            print(f"  check {str(dt)[6:]:8s} {M}x{N}x{K}{' B^T' if bt else ''}: {'ok' if okc else 'FAILED'} "
                   f"max err {(c.float() - want).abs().max().item():.3g} [{kernels[dt].last_variant}]", flush=True)
     shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 5000)]
     if args.quick:
@@ -119,7 +127,7 @@ def main():
             want = torch.matmul(a.float(), b.float())
             outs = {k: torch.full((M, N), float("nan"), device="cuda", dtype=dt) for k in ("tilec", "triton", "cublas")}
             k = kernels[dt]
-            launch = k.bind(a, b, outs["tilec"], M, N, K, K, N, N)
+            launch = k.bind(a, b, outs["tilec"], M, N, K, *strides(a, b, outs["tilec"]))
             fns = {"tilec": launch,
                    "triton": lambda: triton_matmul(a, b, outs["triton"]),
                    "cublas": lambda: torch.matmul(a, b, out=outs["cublas"])}

@@ -104,7 +104,8 @@ static bool check_alloc(TirOp *op, void *ud) {
  *   every thread's copies are visible);  n <= G - 1, G the commits before the loop since
  *   B's smem_alloc (so the group of the stage read is complete: one commit per iteration);
  *   every async_copy into B after that barrier (last iteration's reads are done), into a
- *   stage other than the one read (a different value);  exactly one commit in the body;
+ *   stage other than the one read (a different value);  exactly one commit in the body
+ *   after its last async_wait {0} (a nested pipeline's drain completes what came before);
  * and after the loop an async_wait {0} then a barrier (the ring is free for what follows).
  * Reads of B outside a loop need a wait and a barrier after B's last copy. */
 
@@ -140,6 +141,9 @@ static void prove_ring_loop(Proof *P, const TirValue *buf, const TirOp *alloc, c
     for (const TirOp *op = body->first; op; op = op->next) {
         if (op->code == TIR_OP_ASYNC_WAIT && !read_stage) wait = op, bar = NULL;
         if (op->code == TIR_OP_BARRIER && wait && !bar) bar = op;
+        /* a full wait later in the body (a nested pipeline's drain) completes every group
+         * committed before it, ours included: count the commits after it */
+        if (op->code == TIR_OP_ASYNC_WAIT && op->attr.i[0] == 0) body_commits = 0;
         body_commits += op->code == TIR_OP_ASYNC_COMMIT;
         if (op->code == TIR_OP_SMEM_LOAD && op->opnd[0] == buf) {
             if (!wait) ring_fail(P, op, buf, "reads a stage with no async_wait before it in the loop body");

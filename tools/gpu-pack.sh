@@ -9,7 +9,7 @@
 #     lib/libtilec.so.N            the one copy of the compiler and LLVM
 #     lib/libtilert.so.N           the runtime (rpath $ORIGIN: finds libtilec next to it)
 #     bin/tilec                    the CLI, as installed (rpath $ORIGIN/../lib)
-#     tests/gpu/gpu_examples, gpu_bench, gpu_math, gpu_special, gpu_atomics   (rpath $ORIGIN/../../lib)
+#     tests/gpu/gpu_examples, gpu_bench, gpu_math, gpu_special, gpu_atomics, gpu_dot   (rpath $ORIGIN/../../lib)
 #     embed/embed_demo             (rpath $ORIGIN/../lib: libtilert linked dynamically)
 #     lib/SONAME                   libtilert's SONAME, for bench/gpu.sh
 # checks that every program resolves both libraries inside the carry directory, and fails
@@ -29,7 +29,7 @@ if ! grep -q '^TILEC_LLVM_STATIC:BOOL=ON' "$B/CMakeCache.txt" && [ "${TILEC_PACK
 fi
 JOBS=$(nproc 2>/dev/null || echo 4)
 echo "gpu-pack: building in $B"
-cmake --build "$B" -j"$JOBS" --target tilec_compiler tilert tilec gpu_examples gpu_bench gpu_math gpu_special gpu_atomics
+cmake --build "$B" -j"$JOBS" --target tilec_compiler tilert tilec gpu_examples gpu_bench gpu_math gpu_special gpu_atomics gpu_dot
 
 W=$B/gpu-pack
 rm -rf "$W"
@@ -63,7 +63,7 @@ mkdir -p "$C/lib" "$C/bin" "$C/tests/gpu" "$C/embed"
 strip --strip-unneeded -o "$C/lib/$rt_soname" "$rt"
 strip --strip-unneeded -o "$C/lib/$cc_soname" "$cc"
 strip -o "$C/bin/tilec" "$P/bin/tilec"
-for t in gpu_examples gpu_bench gpu_math gpu_special gpu_atomics; do
+for t in gpu_examples gpu_bench gpu_math gpu_special gpu_atomics gpu_dot; do
     strip -o "$C/tests/gpu/$t" "$B/tests/gpu/$t"
 done
 strip -o "$C/embed/embed_demo" "$W/embed/embed_demo"
@@ -73,7 +73,7 @@ echo "$rt_soname" > "$C/lib/SONAME"
 # through its own rpath, with no help from the environment, and only one copy of LLVM
 # may travel: no program may link LLVM or carry the compiler itself.
 fail=0
-for p in "$C/bin/tilec" "$C/tests/gpu/gpu_examples" "$C/tests/gpu/gpu_bench" "$C/tests/gpu/gpu_math" "$C/tests/gpu/gpu_special" "$C/tests/gpu/gpu_atomics" \
+for p in "$C/bin/tilec" "$C/tests/gpu/gpu_examples" "$C/tests/gpu/gpu_bench" "$C/tests/gpu/gpu_math" "$C/tests/gpu/gpu_special" "$C/tests/gpu/gpu_atomics" "$C/tests/gpu/gpu_dot" \
          "$C/embed/embed_demo" "$C/lib/$rt_soname"; do
     deps=$(env -u LD_LIBRARY_PATH ldd "$p")
     if echo "$deps" | grep -q 'not found'; then
@@ -102,7 +102,7 @@ if ! objdump -p "$C/embed/embed_demo" | grep -q "NEEDED.*$rt_soname"; then
     fail=1
 fi
 # Only libtilec holds LLVM: a program or libtilert over 8 MiB carries a copy of its own.
-for p in "$C/bin/tilec" "$C/tests/gpu/gpu_examples" "$C/tests/gpu/gpu_bench" "$C/tests/gpu/gpu_math" "$C/tests/gpu/gpu_special" "$C/tests/gpu/gpu_atomics" \
+for p in "$C/bin/tilec" "$C/tests/gpu/gpu_examples" "$C/tests/gpu/gpu_bench" "$C/tests/gpu/gpu_math" "$C/tests/gpu/gpu_special" "$C/tests/gpu/gpu_atomics" "$C/tests/gpu/gpu_dot" \
          "$C/embed/embed_demo" "$C/lib/$rt_soname"; do
     if [ "$(stat -c %s "$p")" -gt $((8 * 1024 * 1024)) ]; then
         echo "gpu-pack: $p is over 8 MiB: it should not hold the compiler" >&2

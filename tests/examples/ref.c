@@ -4,6 +4,7 @@
  * interpreter shows up as a mismatch here.
  *
  *   example_ref gen ints COUNT SEED LO HI     i32 uniform in [LO, HI]          (stdout)
+ *   example_ref gen bytes COUNT SEED LO HI    i8 uniform in [LO, HI]
  *   example_ref gen uniform COUNT SEED SCALE  f32 uniform in [-SCALE, SCALE]
  *   example_ref gen wide COUNT SEED           f32 over a wide range of exponents, with
  *                                             ties, zeros, infinities and NaNs mixed in
@@ -317,38 +318,6 @@ static int ref_layernorm(void)
         }
     }
     return check_f16_ulp("y", y, e, scale, 1e-5, n);
-}
-
-/* matmul: f16 C within 1 ulp plus 1e-5 * sum_k |a b| (f32 accumulation order); the
- * padding of C beyond N columns (ldc > N) must be untouched (still 0xffff). */
-static int ref_matmul(void)
-{
-    long M = argi("M"), N = argi("N"), K = argi("K");
-    long lda = argi("lda"), ldb = argi("ldb"), ldc = argi("ldc");
-    uint16_t *a = READ(uint16_t, "a", M * lda), *b = READ(uint16_t, "b", K * ldb),
-             *c = READ(uint16_t, "c", M * ldc);
-    double *e = xcalloc(M * N, sizeof *e), *scale = xcalloc(M * N, sizeof *scale);
-    uint16_t *got = xcalloc(M * N, sizeof *got);
-    int64_t npad = 0, *pad = xcalloc(M * ldc, sizeof *pad), *want = xcalloc(M * ldc, sizeof *want);
-    for (long i = 0; i < M; i++) {
-        for (long j = 0; j < N; j++) {
-            double s = 0, sa = 0;
-            for (long k = 0; k < K; k++) {
-                double p = fmt_decode(&F16, a[i * lda + k]) * fmt_decode(&F16, b[k * ldb + j]);
-                s += p;
-                sa += fabs(p);
-            }
-            e[i * N + j] = s;
-            scale[i * N + j] = sa;
-            got[i * N + j] = c[i * ldc + j];
-        }
-        for (long j = N; j < ldc; j++) {
-            pad[npad] = c[i * ldc + j];
-            want[npad++] = 0xffff;
-        }
-    }
-    return check_f16_ulp("c", got, e, scale, 1e-5, M * N) |
-           check_exact_int("c (padding beyond N, must stay untouched)", pad, want, npad);
 }
 
 /* row_stats: sums within 1e-5 * sum|x|; max, min exact; norms rel 1e-5. */
@@ -810,6 +779,324 @@ static int ref_bmm32(void) { return ref_bmm(0); }
 static int ref_bmm32_f32(void) { return ref_bmm(1); }
 static int ref_bmm32_tf32(void) { return ref_bmm(2); }
 
+/* ---- the dot examples: matrices given by strides -------------------------------------- */
+/* Element types of the dot examples' buffers. */
+typedef enum { T_F16, T_F32, T_I8, T_I32, T_E4M3 } ElemT;
+static const size_t elem_size[] = {2, 4, 1, 4, 1};
+/* the bytes of a poisoned element (0xff...) read back as this, for the padding check */
+static double elem_get(ElemT t, const void *p, size_t i)
+{
+    switch (t) {
+    case T_F16: return fmt_decode(&F16, ((const uint16_t *)p)[i]);
+    case T_F32: return ((const float *)p)[i];
+    case T_I8: return ((const int8_t *)p)[i];
+    case T_I32: return ((const int32_t *)p)[i];
+    case T_E4M3: return fmt_decode(&E4M3, ((const uint8_t *)p)[i]);
+    }
+    return 0;
+}
+
+/* A whole buffer DIR/NAME.bin, however long; *count gets its element count. */
+static void *read_all(const char *name, size_t esize, size_t *count)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.bin", g_dir, name);
+    FILE *f = fopen(path, "rb");
+    long len = -1;
+    if (f && !fseek(f, 0, SEEK_END))
+        len = ftell(f);
+    if (f)
+        fclose(f);
+    if (len < 0 || len % (long)esize) {
+        fprintf(stderr, "example_ref: cannot read %s (or its size is not a multiple of %zu)\n",
+                path, esize);
+        exit(1);
+    }
+    *count = (size_t)len / esize;
+    return read_buf(name, "bin", esize, *count);
+}
+
+/* A rows x cols matrix at element base + i * sr + j * sc of buffer `buf`. */
+typedef struct Mat {
+    const char *buf;
+    ElemT t;
+    long base, rows, cols, sr, sc;
+} Mat;
+
+static Mat mat(const char *buf, ElemT t, long rows, long cols, const char *sr, const char *sc)
+{
+    return (Mat){buf, t, 0, rows, cols, argi(sr), argi(sc)};
+}
+
+static long mat_index(const Mat *m, long i, long j) { return m->base + i * m->sr + j * m->sc; }
+
+/* The matrix as doubles, dense row-major; every element must lie inside the buffer. */
+static double *mat_read(const Mat *m)
+{
+    size_t n;
+    void *p = read_all(m->buf, elem_size[m->t], &n);
+    double *d = xcalloc((size_t)(m->rows * m->cols), sizeof *d);
+    for (long i = 0; i < m->rows; i++)
+        for (long j = 0; j < m->cols; j++) {
+            long x = mat_index(m, i, j);
+            if (x < 0 || (size_t)x >= n) {
+                fprintf(stderr, "example_ref: %s[%ld, %ld] at %ld is outside its %zu elements\n",
+                        m->buf, i, j, x, n);
+                exit(1);
+            }
+            d[i * m->cols + j] = elem_get(m->t, p, (size_t)x);
+        }
+    free(p);
+    return d;
+}
+
+/* Output matrices m[0..nm) (batches of one buffer) against exp/tol (dense, m[k]'s block at
+ * k * rows * cols; tol NULL: exact); every element of the buffer outside them must still
+ * hold its poison (all bits set): a store that strays past the matrix fails. */
+static int mat_check(const Mat *m, int nm, const double *exp, const double *tol)
+{
+    size_t n;
+    void *p = read_all(m[0].buf, elem_size[m[0].t], &n);
+    long per = m[0].rows * m[0].cols;
+    double *g = xcalloc((size_t)(per * nm), sizeof *g);
+    bool *inside = xcalloc(n, sizeof *inside);
+    for (int k = 0; k < nm; k++)
+        for (long i = 0; i < m[k].rows; i++)
+            for (long j = 0; j < m[k].cols; j++) {
+                long x = mat_index(&m[k], i, j);
+                if (x < 0 || (size_t)x >= n) {
+                    fprintf(stderr, "example_ref: %s[%ld, %ld] at %ld is outside its %zu elements\n",
+                            m[k].buf, i, j, x, n);
+                    exit(1);
+                }
+                inside[x] = true;
+                g[k * per + i * m[k].cols + j] = elem_get(m[k].t, p, (size_t)x);
+            }
+    int r = check_close(m[0].buf, g, exp, tol, (size_t)(per * nm));
+    size_t es = elem_size[m[0].t], stray = 0, first = 0;
+    for (size_t x = 0; x < n; x++) {
+        if (inside[x])
+            continue;
+        for (size_t b = 0; b < es; b++)
+            if (((const uint8_t *)p)[x * es + b] != 0xff) {
+                if (stray++ == 0)
+                    first = x;
+                break;
+            }
+    }
+    if (stray) {
+        fprintf(stderr, "MISMATCH %s: %zu elements outside the matrix were written; first at %zu\n",
+                m[0].buf, stray, first);
+        r = 1;
+    }
+    free(p);
+    free(g);
+    free(inside);
+    return r;
+}
+
+/* The exact product of dense a (M x K) and b (K x N), and sum_k |a b| per element. */
+static void exact_product(const double *a, const double *b, long M, long N, long K, double *e,
+                          double *s)
+{
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++) {
+            double acc = 0, sa = 0;
+            for (long k = 0; k < K; k++) {
+                double p = a[i * K + k] * b[k * N + j];
+                acc += p;
+                sa += fabs(p);
+            }
+            e[i * N + j] = acc;
+            s[i * N + j] = sa;
+        }
+}
+
+/* Bound of an f32 sum of K terms in any order against the exact sum: K * 2^-24 * sum |terms|
+ * (each of the K - 1 additions rounds by at most 2^-24 of a partial sum <= sum |terms|). */
+static double f32_sum_bound(long K, double s) { return (double)K * 0x1p-24 * s; }
+
+/* matmul, batched_matmul: f16 C within one f16 ulp of the exact product plus the f32
+ * accumulation bound; C's buffer outside the matrices untouched. */
+static int ref_matmul(void)
+{
+    long M = argi("M"), N = argi("N"), K = argi("K");
+    Mat ma = mat("a", T_F16, M, K, "stride_am", "stride_ak"),
+        mb = mat("b", T_F16, K, N, "stride_bk", "stride_bn"),
+        mc = mat("c", T_F16, M, N, "stride_cm", "stride_cn");
+    double *a = mat_read(&ma), *b = mat_read(&mb);
+    double *e = xcalloc(M * N, 8), *s = xcalloc(M * N, 8), *t = xcalloc(M * N, 8);
+    exact_product(a, b, M, N, K, e, s);
+    for (long i = 0; i < M * N; i++)
+        t[i] = ulp_f16(e[i]) + f32_sum_bound(K, s[i]);
+    return mat_check(&mc, 1, e, t);
+}
+
+static int ref_batched_matmul(void)
+{
+    long Z = argi("batch"), M = argi("M"), N = argi("N"), K = argi("K");
+    long za = argi("stride_az"), zb = argi("stride_bz"), zc = argi("stride_cz");
+    double *e = xcalloc(Z * M * N, 8), *t = xcalloc(Z * M * N, 8), *s = xcalloc(M * N, 8);
+    Mat *mc = xcalloc(Z, sizeof *mc);
+    for (long z = 0; z < Z; z++) {
+        Mat ma = mat("a", T_F16, M, K, "stride_am", "stride_ak"),
+            mb = mat("b", T_F16, K, N, "stride_bk", "stride_bn");
+        mc[z] = mat("c", T_F16, M, N, "stride_cm", "stride_cn");
+        ma.base = z * za;
+        mb.base = z * zb;
+        mc[z].base = z * zc;
+        double *a = mat_read(&ma), *b = mat_read(&mb), *ez = e + z * M * N;
+        exact_product(a, b, M, N, K, ez, s);
+        for (long i = 0; i < M * N; i++)
+            t[z * M * N + i] = ulp_f16(ez[i]) + f32_sum_bound(K, s[i]);
+        free(a);
+        free(b);
+    }
+    return mat_check(mc, (int)Z, e, t);
+}
+
+/* matmul_gelu: y = acc + bias in f32 (acc within the accumulation bound, the add rounds
+ * by 2^-24 |y|), gelu in f32 (|gelu'| <= 1.13 carries the error of y; erf and the
+ * products add a few f32 ulps, bounded by 1e-6 (|y| + 1)), then one f16 rounding. */
+static int ref_matmul_gelu(void)
+{
+    long M = argi("M"), N = argi("N"), K = argi("K");
+    Mat ma = mat("a", T_F16, M, K, "stride_am", "stride_ak"),
+        mb = mat("b", T_F16, K, N, "stride_bk", "stride_bn"),
+        mc = mat("c", T_F16, M, N, "stride_cm", "stride_cn");
+    double *a = mat_read(&ma), *b = mat_read(&mb);
+    double *bias = fmt_to_d(&F16, READ(uint16_t, "bias", N), 2, N);
+    double *e = xcalloc(M * N, 8), *s = xcalloc(M * N, 8), *t = xcalloc(M * N, 8);
+    exact_product(a, b, M, N, K, e, s);
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++) {
+            long x = i * N + j;
+            double y = e[x] + bias[j];
+            double ey = f32_sum_bound(K, s[x]) + 0x1p-24 * fabs(y);
+            e[x] = 0.5 * y * (1.0 + erf(y / sqrt(2.0)));
+            t[x] = ulp_f16(e[x]) + 1.13 * ey + 1e-6 * (fabs(y) + 1.0);
+        }
+    return mat_check(&mc, 1, e, t);
+}
+
+/* f32 -> tf32, round to nearest even (what precision="tf32" does to each input). */
+static double tf32_round(double x)
+{
+    static const Fmt TF32 = {"tf32", 8, 10, 127, true, false};
+    return fmt_round(&TF32, x);
+}
+
+/* gemm_tf32: the inputs rounded to tf32 here too, so only the f32 accumulation bound is
+ * left; and the rounding must really happen: some element must differ from the product
+ * of the unrounded inputs by more than that bound (else the inputs went in as f32). */
+static int ref_gemm_tf32(void)
+{
+    long M = argi("M"), N = argi("N"), K = argi("K");
+    Mat ma = mat("a", T_F32, M, K, "stride_am", "stride_ak"),
+        mb = mat("b", T_F32, K, N, "stride_bk", "stride_bn"),
+        mc = mat("c", T_F32, M, N, "stride_cm", "stride_cn");
+    double *a = mat_read(&ma), *b = mat_read(&mb);
+    double *e = xcalloc(M * N, 8), *s = xcalloc(M * N, 8), *t = xcalloc(M * N, 8);
+    double *ex = xcalloc(M * N, 8), *sx = xcalloc(M * N, 8);
+    exact_product(a, b, M, N, K, ex, sx);
+    for (long i = 0; i < M * K; i++)
+        a[i] = tf32_round(a[i]);
+    for (long i = 0; i < K * N; i++)
+        b[i] = tf32_round(b[i]);
+    exact_product(a, b, M, N, K, e, s);
+    for (long i = 0; i < M * N; i++)
+        t[i] = f32_sum_bound(K, s[i]) + 0x1p-24 * fabs(e[i]);
+    int r = mat_check(&mc, 1, e, t);
+    if (!r) {
+        size_t n;
+        float *c = read_all("c", 4, &n);
+        long rounded = 0;
+        for (long i = 0; i < M; i++)
+            for (long j = 0; j < N; j++) {
+                double v = c[mat_index(&mc, i, j)];
+                if (fabs(v - ex[i * N + j]) > f32_sum_bound(K, sx[i * N + j]) +
+                                                  0x1p-24 * fabs(ex[i * N + j]))
+                    rounded++;
+            }
+        /* a 1 x 1 x 1 product whose inputs happen to be tf32 already is no evidence */
+        if (!rounded && M * N * K >= 64) {
+            fprintf(stderr, "MISMATCH c: precision=\"tf32\" gave the exact fp32 result "
+                            "everywhere; the inputs were not rounded to tf32\n");
+            r = 1;
+        }
+        free(c);
+    }
+    return r;
+}
+
+/* gemm_i8: exact (i32 sums of i8 products). */
+static int ref_gemm_i8(void)
+{
+    long M = argi("M"), N = argi("N"), K = argi("K");
+    Mat ma = mat("a", T_I8, M, K, "stride_am", "stride_ak"),
+        mb = mat("b", T_I8, K, N, "stride_bk", "stride_bn"),
+        mc = mat("c", T_I32, M, N, "stride_cm", "stride_cn");
+    double *a = mat_read(&ma), *b = mat_read(&mb);
+    double *e = xcalloc(M * N, 8), *s = xcalloc(M * N, 8);
+    exact_product(a, b, M, N, K, e, s);   /* |sums| < 2^53: exact in double */
+    return mat_check(&mc, 1, e, NULL);
+}
+
+/* gemm_f8: e4m3 products are exact in f32, the sum within the accumulation bound; the two
+ * scale multiplies in f32 round by 2^-24 each; then one f16 rounding. */
+static int ref_gemm_f8(void)
+{
+    long M = argi("M"), N = argi("N"), K = argi("K");
+    Mat ma = mat("a", T_E4M3, M, K, "stride_am", "stride_ak"),
+        mb = mat("b", T_E4M3, K, N, "stride_bk", "stride_bn"),
+        mc = mat("c", T_F16, M, N, "stride_cm", "stride_cn");
+    double *a = mat_read(&ma), *b = mat_read(&mb);
+    float *sa = READ(float, "scale_a", M), *sb = READ(float, "scale_b", N);
+    double *e = xcalloc(M * N, 8), *s = xcalloc(M * N, 8), *t = xcalloc(M * N, 8);
+    exact_product(a, b, M, N, K, e, s);
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++) {
+            long x = i * N + j;
+            double sc = fabs((double)sa[i] * sb[j]);
+            e[x] *= (double)sa[i] * sb[j];
+            t[x] = ulp_f16(e[x]) + sc * f32_sum_bound(K, s[x]) + 0x1p-23 * fabs(e[x]);
+        }
+    return mat_check(&mc, 1, e, t);
+}
+
+/* dot_chain: T = A @ B rounded to f16, D = T @ C.  The kernel's f32 T is within
+ * eT = bound(K) of the exact one, so its f16 rounding is one of round(T - eT),
+ * round(T + eT): the reference takes round(T) and allows the larger distance to those
+ * (0 unless T sits next to an f16 rounding boundary) times |C| in D; then D's own f32
+ * accumulation bound over L and one f16 rounding. */
+static int ref_dot_chain(void)
+{
+    long M = argi("M"), N = argi("N"), K = argi("K"), L = argi("L");
+    Mat ma = mat("a", T_F16, M, K, "stride_am", "stride_ak"),
+        mb = mat("b", T_F16, K, L, "stride_bk", "stride_bl"),
+        mc = mat("c", T_F16, L, N, "stride_cl", "stride_cn"),
+        md = mat("d", T_F16, M, N, "stride_dm", "stride_dn");
+    double *a = mat_read(&ma), *b = mat_read(&mb), *c = mat_read(&mc);
+    double *tt = xcalloc(M * L, 8), *st = xcalloc(M * L, 8), *dt = xcalloc(M * L, 8);
+    exact_product(a, b, M, L, K, tt, st);
+    for (long x = 0; x < M * L; x++) {
+        double eT = f32_sum_bound(K, st[x]), r = fmt_round(&F16, tt[x]);
+        dt[x] = fmax(fabs(fmt_round(&F16, tt[x] - eT) - r), fabs(fmt_round(&F16, tt[x] + eT) - r));
+        tt[x] = r;
+    }
+    double *e = xcalloc(M * N, 8), *s = xcalloc(M * N, 8), *t = xcalloc(M * N, 8);
+    exact_product(tt, c, M, N, L, e, s);
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++) {
+            double carried = 0;
+            for (long l = 0; l < L; l++)
+                carried += dt[i * L + l] * fabs(c[l * N + j]);
+            t[i * N + j] = ulp_f16(e[i * N + j]) + f32_sum_bound(L, s[i * N + j] + carried) +
+                           carried;
+        }
+    return mat_check(&md, 1, e, t);
+}
+
 /* gather: exact; negative indices count from the end. */
 static int ref_gather(void)
 {
@@ -827,7 +1114,8 @@ static int ref_gather(void)
     X(cumsum_rows) X(exclusive_scan) X(row_argmax) X(histogram) X(hist_drain) X(distinct)  \
     X(transpose) X(interleave) X(activation) X(add_posenc) X(quant_f8) X(quant_i8)         \
     X(convert) X(hash_keys) X(axpby) X(rmsnorm) X(bmm32) X(bmm32_f32) X(bmm32_tf32)        \
-    X(gather)
+    X(gather) X(batched_matmul) X(matmul_gelu) X(gemm_tf32) X(gemm_i8) X(gemm_f8)         \
+    X(dot_chain)
 
 static const struct {
     const char *name;
@@ -895,6 +1183,10 @@ static int gen(int argc, char **argv)
         int64_t lo = strtoll(argv[5], NULL, 0), hi = strtoll(argv[6], NULL, 0);
         for (long i = 0; i < n; i++)
             put32((uint32_t)(int32_t)(lo + (int64_t)(rng_next(&s) % (uint64_t)(hi - lo + 1))));
+    } else if (!strcmp(kind, "bytes") && argc == 7) {
+        int64_t lo = strtoll(argv[5], NULL, 0), hi = strtoll(argv[6], NULL, 0);
+        for (long i = 0; i < n; i++)
+            putchar((int)(uint8_t)(int8_t)(lo + (int64_t)(rng_next(&s) % (uint64_t)(hi - lo + 1))));
     } else if (!strcmp(kind, "uniform") && argc == 6) {
         double scale = strtod(argv[5], NULL);
         for (long i = 0; i < n; i++) {
@@ -921,7 +1213,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "gen")) {
         int r = gen(argc, argv);
         if (r == 2)
-            fprintf(stderr, "usage: example_ref gen ints COUNT SEED LO HI | uniform COUNT SEED "
+            fprintf(stderr, "usage: example_ref gen ints COUNT SEED LO HI | bytes COUNT SEED LO HI | uniform COUNT SEED "
                             "SCALE | wide COUNT SEED | fill32 COUNT HEX | poison BYTES\n");
         return r;
     }

@@ -127,18 +127,115 @@ t_layernorm() {
     done
 }
 
-t_matmul() {
-    # M N K lda ldb ldc (leading dimensions larger than the rows where it matters)
-    local spec seed=30
-    for spec in "1 1 1 1 1 3" "16 16 16 16 16 16" "100 70 130 136 72 80" "65 129 40 40 129 131"; do
+# strided VAR ROWS COLS T PAD: a ROWS x COLS matrix stored row-major with PAD spare elements
+# per row (T=n: element (i, j) at i * (COLS + PAD) + j) or transposed, as the row-major
+# COLS x ROWS matrix it is the transpose of (T=t: at j * (ROWS + PAD) + i); sets VAR_sr and
+# VAR_sc (its strides) and VAR_n (the elements of its buffer).
+strided() {
+    local v=$1 r=$2 c=$3 t=$4 p=$5
+    if [ "$t" = t ]; then
+        eval "${v}_sr=1 ${v}_sc=$((r + p)) ${v}_n=$((c * (r + p)))"
+    else
+        eval "${v}_sr=$((c + p)) ${v}_sc=1 ${v}_n=$((r * (c + p)))"
+    fi
+}
+
+# The shapes of the dot examples' cases: "M N K LAYOUT PAD", LAYOUT one letter per matrix
+# (A, B, C: n row-major, t transposed, see strided), PAD spare elements per stored row.
+# Ragged shapes (not multiples of any BM, BN, BK), K tails shorter than BK, one-element
+# matrices, transposed operands and outputs, padded rows whose padding must stay poisoned.
+GEMM_SHAPES=("1 1 1 nnn 0" "16 16 16 nnn 0" "100 70 130 nnn 3" "65 129 40 tnn 1"
+             "33 17 200 ntt 5" "130 64 65 ttn 0")
+
+# gemm FILE KERNEL SEED IN CSIZE EXTRA: the GEMM kernels (a: M x K, b: K x N, c: M x N with
+# the stride arguments of matmul.tile) over GEMM_SHAPES: a and b fresh (IN=randn: randn in
+# the parameter's type; IN=bytes: i8 over the whole range), c poisoned (CSIZE bytes an
+# element); EXTRA, if not "-", is a function of M N SEED that sets the array EXTRA_ARGS
+# (more inputs) and EXTRA_SAVES (their names).
+gemm() {
+    local file=$1 kernel=$2 seed=$3 in=$4 csz=$5 extra=$6 spec
+    for spec in "${GEMM_SHAPES[@]}"; do
         set -- $spec
-        local M=$1 N=$2 K=$3 lda=$4 ldb=$5 ldc=$6
-        case_dir "${M}x${N}x${K}"; seed=$((seed + 2))
-        poison "$D/c.poison" $((M * ldc * 2))
+        local M=$1 N=$2 K=$3 lay=$4 pad=$5
+        strided A $M $K ${lay:0:1} $pad
+        strided B $K $N ${lay:1:1} $pad
+        strided C $M $N ${lay:2:1} $pad
+        case_dir "${M}x${N}x${K}_$lay"; seed=$((seed + 2))
+        local ins
+        if [ "$in" = bytes ]; then
+            "$REF" gen bytes $A_n $seed -128 127 >"$D/a.in"
+            "$REF" gen bytes $B_n $((seed + 1)) -128 127 >"$D/b.in"
+            ins=(a=@"$D/a.in" b=@"$D/b.in")
+        else
+            ins=(a=randn:$A_n:$seed b=randn:$B_n:$((seed + 1)))
+        fi
+        EXTRA_ARGS=() EXTRA_SAVES=()
+        [ "$extra" = - ] || "$extra" $M $N $seed
+        poison "$D/c.poison" $((C_n * csz))
+        local strides=(M=$M N=$N K=$K stride_am=$A_sr stride_ak=$A_sc stride_bk=$B_sr
+                       stride_bn=$B_sc stride_cm=$C_sr stride_cn=$C_sc)
+        save a b c "${EXTRA_SAVES[@]}"
+        tc "$file" "$kernel" "${ins[@]}" "${EXTRA_ARGS[@]}" c=@"$D/c.poison" "${strides[@]}" \
+            "${SAVES[@]}" && ref "$kernel" "${strides[@]}"
+    done
+}
+
+gelu_bias() { EXTRA_ARGS=(bias=randn:$2:$(($3 + 7))); EXTRA_SAVES=(bias); }
+f8_scales() {
+    EXTRA_ARGS=(scale_a=rand:$1:$(($3 + 7)) scale_b=rand:$2:$(($3 + 8)))
+    EXTRA_SAVES=(scale_a scale_b)
+}
+
+t_matmul() { gemm matmul.tile matmul 30 randn 2 -; }
+t_matmul_gelu() { gemm matmul_gelu.tile matmul_gelu 220 randn 2 gelu_bias; }
+t_gemm_tf32() { gemm gemm_tf32.tile gemm_tf32 240 randn 4 -; }
+t_gemm_i8() { gemm gemm_i8.tile gemm_i8 260 bytes 4 -; }
+t_gemm_f8() { gemm gemm_f8.tile gemm_f8 280 randn 2 f8_scales; }
+
+t_batched_matmul() {
+    # "BATCH M N K LAYOUT PAD GAP": GAP spare elements between the batches of each operand;
+    # GAP=-1 broadcasts one B to every batch (stride_bz = 0)
+    local spec seed=300
+    for spec in "1 1 1 1 nnn 0 0" "3 16 16 16 nnn 0 0" "4 100 70 130 tnt 2 5" \
+                "2 65 129 40 ntn 0 -1" "5 33 17 65 nnn 1 3"; do
+        set -- $spec
+        local Z=$1 M=$2 N=$3 K=$4 lay=$5 pad=$6 gap=$7
+        strided A $M $K ${lay:0:1} $pad
+        strided B $K $N ${lay:1:1} $pad
+        strided C $M $N ${lay:2:1} $pad
+        local g=$gap bz=$((B_n + gap)) bn=$((Z * (B_n + gap)))
+        if [ $gap -lt 0 ]; then g=0 bz=0 bn=$B_n; fi
+        case_dir "z${Z}_${M}x${N}x${K}_$lay"; seed=$((seed + 2))
+        poison "$D/c.poison" $((Z * (C_n + g) * 2))
+        local args=(batch=$Z M=$M N=$N K=$K stride_az=$((A_n + g)) stride_am=$A_sr stride_ak=$A_sc
+                    stride_bz=$bz stride_bk=$B_sr stride_bn=$B_sc stride_cz=$((C_n + g))
+                    stride_cm=$C_sr stride_cn=$C_sc)
         save a b c
-        tc matmul.tile matmul a=randn:$((M * lda)):$seed b=randn:$((K * ldb)):$((seed + 1)) \
-            c=@"$D/c.poison" M=$M N=$N K=$K lda=$lda ldb=$ldb ldc=$ldc "${SAVES[@]}" &&
-            ref matmul M=$M N=$N K=$K lda=$lda ldb=$ldb ldc=$ldc
+        tc batched_matmul.tile batched_matmul a=randn:$((Z * (A_n + g))):$seed \
+            b=randn:$bn:$((seed + 1)) c=@"$D/c.poison" "${args[@]}" "${SAVES[@]}" &&
+            ref batched_matmul "${args[@]}"
+    done
+}
+
+t_dot_chain() {
+    # "M N K L LAYOUT PAD": LAYOUT one letter for each of A, B, C, D
+    local spec seed=320
+    for spec in "1 1 1 1 nnnn 0" "16 16 16 16 nnnn 0" "100 70 40 130 nnnn 3" \
+                "65 129 17 64 tntn 1" "33 17 100 200 nttt 0"; do
+        set -- $spec
+        local M=$1 N=$2 K=$3 L=$4 lay=$5 pad=$6
+        strided A $M $K ${lay:0:1} $pad
+        strided B $K $L ${lay:1:1} $pad
+        strided C $L $N ${lay:2:1} $pad
+        strided E $M $N ${lay:3:1} $pad
+        case_dir "${M}x${N}x${K}x${L}_$lay"; seed=$((seed + 3))
+        poison "$D/d.poison" $((E_n * 2))
+        local args=(M=$M N=$N K=$K L=$L stride_am=$A_sr stride_ak=$A_sc stride_bk=$B_sr
+                    stride_bl=$B_sc stride_cl=$C_sr stride_cn=$C_sc stride_dm=$E_sr stride_dn=$E_sc)
+        save a b c d
+        tc dot_chain.tile dot_chain a=randn:$A_n:$seed b=randn:$B_n:$((seed + 1)) \
+            c=randn:$C_n:$((seed + 2)) d=@"$D/d.poison" "${args[@]}" "${SAVES[@]}" &&
+            ref dot_chain "${args[@]}"
     done
 }
 

@@ -6,9 +6,10 @@
 # lib/libtilec.so.N through their $ORIGIN rpaths; ctest is skipped there).
 # Runs the runtime tests and the GPU tests (ctest -L 'runtime|gpu'), the GPU example
 # comparison directly (its per-case lines; then tests/gpu/big_variants.txt, the biggest
-# variants pinned, tests/gpu/casts.txt and, under a timeout, tests/gpu/barriers.txt), the
-# runtime benchmarks, then compute-sanitizer memcheck and racecheck on a few examples
-# (gpu_examples --only=K --given-size).
+# variants pinned, tests/gpu/casts.txt and, under a timeout, tests/gpu/barriers.txt), the dot
+# examples (gpu_dot, under a timeout), the runtime benchmarks, then compute-sanitizer
+# memcheck and racecheck on a few examples (gpu_examples --only=K --given-size; gpu_dot
+# --only=K --max-macs=N for matmul and batched_matmul).
 # Logs go to $OUT (if set) else ./gpu-logs; a short summary is printed last.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -66,6 +67,16 @@ fi
 timeout 300 "$B/tests/gpu/gpu_atomics" > "$LOG/gpu_atomics.txt" 2>&1
 note "gpu_atomics: rc=$? $(grep -E '^(PASS|FAIL|SKIP)' "$LOG/gpu_atomics.txt" | head -3 | tr '\n' ' ')"
 
+# every dot example against the C reference and the interpreter (gpu_dot.c), tuning off
+if [ -x "$B/tests/gpu/gpu_dot" ]; then
+  timeout 600 "$B/tests/gpu/gpu_dot" > "$LOG/gpu_dot.txt" 2>&1
+  [ $? = 124 ] && echo "FAIL gpu_dot: no result after 600 s (a hang)" >> "$LOG/gpu_dot.txt"
+  note "gpu_dot: $(tail -1 "$LOG/gpu_dot.txt")"
+  grep -E '^FAIL' "$LOG/gpu_dot.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
+else
+  note "gpu_dot: not built in $B"
+fi
+
 "$B/tests/gpu/gpu_bench" > "$LOG/gpu_bench.txt" 2>&1
 note "gpu_bench:
 $(grep -E 'launch overhead|^softmax|startup|FAIL' "$LOG/gpu_bench.txt")
@@ -80,6 +91,15 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
       rc=$?
       errs=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/sanitizer_${tool}_$k.txt" | tail -1)
       note "$tool $k: rc=$rc $errs $(grep -E '^(PASS|FAIL)' "$LOG/sanitizer_${tool}_$k.txt" | cut -c1-4 | tr '\n' ' ')"
+    done
+    # the dot examples issue 9 names: matmul and batched matmul, the shapes up to 2^22 MACs
+    for k in matmul_f16 batched_matmul; do
+      compute-sanitizer --tool $tool --error-exitcode 3 \
+        "$B/tests/gpu/gpu_dot" --only=$k --max-macs=4194304 \
+        > "$LOG/sanitizer_${tool}_$k.txt" 2>&1
+      rc=$?
+      errs=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOG/sanitizer_${tool}_$k.txt" | tail -1)
+      note "$tool $k: rc=$rc $errs $(tail -1 "$LOG/sanitizer_${tool}_$k.txt")"
     done
   done
 else
