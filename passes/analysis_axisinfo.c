@@ -82,7 +82,11 @@ static void visit(AxState *s, TirOp *op) {
         int axis = (int)op->attr.i[0];
         for (int d = 0, k = 0; d < rank; d++) {
             if (d == axis) {
-                o->div[d] = a->div[0];
+                /* along the new dimension every element is a run of its own: what divides
+                 * every element (inside a contiguous run only the first value is known) */
+                int64_t all = AX_MAXDIV;
+                for (int j = 0; j < rank - 1; j++) all = min64(all, a->contig[j] > 1 ? 1 : a->div[j]);
+                o->div[d] = rank > 1 ? all : a->div[0];
                 continue;
             }
             o->div[d] = a->div[k];
@@ -123,7 +127,12 @@ static void visit(AxState *s, TirOp *op) {
     }
     case TIR_OP_MUL:
         for (int d = 0; d < rank; d++) {
-            o->div[d] = min64(AX_MAXDIV, a->div[d] * b->div[d]);
+            /* div is the divisibility of each contiguous run's first value: the other
+             * values of a run (x+1, x+2, ...) are divisible by nothing, and times a
+             * factor each is its own run.  So a contiguous operand contributes 1 (x * 1
+             * is folded away before this analysis runs). */
+            int64_t da = a->contig[d] > 1 ? 1 : a->div[d], db = b->contig[d] > 1 ? 1 : b->div[d];
+            o->div[d] = min64(AX_MAXDIV, da * db);
             o->constancy[d] = min32(a->constancy[d], b->constancy[d]);
         }
         break;
