@@ -270,7 +270,10 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
     }
     TbView sv, dv;
     if (!tb_view_mma_ok(L, in->ty, &sv, op) || !tb_view_mma_ok(L, out->ty, &dv, op)) return;
-    if (tb_uniform(x)) { /* a splat (the zeros an accumulator starts from): no exchange */
+    /* a constant splat (the zeros an accumulator starts from): no exchange.  Only a
+     * constant: a thread whose elements share one value (a row vector broadcast along its
+     * row) still holds another row than the thread that needs them. */
+    if (tb_uniform(x) && LLVMIsConstant(x->e[0])) {
         LLVMValueRef *r = tb_elems(L, dv.total);
         for (int e = 0; e < dv.total; e++) r[e] = x->e[0];
         tb_set(L, out, dv.total, r);

@@ -106,7 +106,7 @@ def main():
             b = (torch.randn(N, K, device="cuda", dtype=dt).t() if bt
                  else torch.randn(K, N, device="cuda", dtype=dt))
             c = torch.full((M, N), float("nan"), device="cuda", dtype=dt)
-            kernels[dt](a, b, c, M, N, K, *strides(a, b, c))
+            kernels[dt](a, b if b.is_contiguous() else tilec.strided(b), c, M, N, K, *strides(a, b, c))
             torch.cuda.synchronize()
             want = torch.matmul(a.float(), b.float())
             # f32 accumulation in another order, then one rounding to f16/bf16
