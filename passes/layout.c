@@ -3,7 +3,7 @@
  * Values that must share a layout (operands and results of elementwise ops, broadcast,
  * the operands of a memory op, loop-carried values and their yields, if results) are
  * joined into classes.  Each class gets one blocked layout, anchored on its widest
- * provable memory access: size_per_thread along the contiguous dimension is sized so a
+ * provable memory access: elements per thread along the contiguous dimension is sized so a
  * thread moves 16 bytes, threads and warps fill the shape fastest dimension first.
  * Reduction results and expand_dims operands are classes of their own whose layout is
  * their parent's sliced at the axis.  Where a constraint still disagrees, a
@@ -192,7 +192,7 @@ static bool anchor_op(TirOp *op, void *ud) {
     return true;
 }
 
-/* size_per_thread x threads_per_warp x warps_per_cta, fastest dimension first. */
+/* elements per thread x threads per warp x warps per CTA, fastest dimension first. */
 static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int vec, int cdim, int warps) {
     int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK], order[TIR_MAXRANK];
     if (cdim < 0 || cdim >= rank) cdim = rank - 1;
