@@ -90,6 +90,25 @@ static int32_t mma_offset(const TbView *v, int e, int d) {
     return d == 0 ? ki * ik + i % kw + (ik / 2) * (i / kw) : ni * 8 * v->wn;
 }
 
+/* i1: this thread is the first holder of its elements (warps past wm x wn hold copies, and
+ * the operands are copied across the warps of the other dimension), or NULL: no copies. */
+LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v) {
+    int warps = L->threads / 32 > 0 ? L->threads / 32 : L->f->warps;
+    bool extra = warps > v->wm * v->wn;
+    bool across = (v->mma == 2 && v->wn > 1) || (v->mma == 3 && v->wm > 1);
+    if (!extra && !across) return NULL;
+    LLVMBuilderRef b = L->eb;
+    LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
+    if (extra) ok = LLVMBuildICmp(b, LLVMIntULT, L->warp, tb_i32(L, v->wm * v->wn), "");
+    if (across) {
+        LLVMValueRef w = LLVMBuildURem(b, L->warp, tb_i32(L, v->wm * v->wn), "");
+        LLVMValueRef part = v->mma == 2 ? LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "")   /* w_n */
+                                        : LLVMBuildURem(b, w, tb_i32(L, v->wm), "");  /* w_m */
+        ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, part, tb_i32(L, 0), ""), "");
+    }
+    return ok;
+}
+
 LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d) {
     return LLVMBuildAdd(L->b, mma_base(L, v, d), tb_i32(L, mma_offset(v, e, d)), "");
 }

@@ -286,11 +286,25 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
     int eb = et.ptr ? 8 : tir_scalar_bytes((TirScalar)et.elem);
     int64_t bytes = tir_type_numel(in->ty) * eb;
     LLVMValueRef base = tb_scratch(L, op, (int)bytes);
+    /* Where threads hold copies of an element, only its first holder writes it: the same
+     * value from several threads is still a write-write race to compute-sanitizer. */
+    LLVMValueRef own = sv.mma ? tb_mma_owner(L, &sv) : tb_view_has_copies(&sv) ? tb_view_owner(L, &sv) : NULL;
+    LLVMBasicBlockRef join = NULL;
+    if (own) {
+        LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.write");
+        join = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.join");
+        LLVMBuildCondBr(L->b, own, wr, join);
+        LLVMPositionBuilderAtEnd(L->b, wr);
+    }
     for (int e = 0; e < sv.total; e++) {
         LLVMValueRef off = LLVMBuildMul(L->b, linear_coord(L, &sv, e), tb_i32(L, eb), "");
         LLVMValueRef v = is_bool ? LLVMBuildZExt(L->b, x->e[e], L->i8, "") : x->e[e];
         LLVMValueRef st = LLVMBuildStore(L->b, v, scratch_at(L, base, off));
         LLVMSetAlignment(st, (unsigned)eb);
+    }
+    if (own) {
+        LLVMBuildBr(L->b, join);
+        LLVMPositionBuilderAtEnd(L->b, join);
     }
     tb_barrier(L);
     LLVMValueRef *r = tb_elems(L, dv.total);

@@ -195,6 +195,7 @@ LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d); /* coordi
 /* lower_dot.c */
 bool tb_mma_view(TbLower *L, int32_t layout, TirType t, TbView *v, const TirOp *op);
 LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d);
+LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v);
 void tb_lower_dot(TbLower *L, TirOp *op);
 
 /* lower_smem.c */
