@@ -179,6 +179,8 @@ const char *tile_ctx_last_error(const tile_ctx *c)
 }
 
 /* Edit distance of two short names (a long one is no typo: a large number). */
+int tile_name_distance(const char *a, const char *b) { return driver_name_distance(a, b); }
+
 int driver_name_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);

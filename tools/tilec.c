@@ -124,34 +124,11 @@ static void print_diag(void *ud, const char *msg)
         fputc('\n', stderr);
 }
 
-/* Edit distance of a and b, capped: names are short, and a long one is no typo. */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return 99;
-    int row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j], v = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < v) v = up + 1;
-            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
-            row[j] = v;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* Keeps `cand` in *best when it is the closest to `name` so far and close enough to be
  * a typo of it (one edit for short names, two otherwise). */
 static void consider(const char **best, int *bestd, const char *name, const char *cand)
 {
-    int d = edit_distance(name, cand);
+    int d = tile_name_distance(name, cand);
     if (d < *bestd && d <= (strlen(name) > 3 ? 2 : 1)) {
         *best = cand;
         *bestd = d;

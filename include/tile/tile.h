@@ -346,6 +346,10 @@ typedef struct tile_run_options {
 tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
                      tile_run_options *o);
 
+/* The edit distance of two short names, for "did you mean" (99 when either is longer
+ * than 64 bytes: a long name is no typo). */
+int tile_name_distance(const char *a, const char *b);
+
 #ifdef __cplusplus
 }
 #endif
