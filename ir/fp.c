@@ -139,3 +139,20 @@ double tir_round_to(TirScalar s, double x) {
     default: return wrap_int(s, x);
     }
 }
+
+/* float -> integer as the IR casts: truncate toward zero, saturate, NaN gives 0. */
+int64_t tir_float_to_int(TirScalar s, double x) {
+    if (isnan(x)) return 0;
+    double t = trunc(x);
+    int bits = tir_scalar_bits(s);
+    if (tir_scalar_is_signed(s)) {
+        double lim = ldexp(1.0, bits - 1);
+        if (t >= lim) return bits == 64 ? INT64_MAX : (int64_t)(lim - 1);
+        if (t < -lim) return bits == 64 ? INT64_MIN : (int64_t)-lim;
+        return (int64_t)t;
+    }
+    if (t <= 0) return 0;
+    double lim = ldexp(1.0, bits);
+    if (t >= lim) return bits == 64 ? (int64_t)UINT64_MAX : (int64_t)((1ull << bits) - 1);
+    return (int64_t)(uint64_t)t;
+}

@@ -201,22 +201,6 @@ int ti_op_trans(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 
 /* ---- casts -------------------------------------------------------------------------- */
 
-/* float -> integer: truncate toward zero, saturate at the type's range, NaN gives 0. */
-static int64_t float_to_int(TirScalar s, double x) {
-    if (isnan(x)) return 0;
-    double t = trunc(x);
-    int bits = tir_scalar_bits(s);
-    if (tir_scalar_is_signed(s)) {
-        double lim = ldexp(1.0, bits - 1);
-        if (t >= lim) return bits == 64 ? INT64_MAX : (int64_t)(lim - 1);
-        if (t < -lim) return bits == 64 ? INT64_MIN : (int64_t)-lim;
-        return (int64_t)t;
-    }
-    if (t <= 0) return 0;
-    double lim = ldexp(1.0, bits);
-    if (t >= lim) return bits == 64 ? (int64_t)UINT64_MAX : (int64_t)((1ull << bits) - 1);
-    return (int64_t)(uint64_t)t;
-}
 
 static TiElem cast_elem(TiKind fk, TirScalar ts, TiKind tk, TiElem x) {
     TiElem r;
@@ -228,7 +212,7 @@ static TiElem cast_elem(TiKind fk, TirScalar ts, TiKind tk, TiElem x) {
         break;
     case TI_SINT:
     case TI_UINT:
-        r.i = from_float ? float_to_int(ts, x.f) : ti_norm(ts, x.u);
+        r.i = from_float ? tir_float_to_int(ts, x.f) : ti_norm(ts, x.u);
         break;
     case TI_PTR:
         r.u = from_float ? 0 : x.u;

@@ -343,6 +343,9 @@ uint8_t tir_f32_to_f8e4m3(float x);   /* saturates to the finite max (448), NaN 
 float tir_f8e4m3_to_f32(uint8_t v);
 uint8_t tir_f32_to_f8e5m2(float x);   /* saturates to the finite max (57344), as cvt.rn.satfinite */
 float tir_f8e5m2_to_f32(uint8_t v);
+/* float -> integer s as the IR's cast: truncate toward zero, saturate at s's range, NaN
+ * gives 0 (the interpreter, the folder and the front end's constants share it). */
+int64_t tir_float_to_int(TirScalar s, double x);
 /* Rounds a double to what `s` can hold (floats: RNE to the format; ints: wrap). */
 double tir_round_to(TirScalar s, double x);
 
