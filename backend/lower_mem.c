@@ -578,9 +578,10 @@ static LLVMValueRef build_atomic(TbLower *L, const TirOp *op, LLVMAtomicRMWBinOp
                                                 atomic_orders[sem].failure, 0);
         return LLVMBuildExtractValue(L->b, c, 0, "");
     }
-    if (release) LLVMBuildFence(L->b, LLVMAtomicOrderingRelease, 0, "");
+    /* LLVM 19's NVPTX cannot select a fence instruction (it aborts): the PTX fence itself */
+    if (release) tb_asm(L, L->voidt, "fence.acq_rel.sys;", "~{memory}", NULL, 0, true);
     old = LLVMBuildAtomicRMW(L->b, bop, p, x, LLVMAtomicOrderingMonotonic, 0);
-    if (acquire) LLVMBuildFence(L->b, LLVMAtomicOrderingAcquire, 0, "");
+    if (acquire) tb_asm(L, L->voidt, "fence.acq_rel.sys;", "~{memory}", NULL, 0, true);
 #endif
     return old;
 }
