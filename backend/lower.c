@@ -245,7 +245,7 @@ static void lower_arange(TbLower *L, TirOp *op) {
 static void lower_splat(TbLower *L, TirOp *op) {
     TbVal *x = tb_val(L, op->opnd[0]);
     TbView v;
-    if (!x || !tb_view(L, op->res[0]->ty, &v, op)) return;
+    if (!x || !tb_view_mma_ok(L, op->res[0]->ty, &v, op)) return;
     LLVMValueRef *e = tb_elems(L, v.total);
     for (int i = 0; i < v.total; i++) e[i] = x->e[0];
     tb_set(L, op->res[0], v.total, e);
@@ -594,6 +594,7 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     L->sole_user = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->sole_user);
     L->uses = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->uses);
     L->deferred = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
+    L->ldm = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->ldm);
     count_uses(L, kernel->body, L->uses);
     for (int i = 0; i < L->nvals; i++)
         if (L->uses[i] != 1) L->sole_user[i] = NULL;

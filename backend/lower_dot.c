@@ -231,12 +231,21 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
     memcpy(acc, C->e, (size_t)vc.total * sizeof *acc);
     /* exact f32: three tf32 products (hi x hi + hi x lo + lo x hi) keep ~fp32 accuracy */
     int passes = ea == TIR_F32 && !tf32 ? 3 : 1;
-    for (int mi = 0; mi < vc.tm; mi++)
-        for (int ni = 0; ni < vc.tn; ni++) {
-            LLVMValueRef *c = acc + (mi * vc.tn + ni) * 4;
-            for (int ki = 0; ki < va.tk; ki++) {
+    /* K step by K step, the operands of step ki + 1 read (ldmatrix) before the mmas of
+     * step ki: one step's fragments are live at a time, and their shared-memory latency
+     * overlaps the tensor cores' work */
+    tb_smem_kstep(L, av, 0);
+    tb_smem_kstep(L, bv, 0);
+    for (int ki = 0; ki < va.tk; ki++) {
+        tb_smem_kstep(L, av, ki + 1);
+        tb_smem_kstep(L, bv, ki + 1);
+        for (int mi = 0; mi < vc.tm; mi++)
+            for (int ni = 0; ni < vc.tn; ni++) {
+                /* serpentine over N: consecutive mmas share an A fragment */
+                int nj = mi % 2 ? vc.tn - 1 - ni : ni;
+                LLVMValueRef *c = acc + (mi * vc.tn + nj) * 4;
                 LLVMValueRef *ae = A->e + (mi * va.tk + ki) * 4 * kw;
-                LLVMValueRef *be = B->e + (ni * vb.tk + ki) * 2 * kw;
+                LLVMValueRef *be = B->e + (nj * vb.tk + ki) * 2 * kw;
                 for (int p = 0; p < passes; p++) {
                     LLVMValueRef fa[4], fb[2];
                     InKind ka = passes == 1 ? k : p == 0 ? IN_TF32_LO : IN_TF32_HI;
@@ -248,7 +257,7 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
                     mma(L, name, fa, fb, c);
                 }
             }
-        }
+    }
     L->flops += 2 * tir_type_numel(out->ty) * av->ty.shape[1];
     tb_set(L, out, vc.total, acc);
 }

@@ -21,6 +21,16 @@ typedef struct {
     LLVMValueRef base;   /* ptr addrspace(3) of stage 0 */
 } Ring;
 
+/* A dot operand read through ldmatrix, K step by K step (lower_ldmatrix). */
+struct TbLdm {
+    Ring ring;
+    TbView view;
+    LLVMValueRef stage, base2[2];
+    TirScalar elem;
+    LLVMValueRef *e;               /* the value's elements, filled step by step */
+    uint8_t done[64];              /* K steps emitted */
+};
+
 static bool ring_of(TbLower *L, const TirOp *op, Ring *R) {
     TirValue *buf = op->opnd[0];
     TirType t = buf->ty;
@@ -142,48 +152,95 @@ static void warp_base(TbLower *L, const TbView *v, LLVMValueRef *b2) {
     b2[1] = v->mma == 3 ? LLVMBuildMul(L->eb, w_n, tb_i32(L, 8), "") : tb_i32(L, 0);
 }
 
-static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v, LLVMValueRef stage) {
+/* Whether the ldmatrix path can read this operand: 16-bit elements, 16-byte swizzle
+ * vectors, a 2-D stage. */
+static bool ldmatrix_ok(TirOp *op, const Ring *R, const TbView *v) {
     TirScalar s = (TirScalar)op->res[0]->ty.elem;
-    if ((s != TIR_F16 && s != TIR_BF16) || v->kw != 2 || R->rank != 2 || R->vec != 8) return false;
+    return (s == TIR_F16 || s == TIR_BF16) && v->kw == 2 && R->rank == 2 && R->vec == 8;
+}
+
+/* The fragments of K step ki (all M tiles of A, or all N tiles of B) into e. */
+static void ldmatrix_kstep(TbLower *L, const TbLdm *d, int ki) {
+    const Ring *R = &d->ring;
+    const TbView *v = &d->view;
     bool A = v->mma == 2;
     bool trans = A ? R->cdim == 0 : R->cdim == 1;
-    LLVMTypeRef et = s == TIR_F16 ? L->f16 : L->bf16;
-    LLVMValueRef b2[2];
-    warp_base(L, v, b2);
-    LLVMValueRef *e = tb_elems(L, v->total);
+    LLVMTypeRef et = d->elem == TIR_F16 ? L->f16 : L->bf16;
+    LLVMValueRef b2[2] = {d->base2[0], d->base2[1]};
+    LLVMValueRef *e = d->e;
     if (A) {
-        for (int mi = 0; mi < v->tm; mi++)
-            for (int ki = 0; ki < v->tk; ki++) {
-                int32_t org[4][2];
-                for (int j = 0; j < 4; j++) {
-                    org[j][0] = mi * 16 * v->wm + 8 * (j & 1);
-                    org[j][1] = ki * 16 + 8 * (j >> 1);
-                }
-                LLVMValueRef r[4];
-                ldmatrix(L, R, stage, org, b2, 4, trans, r);
-                LLVMValueRef *d = e + (mi * v->tk + ki) * 8;
-                for (int k = 0; k < 4; k++) split2(L, r[k], et, d + 2 * k);
+        for (int mi = 0; mi < v->tm; mi++) {
+            int32_t org[4][2];
+            for (int j = 0; j < 4; j++) {
+                org[j][0] = mi * 16 * v->wm + 8 * (j & 1);
+                org[j][1] = ki * 16 + 8 * (j >> 1);
             }
-    } else {
-        for (int ki = 0; ki < v->tk; ki++)
-            for (int ni = 0; ni < v->tn; ni += 2) {
-                int n = ni + 1 < v->tn ? 4 : 2;
-                int32_t org[4][2];
-                for (int j = 0; j < 4; j++) {
-                    org[j][0] = ki * 16 + 8 * (j & 1);
-                    org[j][1] = (ni + (j >> 1)) * 8 * v->wn;
-                }
-                LLVMValueRef r[4];
-                ldmatrix(L, R, stage, org, b2, n, trans, r);
-                for (int k = 0; k < n; k++) {
-                    int t = ni + k / 2; /* which n tile, then b0 / b1 */
-                    LLVMValueRef *d = e + (t * v->tk + ki) * 4 + 2 * (k % 2);
-                    split2(L, r[k], et, d);
-                }
-            }
+            LLVMValueRef r[4];
+            ldmatrix(L, R, d->stage, org, b2, 4, trans, r);
+            LLVMValueRef *o = e + (mi * v->tk + ki) * 8;
+            for (int k = 0; k < 4; k++) split2(L, r[k], et, o + 2 * k);
+        }
+        return;
     }
-    tb_set(L, op->res[0], v->total, e);
+    for (int ni = 0; ni < v->tn; ni += 2) {
+        int n = ni + 1 < v->tn ? 4 : 2;
+        int32_t org[4][2];
+        for (int j = 0; j < 4; j++) {
+            org[j][0] = ki * 16 + 8 * (j & 1);
+            org[j][1] = (ni + (j >> 1)) * 8 * v->wn;
+        }
+        LLVMValueRef r[4];
+        ldmatrix(L, R, d->stage, org, b2, n, trans, r);
+        for (int k = 0; k < n; k++) {
+            int t = ni + k / 2; /* which n tile, then b0 / b1 */
+            split2(L, r[k], et, e + (t * v->tk + ki) * 4 + 2 * (k % 2));
+        }
+    }
+}
+
+/* Whether the load can wait for its dot: the dot is its only user, in the same block, and
+ * nothing between them but other shared loads and arithmetic (no store, copy, wait or
+ * barrier that would change what the buffer holds). */
+static bool can_defer(TbLower *L, TirOp *op) {
+    TirOp *u = tb_sole_user(L, op->res[0]);
+    if (!u || u->code != TIR_OP_DOT || u->parent != op->parent) return false;
+    for (TirOp *x = op->next; x && x != u; x = x->next) {
+        unsigned t = tir_op_info[x->code].traits;
+        if (x->code != TIR_OP_SMEM_LOAD && x->code != TIR_OP_CONSTANT && !(t & TIR_T_ELEMENTWISE)) return false;
+        if (x->code == TIR_OP_SMEM_LOAD && tb_sole_user(L, x->res[0]) != u) return false;
+    }
     return true;
+}
+
+static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v, LLVMValueRef stage) {
+    if (!ldmatrix_ok(op, R, v)) return false;
+    TbLdm *d = tir_alloc(L->m->arena, sizeof *d);
+    memset(d, 0, sizeof *d);
+    d->ring = *R;
+    d->view = *v;
+    d->stage = stage;
+    d->elem = (TirScalar)op->res[0]->ty.elem;
+    warp_base(L, v, d->base2);
+    d->e = tb_elems(L, v->total);
+    memset(d->e, 0, (size_t)v->total * sizeof *d->e);
+    tb_set(L, op->res[0], v->total, d->e);
+    d->e = tb_val(L, op->res[0])->e;
+    if (v->tk <= (int)sizeof d->done && can_defer(L, op)) {
+        /* the dot asks for each K step just before its mmas (tb_smem_kstep): the
+         * fragments of one step live in registers, not the whole K tile's */
+        L->ldm[op->res[0]->id] = d;
+        return true;
+    }
+    for (int ki = 0; ki < v->tk; ki++) ldmatrix_kstep(L, d, ki);
+    return true;
+}
+
+void tb_smem_kstep(TbLower *L, const TirValue *v, int ki) {
+    if (!v || v->id < 0 || v->id >= L->nvals || !L->ldm[v->id]) return;
+    TbLdm *d = L->ldm[v->id];
+    if (ki < 0 || ki >= d->view.tk || d->done[ki]) return;
+    d->done[ki] = 1;
+    ldmatrix_kstep(L, d, ki);
 }
 
 void tb_lower_smem_load(TbLower *L, TirOp *op) {

@@ -84,6 +84,7 @@ typedef struct TbLower {
     TirOp **sole_user;               /* by TirValue id: the only op using it, else NULL */
     int *uses;                       /* by TirValue id: how many operands name it */
     uint8_t *deferred;               /* by TirValue id: its op is lowered with its chain's store */
+    struct TbLdm **ldm;              /* by TirValue id: a dot operand ldmatrix reads per K step */
     /* Lowering a chain (lower_chain.c) chunk by chunk: while chain_sub > 0, tb_val shows a
      * value of chain_n elements as its elements [chain_lo, chain_lo + chain_sub), and
      * tb_set of chain_sub elements writes them there. */
@@ -202,6 +203,9 @@ void tb_lower_dot(TbLower *L, TirOp *op);
 void tb_lower_smem_alloc(TbLower *L, TirOp *op);
 void tb_lower_smem_store(TbLower *L, TirOp *op);
 void tb_lower_smem_load(TbLower *L, TirOp *op);
+typedef struct TbLdm TbLdm;
+/* Emits K step ki of a dot operand whose ldmatrix waits for its dot (no-op otherwise). */
+void tb_smem_kstep(TbLower *L, const TirValue *v, int ki);
 void tb_lower_async_copy(TbLower *L, TirOp *op);
 void tb_lower_async_commit(TbLower *L, TirOp *op);
 void tb_lower_async_wait(TbLower *L, TirOp *op);

@@ -113,6 +113,28 @@ static bool in_acc(Lay *L, const TirValue *v) {
     return v && tir_type_is_tile(v->ty) && v->id >= 0 && v->id < L->acc.n && L->acc_dot[uf_find(&L->acc, v->id)];
 }
 
+/* The epilogue stays in the accumulator's layout: an elementwise op of an accumulator
+ * whose other operands are splats or constants (a cast, an activation, a scale) joins the
+ * accumulator's class, so that the one conversion a store needs moves the final values
+ * (f16 after a cast: half the shared memory of the f32 accumulator). */
+static bool extend_acc_op(TirOp *op, void *ud) {
+    Lay *L = ud;
+    unsigned t = tir_op_info[op->code].traits;
+    if (!(t & TIR_T_ELEMENTWISE) || is_mem(op) || op->nres != 1 || !tir_type_is_tile(op->res[0]->ty)) return true;
+    TirValue *acc = NULL;
+    for (int i = 0; i < op->nopnd; i++) {
+        TirValue *v = op->opnd[i];
+        if (!tir_type_is_tile(v->ty)) continue;
+        if (in_acc(L, v)) {
+            if (!acc) acc = v;
+            continue;
+        }
+        if (!v->def || (v->def->code != TIR_OP_SPLAT && v->def->code != TIR_OP_CONSTANT)) return true;
+    }
+    if (acc && acc->ty.rank == op->res[0]->ty.rank) uf_join(&L->acc, acc, op->res[0]);
+    return true;
+}
+
 static bool join_op(TirOp *op, void *ud) {
     Lay *L = ud;
     unsigned t = tir_op_info[op->code].traits;
@@ -377,12 +399,111 @@ static bool constancy_op(TirOp *op, void *ud) {
     return true;
 }
 
+/* ---- rematerialization ----
+ * A broadcast joins its operand's class to its result's: rm[:, None] shared by the loads
+ * of A (BM x BK) and the store of C (BM x BN) would put both in one class whose layout,
+ * sized for the larger tile, copies the smaller one several times over (each element
+ * loaded by several threads).  So each broadcast gets its own copy of its operand's
+ * producers where they are cheap (index arithmetic: arange, splat, expand_dims, casts,
+ * elementwise integer and compare ops) and shared with other users, as Triton
+ * rematerializes them instead of converting. */
+enum { REMAT_MAX = 64 };
+
+static bool remat_cheap(const TirOp *op) {
+    if (!op) return false;
+    unsigned t = tir_op_info[op->code].traits;
+    if (!(t & TIR_T_PURE) || (t & (TIR_T_MATH | TIR_T_READS | TIR_T_REGIONS))) return false;
+    return (t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_ARANGE || op->code == TIR_OP_SPLAT ||
+           op->code == TIR_OP_EXPAND_DIMS || op->code == TIR_OP_BROADCAST || op->code == TIR_OP_CONSTANT;
+}
+
+/* Whether v's cheap producer tree (at most *budget ops) has a value used more than once. */
+static bool remat_shared(const TirValue *v, const int *uses, int *budget) {
+    if (!tir_type_is_tile(v->ty) || !remat_cheap(v->def) || --*budget < 0) return false;
+    if (uses[v->id] > 1) return true;
+    for (int i = 0; i < v->def->nopnd; i++)
+        if (remat_shared(v->def->opnd[i], uses, budget)) return true;
+    return false;
+}
+
+/* A copy of v's cheap producer tree, each op placed right after its original. */
+static TirValue *remat_clone(TirFunc *f, TirValue *v, int *uses, int *budget) {
+    if (!tir_type_is_tile(v->ty) || !remat_cheap(v->def) || --*budget < 0) return v;
+    TirOp *op = v->def;
+    TirValue *from[8], *to[8];
+    int n = 0;
+    for (int i = 0; i < op->nopnd && n < 8; i++) {
+        from[n] = op->opnd[i];
+        to[n] = remat_clone(f, op->opnd[i], uses, budget);
+        n++;
+    }
+    TirBuilder b;
+    if (op->next)
+        tir_builder_before(&b, op->next);
+    else
+        tir_builder_at_end(&b, op->parent);
+    b.func = f;
+    b.loc = op->loc;
+    TirOp *c = tir_op_clone(&b, op, from, to, n);
+    for (int i = 0; i < c->nopnd; i++) uses[c->opnd[i]->id]++;
+    return c->res[0];
+}
+
+/* Erases v's def if nothing uses it any more, then its operands' likewise. */
+static void remat_drop(TirValue *v, int *uses) {
+    TirOp *op = v->def;
+    if (!remat_cheap(op) || uses[v->id] > 0 || !op->parent) return;
+    tir_op_erase(op);
+    for (int i = 0; i < op->nopnd; i++) {
+        uses[op->opnd[i]->id]--;
+        remat_drop(op->opnd[i], uses);
+    }
+}
+
+typedef struct {
+    TirFunc *f;
+    int *uses;
+    TirOp **bcast;
+    int nbcast, cap;
+} Remat;
+
+static bool remat_count(TirOp *op, void *ud) {
+    Remat *r = ud;
+    for (int i = 0; i < op->nopnd; i++)
+        if (op->opnd[i]->id >= 0 && op->opnd[i]->id < r->cap) r->uses[op->opnd[i]->id]++;
+    if (op->code == TIR_OP_BROADCAST && op->nopnd == 1 && r->nbcast < r->cap) r->bcast[r->nbcast++] = op;
+    return true;
+}
+
+static void rematerialize(TirModule *m, TirFunc *f) {
+    Remat r = {.f = f, .cap = f->next_id};
+    /* clones add values: room for REMAT_MAX per broadcast */
+    int room = f->next_id * (REMAT_MAX + 2) + 16;
+    r.uses = tir_alloc(m->arena, (size_t)room * sizeof *r.uses);
+    r.bcast = tir_alloc(m->arena, (size_t)(f->next_id + 1) * sizeof *r.bcast);
+    tir_walk_func(f, remat_count, &r);
+    for (int i = 0; i < r.nbcast; i++) {
+        TirOp *bc = r.bcast[i];
+        TirValue *x = bc->opnd[0];
+        int budget = REMAT_MAX;
+        if (!remat_shared(x, r.uses, &budget) || budget < 0) continue;
+        budget = REMAT_MAX;
+        TirValue *c = remat_clone(f, x, r.uses, &budget);
+        if (c == x || f->next_id >= room) continue;
+        bc->opnd[0] = c;
+        r.uses[c->id]++;
+        r.uses[x->id]--;
+        remat_drop(x, r.uses);
+    }
+}
+
 static int layout_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
     Lay L;
     memset(&L, 0, sizeof L);
     L.ctx = ctx;
     L.f = f;
     L.m = m;
+    rematerialize(m, f);
     L.ax = analysis_axisinfo(f);
     L.nax = f->next_id;
     L.uf.n = f->next_id;
@@ -403,6 +524,7 @@ static int layout_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
         TirValue *v = L.uf.val[i];
         if (v && v->def && v->def->code == TIR_OP_DOT) L.acc_dot[uf_find(&L.acc, i)] = true;
     }
+    tir_walk_func(f, extend_acc_op, &L);
     tir_walk_func(f, join_op, &L);
     for (int32_t i = 0; i < L.uf.n; i++) {
         L.cls[i].cdim = -1;
