@@ -3,11 +3,13 @@
  *
  * A load qualifies when it sits in the body of a `for` (not nested deeper), its result
  * goes only to a convert_layout into a dot-operand layout (what the layout pass puts in
- * front of every dot operand), it has no `other`, and each thread moves at least 4
- * contiguous bytes (cp.async copies 4, 8 or 16).  The ops computing its pointers and
- * mask (the "address slice") must be pure and depend only on the induction variable,
- * loop-invariant values and carried values whose next value is itself computed that
- * way (the usual `pa += BK`).  The loop step must be a positive constant.
+ * front of every dot operand) and it has no `other`.  Each thread moving at least 4
+ * contiguous bytes copies with cp.async (4, 8 or 16 bytes); a narrower load (no
+ * alignment fact) fills its stage through registers: an ordinary load and a smem_store
+ * in the copy's place.  The ops computing its pointers and mask (the "address slice")
+ * must be pure and depend only on the induction variable, loop-invariant values and
+ * carried values whose next value is itself computed that way (the usual `pa += BK`).
+ * The loop step must be a positive constant.
  *
  * The loop becomes, with S = stages:
  *     barrier                                   (earlier shared reads are done)
@@ -39,6 +41,7 @@ typedef struct {
 typedef struct {
     TirOp *load, *convert;     /* the load and its convert_layout into the operand layout */
     TirValue *buf;
+    bool narrow;               /* under 4 bytes per thread: load + smem_store, not cp.async */
 } Piped;
 
 /* ---- the address slice ---- */
@@ -138,6 +141,17 @@ static void emit_copies(TirBuilder *b, Piped *pp, int np, const Slice *s, Env *e
         TirValue *ptr = env_get(e, ld->opnd[0]);
         TirValue *mask = ld->nopnd > 1 ? env_get(e, ld->opnd[1]) : NULL;
         TirValue *m = and_valid(b, mask, valid, ptr->ty);
+        if (pp[i].narrow) {
+            /* under 4 bytes a thread (no alignment fact): an ordinary load into registers
+             * and a store into the stage.  The load's address is known at the top of the
+             * body, so the scheduler issues it there and its latency overlaps the mmas */
+            TirValue *lo[2] = {ptr, m};
+            TirValue *v = tir_op1(b, TIR_OP_LOAD, ld->res[0]->ty, 2, lo);
+            v->def->attr = ld->attr;
+            TirValue *so[3] = {pp[i].buf, stage, v};
+            emit0(b, TIR_OP_SMEM_STORE, 3, so);
+            continue;
+        }
         TirValue *ops[4] = {pp[i].buf, stage, ptr, m};
         TirOp *c = emit0(b, TIR_OP_ASYNC_COPY, 4, ops);
         c->attr.i[1] = ld->attr.i[1]; /* the load's proven vector width */
@@ -155,7 +169,7 @@ static TirValue *next_stage(TirBuilder *b, TirValue *x, int S) {
 
 /* ---- one loop ---- */
 
-static bool qualifies(Swp *W, TirBlock *body, TirOp *ld, TirOp **conv) {
+static bool qualifies(Swp *W, TirBlock *body, TirOp *ld, TirOp **conv, bool *narrow) {
     if (ld->code != TIR_OP_LOAD || ld->nopnd > 2 || ld->nres != 1 || !tir_type_is_tile(ld->res[0]->ty)) return false;
     TirOp *user = NULL;
     int uses = 0;
@@ -169,7 +183,7 @@ static bool qualifies(Swp *W, TirBlock *body, TirOp *ld, TirOp **conv) {
     if (tir_layout_kind(W->m, user->res[0]->ty.layout) != TIR_LAYOUT_DOT_OPERAND) return false;
     int eb = tir_scalar_bytes((TirScalar)ld->res[0]->ty.elem);
     int vec = ld->attr.i[1] > 1 ? (int)ld->attr.i[1] : 1;
-    if (vec * eb < 4) return false;
+    *narrow = vec * eb < 4;
     *conv = user;
     return true;
 }
@@ -206,7 +220,8 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     int np = 0;
     for (TirOp *op = body->first; op && np < 8; op = op->next) {
         TirOp *conv;
-        if (qualifies(W, body, op, &conv)) pp[np++] = (Piped){op, conv, NULL};
+        bool narrow;
+        if (qualifies(W, body, op, &conv, &narrow)) pp[np++] = (Piped){op, conv, NULL, narrow};
     }
     if (!np) return;
     /* the address slice of every piped load, then the carried values it reads, and the

@@ -7,6 +7,8 @@
  * prologue (copies past the end), K = 0 (a loop that never runs) and several rounds of
  * the ring.  With barriers in the IR the interpreter also checks each read of a stage
  * follows the wait that lands it and a barrier, and each overwrite follows a barrier.
+ * inputs/swp_matmul_narrow.tir is the same kernel without the strides' div16 facts: its
+ * loads fill the ring through registers (load + smem_store) instead of cp.async.
  * Usage: swp_vs_interp FILE.tir */
 #include "interp.h"
 #include "passes.h"
@@ -92,10 +94,12 @@ int main(int argc, char **argv) {
     }
     TirFunc *kr = ref->first, *kp = piped->first;
     int allocs = count_ops(kp, TIR_OP_SMEM_ALLOC), copies = count_ops(kp, TIR_OP_ASYNC_COPY),
-        waits = count_ops(kp, TIR_OP_ASYNC_WAIT), loads = count_ops(kp, TIR_OP_SMEM_LOAD);
-    if (allocs != 2 || copies < 4 || waits < 2 || loads != 2) {
-        fprintf(stderr, "the pipelined IR has %d rings, %d copies, %d waits, %d ring loads (want 2, >= 4, >= 2, 2)\n",
-                allocs, copies, waits, loads);
+        waits = count_ops(kp, TIR_OP_ASYNC_WAIT), loads = count_ops(kp, TIR_OP_SMEM_LOAD),
+        stores = count_ops(kp, TIR_OP_SMEM_STORE);
+    /* copies: cp.async, or (loads without an alignment fact) a load and a smem_store */
+    if (allocs != 2 || copies + stores < 4 || waits < 2 || loads != 2) {
+        fprintf(stderr, "the pipelined IR has %d rings, %d copies + %d stores, %d waits, %d ring loads (want 2, >= 4, >= 2, 2)\n",
+                allocs, copies, stores, waits, loads);
         g_fail++;
     }
     static const int sizes[][3] = {{64, 64, 32}, {48, 80, 16}, {128, 64, 256}, {16, 16, 0}, {64, 128, 96}, {112, 48, 160}};
