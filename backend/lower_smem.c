@@ -74,9 +74,12 @@ static LLVMValueRef ring_offset(TbLower *L, const Ring *R, LLVMValueRef *c) {
 
 /* The address of element offset `off` of stage `stage`. */
 static LLVMValueRef ring_addr(TbLower *L, const Ring *R, LLVMValueRef stage, LLVMValueRef off) {
-    LLVMValueRef e = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, stage, tb_i32(L, (int32_t)R->numel), ""), off, "");
-    LLVMValueRef bytes = LLVMBuildMul(L->b, e, tb_i32(L, R->eb), "");
-    return LLVMBuildGEP2(L->b, L->i8, R->base, &bytes, 1, "");
+    /* the thread's loop-invariant address first, then the stage: one add per access in
+     * the loop (scaling stage * numel + off instead cost a shift and two adds) */
+    LLVMValueRef bytes = LLVMBuildNUWMul(L->b, off, tb_i32(L, R->eb), "");
+    LLVMValueRef p = LLVMBuildGEP2(L->b, L->i8, R->base, &bytes, 1, "");
+    LLVMValueRef sb = LLVMBuildNUWMul(L->b, stage, tb_i32(L, (int32_t)(R->numel * R->eb)), "");
+    return LLVMBuildGEP2(L->b, L->i8, p, &sb, 1, "");
 }
 
 static LLVMValueRef elem_addr(TbLower *L, const Ring *R, const TbView *v, int e, LLVMValueRef stage) {

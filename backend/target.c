@@ -5,6 +5,7 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -56,6 +57,12 @@ static void llvm_init(void) {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    /* 32-bit pointers for shared (and local, const) memory: the data layout gets p3:32,
+     * shared addresses are one register and their arithmetic 32-bit (with 64-bit ones,
+     * every ldmatrix and cp.async address paid a sign extension and a 64-bit add).
+     * LLVM's options are process-wide: set once, before any target machine. */
+    const char *argv[] = {"tilec", "-nvptx-short-ptr"};
+    LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 void tb_diag(TirDiagFn diag, void *ud, const char *fmt, ...) {
