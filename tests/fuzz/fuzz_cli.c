@@ -18,6 +18,18 @@
 static char dir[64];
 static FILE *devnull;
 
+/* the scratch folder goes at exit (CTest replays the seeds on every test run) */
+static void cleanup(void)
+{
+    static const char *const names[] = {"in", "in.npy", "out.npy"};
+    char path[96];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 static void setup(void)
 {
     if (dir[0])
@@ -25,6 +37,7 @@ static void setup(void)
     snprintf(dir, sizeof dir, "/tmp/fuzz_cli.XXXXXX");
     if (!mkdtemp(dir))
         abort();
+    atexit(cleanup);
     devnull = fopen("/dev/null", "w");
     cli_quiet = true;
     cli_max_buffer_bytes = 1 << 20;   /* generated buffers stay small */
