@@ -547,7 +547,7 @@ static const char *const atomic_scopes[TIR_NSCOPES] = {
 };
 
 /* An atomic at the op's order and scope.  A compare-and-swap carries its orders itself
- * (atom.acq_rel.gpu.cas).  NVPTX (LLVM 22) drops the order of an atomicrmw (it emits a
+ * (atom.acq_rel.gpu.cas; not with LLVM 19, below).  NVPTX (LLVM 22) drops the order of an atomicrmw (it emits a
  * relaxed atom.exch whatever it is asked), so a read-modify-write is a relaxed atomic
  * between fences at its scope: a fence before it for release, after it for acquire (the
  * PTX memory model's release and acquire patterns).  LLVM before 20 has no sync scopes in
@@ -573,14 +573,18 @@ static LLVMValueRef build_atomic(TbLower *L, const TirOp *op, LLVMAtomicRMWBinOp
 #else
     (void)scope;
     (void)atomic_scopes;
-    if (y) {
-        LLVMValueRef c = LLVMBuildAtomicCmpXchg(L->b, p, x, y, atomic_orders[sem].success,
-                                                atomic_orders[sem].failure, 0);
-        return LLVMBuildExtractValue(L->b, c, 0, "");
-    }
-    /* LLVM 19's NVPTX cannot select a fence instruction (it aborts): the PTX fence itself */
+    (void)atomic_orders;
+    /* LLVM 19's NVPTX drops a compare-and-swap's order too (a plain atom.cas, relaxed), and
+     * cannot select a fence instruction (it aborts): every atomic is relaxed between PTX
+     * fences written out */
     if (release) tb_asm(L, L->voidt, "fence.acq_rel.sys;", "~{memory}", NULL, 0, true);
-    old = LLVMBuildAtomicRMW(L->b, bop, p, x, LLVMAtomicOrderingMonotonic, 0);
+    if (y) {
+        LLVMValueRef c = LLVMBuildAtomicCmpXchg(L->b, p, x, y, LLVMAtomicOrderingMonotonic,
+                                                LLVMAtomicOrderingMonotonic, 0);
+        old = LLVMBuildExtractValue(L->b, c, 0, "");
+    } else {
+        old = LLVMBuildAtomicRMW(L->b, bop, p, x, LLVMAtomicOrderingMonotonic, 0);
+    }
     if (acquire) tb_asm(L, L->voidt, "fence.acq_rel.sys;", "~{memory}", NULL, 0, true);
 #endif
     return old;

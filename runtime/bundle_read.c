@@ -188,6 +188,14 @@ static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
         if (!r->failed && v->cfloat[j] > 1)
             fail(r, "bad float flag %u at byte %zu (%s)", v->cfloat[j], r->pos - 1, r->section);
     }
+    /* an integer constant is an i64 written as a double: the runtime converts it back
+     * (clauses, variant text), which for any other double is undefined */
+    for (uint32_t j = 0; j < k->ncnames && !r->failed; j++) {
+        double c = v->cvals[j];
+        if (!v->cfloat[j] && !(c >= -0x1p63 && c < 0x1p63 && c == (double)(int64_t)c))
+            fail(r, "integer constant '%s' has the value %g, not an i64 (%s)", k->cnames[j], c,
+                 r->section);
+    }
     v->warps = rd_u32(r);
     v->stages = rd_u32(r);
     v->smem_bytes = rd_u32(r);

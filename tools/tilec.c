@@ -7,6 +7,7 @@
  *
  * Exit status: 0 success, 1 a compile or run error, 2 a bad command line (with usage).
  * Only the public API (tile/tile.h) is used. */
+#include "cli_args.h"
 #include "tile/tile.h"
 #include "tile/runtime.h"
 
@@ -25,8 +26,8 @@ static const char usage_text[] =
     "             [-O0|-O3] [-v] [--report] [--div16] [--assume-div16=P,...] [--assume-one=P,...]\n"
     "       tilec run FILE.tile --kernel NAME [--device=cuda|interp] [--grid=X[,Y[,Z]]]\n"
     "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] ARG... [--save NAME=PATH]...\n"
-    "  ARG: name=VALUE (scalar), name=@PATH (raw little-endian elements), name=zeros:COUNT,\n"
-    "       name=rand:COUNT[:SEED], name=randn:COUNT[:SEED]\n"
+    "  ARG: name=VALUE (scalar), name=@PATH[:SHAPE] (a .npy file or raw little-endian\n"
+    "       elements), name=zeros:COUNT, name=rand:COUNT[:SEED], name=randn:COUNT[:SEED]\n"
     "  tilec --help, tilec run --help: every option; tilec --version\n";
 
 /* tilec --help: the usage, then every option of the compile command (docs/tools.md). */
@@ -63,11 +64,14 @@ static const char run_help[] =
     "  --grid=X[,Y[,Z]]    the launch grid (default: the kernel's grid clause)\n"
     "  -D NAME=V           the value of a const parameter, or pin a tuned constant\n"
     "  --bench[=N]         autotune, then time N launches (default 20): median ms, GB/s\n"
-    "  --save NAME=PATH    write buffer NAME (raw elements) to PATH after the run\n"
+    "  --save NAME=PATH    write buffer NAME to PATH after the run: raw elements, or a\n"
+    "                      .npy file (its input's shape) when PATH ends in .npy\n"
     "  --debug             check assert()s; -O0/-O3 as for compiling; -v: variant and grid\n"
     "Arguments, one per parameter (NAME=V also sets a const parameter):\n"
     "  name=VALUE          a scalar: an integer (range-checked), a float, true or false\n"
-    "  name=@PATH          a buffer of raw little-endian elements of the pointee type\n"
+    "  name=@PATH          a buffer from a file: a .npy array whose dtype is the pointee\n"
+    "                      type (C order), or raw little-endian elements of it\n"
+    "  name=@PATH:SHAPE    the same, checked to hold SHAPE: N elements or a shape AxB...\n"
     "  name=zeros:COUNT    COUNT zeros\n"
     "  name=rand:COUNT[:SEED]   uniform: floats in [0, 1), signed in [-8, 7], unsigned [0, 15]\n"
     "  name=randn:COUNT[:SEED]  standard normal (float pointees)\n"
@@ -83,29 +87,12 @@ static const char run_help[] =
 
 enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
-static void verror(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
-static void verror(const char *fmt, va_list ap)
-{
-    fputs("tilec: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\n", stderr);
-}
-
-static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    verror(fmt, ap);
-    va_end(ap);
-}
-
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    verror(fmt, ap);
+    cli_verror(fmt, ap);
     va_end(ap);
     fputs(usage_text, stderr);
     exit(EXIT_USAGE);
@@ -144,55 +131,11 @@ static const char *did_you_mean(const char *best, char *buf, size_t n)
     return buf;
 }
 
-/* Options shared by both commands. */
-typedef struct Common {
-    const char *file;
-    const char *kernel;
-    bool verbose, debug;
-    int opt_level;
-    const char **defines;
-    int ndefines;
-} Common;
-
-/* "-X VALUE" or "-XVALUE" or "--x=VALUE" / "--x VALUE": the option's value, or NULL
- * when argv[*i] is not this option. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n))
-        return NULL;
-    if (a[n] == '=' && name[1] == '-')
-        return a + n + 1;
-    if (a[n] == 0) {
-        if (*i + 1 >= argc)
-            usage_error("option '%s' needs a value", name);
-        return argv[++*i];
-    }
-    if (name[1] != '-')  /* short options take their value attached: -DNAME=V, -oOUT */
-        return a + n;
-    return NULL;
-}
-
-static bool parse_common(int argc, char **argv, int *i, Common *c)
-{
-    const char *v;
-    const char *a = argv[*i];
-    if (!strcmp(a, "-v")) c->verbose = true;
-    else if (!strcmp(a, "--debug")) c->debug = true;
-    else if (!strcmp(a, "-O0")) c->opt_level = 0;
-    else if (!strcmp(a, "-O3")) c->opt_level = 3;
-    else if ((v = opt_value(argc, argv, i, "--kernel"))) c->kernel = v;
-    else if ((v = opt_value(argc, argv, i, "-D"))) c->defines[c->ndefines++] = v;
-    else return false;
-    return true;
-}
-
-static tile_ctx *make_ctx(const Common *c)
+static tile_ctx *make_ctx(const CliCommon *c)
 {
     tile_ctx *ctx = tile_ctx_new();
     if (!ctx) {
-        error("out of memory");
+        cli_error("out of memory");
         exit(EXIT_ERROR);
     }
     tile_ctx_set_diag(ctx, print_diag, NULL);
@@ -226,7 +169,7 @@ static int find_kernel(tile_program *p, const char *name, const char *file)
         for (int i = 0; i < tile_program_kernel_count(p); i++)
             consider(&best, &bestd, name, tile_kernel_name(p, i));
         char hint[160];
-        error("no kernel '%s' in '%s'%s", name, file, did_you_mean(best, hint, sizeof hint));
+        cli_error("no kernel '%s' in '%s'%s", name, file, did_you_mean(best, hint, sizeof hint));
         int n = tile_program_kernel_count(p);
         if (n) {
             fputs("  kernels:", stderr);
@@ -259,24 +202,6 @@ static void describe_first_variant(tile_program *p, int k)
 }
 
 /* ---- tilec FILE.tile ------------------------------------------------------------- */
-/* --assume-div16=a,b / --assume-one=n: each name of the list gets `facts`. */
-static void assume_list(tile_ctx *ctx, const char *list, unsigned facts, const char *opt)
-{
-    char buf[256];
-    for (const char *p = list; *p;) {
-        size_t l = strcspn(p, ",");
-        if (l == 0 || l >= sizeof buf)
-            usage_error("bad %s '%s': expected NAME[,NAME...]", opt, list);
-        memcpy(buf, p, l);
-        buf[l] = 0;
-        if (tile_ctx_assume(ctx, buf, facts) != TILE_OK)
-            usage_error("bad %s '%s'", opt, list);
-        p += l;
-        if (*p == ',' && !*++p)
-            usage_error("bad %s '%s': expected NAME[,NAME...]", opt, list);
-    }
-}
-
 static double now_ms(void)
 {
     struct timespec ts;
@@ -336,7 +261,7 @@ static bool write_file(const char *path, const char *data, size_t len)
     if (!path || !strcmp(path, "-")) {
         bool ok = fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0;
         if (!ok)
-            error("cannot write 'standard output'");
+            cli_error("cannot write 'standard output'");
         return ok;
     }
     struct stat st;
@@ -344,7 +269,7 @@ static bool write_file(const char *path, const char *data, size_t len)
     size_t n = strlen(path) + 32;
     char *tmp = malloc(n);
     if (!tmp) {
-        error("cannot write '%s': out of memory", path);
+        cli_error("cannot write '%s': out of memory", path);
         return false;
     }
     if (in_place)
@@ -353,20 +278,20 @@ static bool write_file(const char *path, const char *data, size_t len)
         snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
     FILE *out = fopen(tmp, "wb");
     if (!out) {
-        error("cannot write '%s': %s", path, strerror(errno));
+        cli_error("cannot write '%s': %s", path, strerror(errno));
         free(tmp);
         return false;
     }
     bool ok = fwrite(data, 1, len, out) == len;
     ok &= fclose(out) == 0;
     if (ok && !in_place && rename(tmp, path) != 0) {
-        error("cannot write '%s': renaming '%s' over it: %s", path, tmp, strerror(errno));
+        cli_error("cannot write '%s': renaming '%s' over it: %s", path, tmp, strerror(errno));
         unlink(tmp);
         free(tmp);
         return false;
     }
     if (!ok) {
-        error("cannot write '%s'", path);
+        cli_error("cannot write '%s'", path);
         if (!in_place)
             unlink(tmp);
     }
@@ -402,13 +327,13 @@ static bool emit_modules(tile_program *p, int k, tile_emit_kind kind, const char
     bool ok = true;
     if (n == 1) {
         if (kind == TILE_EMIT_CUBIN && (!out_path || !strcmp(out_path, "-")) && isatty(1)) {
-            error("not writing a cubin to a terminal: give -o OUT");
+            cli_error("not writing a cubin to a terminal: give -o OUT");
             ok = false;
         } else {
             ok = write_file(out_path, outs[0].data, outs[0].len);
         }
     } else if (!out_path || !strcmp(out_path, "-")) {
-        error("%d modules (kernel variants) for --emit=%s: pick one with --kernel NAME and -D "
+        cli_error("%d modules (kernel variants) for --emit=%s: pick one with --kernel NAME and -D "
               "NAME=V for each tune list, or give -o OUT to write each to OUT.KERNEL[.N].EXT",
               n, tile_emit_kind_name(kind));
         ok = false;
@@ -429,60 +354,43 @@ static bool emit_modules(tile_program *p, int k, tile_emit_kind kind, const char
 static int cmd_compile(int argc, char **argv)
 {
     double t0 = now_ms();
-    Common c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))};
-    const char *out_path = NULL, *emit = "cubin", *arch = "sm_90a", *print_after = NULL;
-    const char **div16 = calloc(argc + 1, sizeof(char *)), **one = calloc(argc + 1, sizeof(char *));
-    int ndiv16 = 0, none = 0;
-    bool report = false, all_div16 = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (parse_common(argc, argv, &i, &c)) continue;
-        else if ((v = opt_value(argc, argv, &i, "--emit"))) emit = v;
-        else if ((v = opt_value(argc, argv, &i, "--arch"))) arch = v;
-        else if ((v = opt_value(argc, argv, &i, "--print-after"))) print_after = v;
-        else if ((v = opt_value(argc, argv, &i, "--assume-div16"))) div16[ndiv16++] = v;
-        else if ((v = opt_value(argc, argv, &i, "--assume-one"))) one[none++] = v;
-        else if (!strcmp(a, "--div16")) all_div16 = true;
-        else if (!strcmp(a, "--report")) report = true;
-        else if ((v = opt_value(argc, argv, &i, "-o"))) out_path = v;
-        else if (a[0] == '-' && a[1]) usage_error("unknown option '%s'", a);
-        else if (c.file) usage_error("more than one input file ('%s' and '%s')", c.file, a);
-        else c.file = a;
-    }
-    int kind = tile_emit_kind_from_name(emit);
-    if (kind < 0)
-        usage_error("unknown --emit kind '%s' (tir llvm ptx cubin bundle header)", emit);
-    if (!tile_arch_is_known(arch))
-        usage_error("unknown architecture '%s' (sm_80 sm_86 sm_89 sm_90 sm_90a)", arch);
+    CliCompile o;
+    char err[512];
+    if (!cli_parse_compile(argc, argv, &o, err, sizeof err))
+        usage_error("%s", err);
+    const CliCommon c = o.c;
+    const char *out_path = o.out_path, *emit = o.emit;
+    int kind = o.emit_kind;
+    bool report = o.report;
     check_file(c.file);
     tile_ctx *ctx = make_ctx(&c);
     const char *after = getenv("TILEC_PROGRESS_MS");
     Progress progress = {.start = t0, .after_ms = after && *after ? atof(after) : 1000,
                          .tty = isatty(2)};
     tile_ctx_set_progress(ctx, show_progress, &progress);
-    tile_ctx_set_arch(ctx, arch);
+    tile_ctx_set_arch(ctx, o.arch);
     tile_ctx_set_timing(ctx, c.verbose);
     tile_ctx_set_diag(ctx, NULL, NULL);
     /* the library's message (with the list of passes) once, as a command-line error */
-    if (print_after && tile_ctx_set_print_after(ctx, print_after, stderr) != TILE_OK)
+    if (o.print_after && tile_ctx_set_print_after(ctx, o.print_after, stderr) != TILE_OK)
         usage_error("%s", tile_ctx_last_error(ctx) + strlen("error: "));
-    if (all_div16)
+    if (o.all_div16)
         tile_ctx_assume(ctx, "*", TILE_ASSUME_DIV16);
-    for (int i = 0; i < ndiv16; i++)
-        assume_list(ctx, div16[i], TILE_ASSUME_DIV16, "--assume-div16");
-    for (int i = 0; i < none; i++)
-        assume_list(ctx, one[i], TILE_ASSUME_ONE, "--assume-one");
+    for (int i = 0; i < o.ndiv16; i++)
+        if (!cli_assume_list(ctx, o.div16[i], TILE_ASSUME_DIV16, "--assume-div16", err, sizeof err))
+            usage_error("%s", err);
+    for (int i = 0; i < o.none; i++)
+        if (!cli_assume_list(ctx, o.one[i], TILE_ASSUME_ONE, "--assume-one", err, sizeof err))
+            usage_error("%s", err);
     tile_ctx_set_diag(ctx, print_diag, NULL);
-    free(c.defines);
-    free(div16);
-    free(one);
+    cli_compile_free(&o);
 
     if (report && !tile_emit_supported(TILE_EMIT_CUBIN)) {
-        error("--report is not supported yet in this build (no GPU backend)");
+        cli_error("--report is not supported yet in this build (no GPU backend)");
         return EXIT_ERROR;
     }
     if (!tile_emit_supported((tile_emit_kind)kind)) {
-        error("--emit=%s is not supported yet in this build%s", emit,
+        cli_error("--emit=%s is not supported yet in this build%s", emit,
               kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER ? ""
                                                                    : " (no GPU backend); use --emit=tir");
         return EXIT_ERROR;
@@ -533,219 +441,6 @@ static int cmd_compile(int argc, char **argv)
 }
 
 /* ---- tilec run -------------------------------------------------------------------- */
-typedef struct RunArg {
-    const char *text;        /* "name=value" as given */
-} RunArg;
-
-static bool parse_i64(const char *s, int64_t *out)
-{
-    char buf[80];
-    size_t k = 0;
-    for (; *s && k + 1 < sizeof buf; s++)
-        if (*s != '_')
-            buf[k++] = *s;
-    if (*s || k == 0)
-        return false;
-    buf[k] = 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(buf, &end, 0);
-    if (*end || errno)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* A count or a seed: a non-negative integer. */
-static bool parse_u64(const char *s, size_t n, uint64_t *out)
-{
-    char buf[32];
-    if (n == 0 || n >= sizeof buf || s[0] == '-' || s[0] == '+')
-        return false;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(buf, &end, 0);
-    if (*end || errno)
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool is_buffer_spec(const char *v)
-{
-    return v[0] == '@' || !strncmp(v, "zeros:", 6) || !strncmp(v, "rand:", 5) ||
-           !strncmp(v, "randn:", 6);
-}
-
-/* Largest buffer `tilec run` creates: enough for any test, small enough that a typo
- * in a count fails cleanly instead of exhausting memory. */
-#define MAX_BUFFER_BYTES ((uint64_t)1 << 36)
-/* The most read from an input that is not a regular file (a pipe, a device such as
- * /dev/zero): its size is not known up front, and /dev/zero never ends. */
-#define MAX_STREAM_BYTES ((size_t)1 << 26)
-
-/* Builds the buffer for pointer parameter `pi` from its spec. */
-static bool make_buffer(const tile_param_info *pi, const char *v, tile_arg *out)
-{
-    size_t esize = tile_scalar_size(pi->type);
-    const char *tn = tile_scalar_name(pi->type);
-    if (v[0] == '@') {
-        FILE *f = fopen(v + 1, "rb");
-        if (!f) {
-            error("argument '%s': cannot open '%s': %s", pi->name, v + 1, strerror(errno));
-            return false;
-        }
-        struct stat st;
-        bool regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
-        if (regular && (uint64_t)st.st_size > MAX_BUFFER_BYTES) {
-            fclose(f);
-            error("argument '%s': '%s' has %lld bytes, more than the %llu a buffer may have",
-                  pi->name, v + 1, (long long)st.st_size, (unsigned long long)MAX_BUFFER_BYTES);
-            return false;
-        }
-        size_t cap = 1 << 16, len = 0;
-        char *buf = malloc(cap);
-        size_t got;
-        while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
-            len += got;
-            if (len == cap && !regular && len >= MAX_STREAM_BYTES) {
-                free(buf);
-                fclose(f);
-                error("argument '%s': '%s' is not a regular file and gives more than %zu MiB; "
-                      "save it to a file first", pi->name, v + 1, MAX_STREAM_BYTES >> 20);
-                return false;
-            }
-            if (len == cap) {
-                char *grown = cap < MAX_BUFFER_BYTES ? realloc(buf, cap * 2) : NULL;
-                if (!grown) {
-                    free(buf);
-                    buf = NULL;
-                }
-                buf = grown;
-                cap *= 2;
-            }
-        }
-        bool bad = !buf || ferror(f);
-        fclose(f);
-        if (bad) {
-            free(buf);
-            error("argument '%s': cannot read '%s'", pi->name, v + 1);
-            return false;
-        }
-        if (len % esize) {
-            free(buf);
-            error("argument '%s': '%s' has %zu bytes, not a multiple of %zu (the size of %s)",
-                  pi->name, v + 1, len, esize, tn);
-            return false;
-        }
-        *out = tile_arg_buffer(buf, len);
-        return true;
-    }
-    tile_fill_kind kind = v[0] == 'z' ? TILE_FILL_ZEROS
-                          : !strncmp(v, "randn:", 6) ? TILE_FILL_RANDN : TILE_FILL_RAND;
-    const char *spec = strchr(v, ':') + 1;
-    const char *colon = strchr(spec, ':');
-    uint64_t count, seed = 0;
-    if (!parse_u64(spec, colon ? (size_t)(colon - spec) : strlen(spec), &count) ||
-        (colon && (kind == TILE_FILL_ZEROS || !parse_u64(colon + 1, strlen(colon + 1), &seed)))) {
-        error("argument '%s': bad buffer '%s' (zeros:COUNT, rand:COUNT[:SEED], "
-              "randn:COUNT[:SEED])", pi->name, v);
-        return false;
-    }
-    if (count > MAX_BUFFER_BYTES / esize) {
-        error("argument '%s': %llu elements is too many", pi->name, (unsigned long long)count);
-        return false;
-    }
-    if (kind == TILE_FILL_RANDN && !tile_scalar_is_float(pi->type)) {
-        error("argument '%s': randn needs a float pointee, not %s (use rand:)", pi->name, tn);
-        return false;
-    }
-    void *buf = malloc(count > 0 ? count * esize : 1);
-    if (!buf) {
-        error("argument '%s': out of memory for %llu elements", pi->name,
-              (unsigned long long)count);
-        return false;
-    }
-    tile_fill(pi->type, buf, count, kind, seed);
-    *out = tile_arg_buffer(buf, count * esize);
-    return true;
-}
-
-static bool make_scalar(const tile_param_info *pi, const char *v, tile_arg *out)
-{
-    const char *tn = tile_scalar_name(pi->type);
-    if (pi->type == TILE_BOOL) {
-        if (strcmp(v, "true") && strcmp(v, "false")) {
-            error("argument '%s': expected true or false for bool, got '%s'", pi->name, v);
-            return false;
-        }
-        *out = tile_arg_int(v[0] == 't');
-        return true;
-    }
-    if (tile_scalar_is_float(pi->type)) {
-        char *end;
-        errno = 0;
-        double d = strtod(v, &end);
-        if (!*v || *end || (errno && d != 0)) {
-            error("argument '%s': expected a number for %s, got '%s'", pi->name, tn, v);
-            return false;
-        }
-        *out = tile_arg_float(d);
-        return true;
-    }
-    int64_t i;
-    if (!parse_i64(v, &i)) {
-        error("argument '%s': expected an integer for %s, got '%s'", pi->name, tn, v);
-        return false;
-    }
-    int bits = (int)tile_scalar_size(pi->type) * 8;
-    bool fits = tile_scalar_is_signed(pi->type)
-                    ? bits >= 64 || (i >= -(INT64_C(1) << (bits - 1)) && i < (INT64_C(1) << (bits - 1)))
-                    : i >= 0 && (bits >= 64 || i < (INT64_C(1) << bits));
-    if (!fits) {
-        error("argument '%s': %s is out of range for %s", pi->name, v, tn);
-        return false;
-    }
-    *out = tile_arg_int(i);
-    return true;
-}
-
-static bool parse_grid(const char *s, int64_t grid[3])
-{
-    int n = 0;
-    while (n < 3) {
-        char *end;
-        errno = 0;
-        if (*s < '0' || *s > '9')
-            return false;
-        long long v = strtoll(s, &end, 10);
-        if (errno || v <= 0 || v > INT32_MAX)
-            return false;
-        grid[n++] = v;
-        if (*end == 0)
-            return true;
-        if (*end != ',')
-            return false;
-        s = end + 1;
-    }
-    return false;
-}
-
-static bool save_buffer(const char *path, const tile_arg *a)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        error("cannot write '%s': %s", path, strerror(errno));
-        return false;
-    }
-    bool ok = fwrite(a->buf.ptr, 1, a->buf.bytes, f) == a->buf.bytes;
-    ok &= fclose(f) == 0;
-    if (!ok)
-        error("cannot write '%s'", path);
-    return ok;
-}
 
 /* ---- tilec run on the GPU (and --bench) through the runtime --------------------------- */
 /* Runs kernel `kname` of `file` on rt: device buffers made from the host arguments, -D
@@ -773,7 +468,7 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
         /* -D fixes one value: of a const parameter, or of a tuned constant (the
          * runtime then admits only the variants with that value) */
         if (!eq || (j < np && !pis[j].is_const) || strchr(eq, ',')) {
-            error("-D %s: a run takes one value, of a const parameter or a tuned constant",
+            cli_error("-D %s: a run takes one value, of a const parameter or a tuned constant",
                   defines[i]);
             tile_rt_module_free(m);
             return EXIT_ERROR;
@@ -782,7 +477,7 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
         snprintf(name, sizeof name, "%.*s", (int)(eq - defines[i]), defines[i]);
         double d = strtod(eq + 1, NULL);
         int64_t iv = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : (int64_t)d;
-        parse_i64(eq + 1, &iv);
+        cli_parse_i64(eq + 1, &iv);
         if (tile_rt_set_const(k, name, iv, d) != TILE_RT_OK) {
             fprintf(stderr, "%s\n", tile_rt_last_error(rt));
             tile_rt_module_free(m);
@@ -861,44 +556,16 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
 
 static int cmd_run(int argc, char **argv)
 {
-    Common c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))};
-    const char **saves = calloc(argc + 1, sizeof(char *));
-    RunArg *rargs = calloc(argc + 1, sizeof *rargs);
-    int nsaves = 0, nrargs = 0;
-    const char *device = NULL, *grid_text = NULL;
-    bool bench = false;
-    int bench_reps = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (parse_common(argc, argv, &i, &c)) continue;
-        else if ((v = opt_value(argc, argv, &i, "--device"))) device = v;
-        else if ((v = opt_value(argc, argv, &i, "--grid"))) grid_text = v;
-        else if ((v = opt_value(argc, argv, &i, "--save"))) saves[nsaves++] = v;
-        else if (!strcmp(a, "--bench") || !strncmp(a, "--bench=", 8)) {
-            bench = true;
-            int64_t n = 20;
-            if (a[7] == '=' && (!parse_i64(a + 8, &n) || n <= 0 || n > 1000000))
-                usage_error("bad --bench '%s': expected --bench[=N], N a positive count", a);
-            bench_reps = (int)n;
-        }
-        else if (a[0] == '-' && a[1]) usage_error("unknown option '%s'", a);
-        else if (!c.file) c.file = a;
-        else if (!strchr(a, '=') || a[0] == '=')
-            usage_error("bad argument '%s': expected name=VALUE", a);
-        else rargs[nrargs++].text = a;
-    }
-    if (device && strcmp(device, "cuda") && strcmp(device, "interp"))
-        usage_error("unknown device '%s' (cuda or interp)", device);
-    int64_t grid[3] = {0, 0, 0};
-    if (grid_text && !parse_grid(grid_text, grid))
-        usage_error("bad --grid '%s': expected X[,Y[,Z]], each a positive integer", grid_text);
-    for (int i = 0; i < nsaves; i++) {
-        const char *eq = strchr(saves[i], '=');
-        if (!eq || eq == saves[i] || !eq[1])
-            usage_error("bad --save '%s': expected NAME=PATH", saves[i]);
-    }
-    if (!c.kernel)
-        usage_error("tilec run needs --kernel NAME");
+    CliRun o;
+    char err[512];
+    if (!cli_parse_run(argc, argv, &o, err, sizeof err))
+        usage_error("%s", err);
+    const CliCommon c = o.c;
+    const char *device = o.device;
+    const char **saves = o.saves;
+    int nsaves = o.nsaves;
+    bool bench = o.bench;
+    const int64_t *grid = o.grid;
     check_file(c.file);
     tile_ctx *ctx = make_ctx(&c);
 
@@ -909,7 +576,7 @@ static int cmd_run(int argc, char **argv)
     if (!device || !strcmp(device, "cuda")) {
         if (tile_rt_open(TILE_RT_CUDA, NULL, &rt) != TILE_RT_OK) {
             if (device) {
-                error("--device=cuda: %s", tile_rt_open_error());
+                cli_error("--device=cuda: %s", tile_rt_open_error());
                 return EXIT_ERROR;
             }
             fprintf(stderr, "tilec: no CUDA device (%s); running on the interpreter\n",
@@ -917,7 +584,7 @@ static int cmd_run(int argc, char **argv)
         }
     }
     if (!rt && bench && tile_rt_open(TILE_RT_INTERP, NULL, &rt) != TILE_RT_OK) {
-        error("%s", tile_rt_open_error());
+        cli_error("%s", tile_rt_open_error());
         return EXIT_ERROR;
     }
 
@@ -934,23 +601,24 @@ static int cmd_run(int argc, char **argv)
     tile_arg *args = calloc(np + 1, sizeof *args);
     tile_param_info *pis = calloc(np + 1, sizeof *pis);
     bool *given = calloc(np + 1, sizeof *given);
+    CliShape *shapes = calloc(np + 1, sizeof *shapes);
     int bad = 0;
     for (int j = 0; j < np; j++)
         tile_kernel_param(p, k, j, &pis[j]);
-    for (int i = 0; i < nrargs; i++) {
-        const char *eq = strchr(rargs[i].text, '=');
-        size_t nlen = (size_t)(eq - rargs[i].text);
+    for (int i = 0; i < o.nargs; i++) {
+        const char *eq = strchr(o.args[i], '=');
+        size_t nlen = (size_t)(eq - o.args[i]);
         int j = 0;
-        while (j < np && (strlen(pis[j].name) != nlen || strncmp(pis[j].name, rargs[i].text, nlen)))
+        while (j < np && (strlen(pis[j].name) != nlen || strncmp(pis[j].name, o.args[i], nlen)))
             j++;
         if (j == np) {
             char name[128], hint[160];
-            snprintf(name, sizeof name, "%.*s", (int)nlen, rargs[i].text);
+            snprintf(name, sizeof name, "%.*s", (int)nlen, o.args[i]);
             const char *best = NULL;
             int bestd = 99;
             for (int q = 0; q < np; q++)
                 consider(&best, &bestd, name, pis[q].name);
-            error("kernel '%s' has no parameter '%s'%s", c.kernel, name,
+            cli_error("kernel '%s' has no parameter '%s'%s", c.kernel, name,
                   did_you_mean(best, hint, sizeof hint));
             bad++;
             continue;
@@ -958,26 +626,27 @@ static int cmd_run(int argc, char **argv)
         const tile_param_info *pi = &pis[j];
         const char *v = eq + 1;
         if (given[j]) {
-            error("argument '%s' given twice", pi->name);
+            cli_error("argument '%s' given twice", pi->name);
             bad++;
             continue;
         }
         given[j] = true;
-        if (pi->is_pointer && !is_buffer_spec(v)) {
-            error("argument '%s' is a pointer (*%s): give @PATH, zeros:COUNT, rand:COUNT[:SEED] "
+        if (pi->is_pointer && !cli_is_buffer_spec(v)) {
+            cli_error("argument '%s' is a pointer (*%s): give @PATH, zeros:COUNT, rand:COUNT[:SEED] "
                   "or randn:COUNT[:SEED], not '%s'", pi->name, tile_scalar_name(pi->type), v);
             bad++;
-        } else if (!pi->is_pointer && is_buffer_spec(v)) {
-            error("argument '%s' is a scalar (%s%s), not a buffer ('%s')", pi->name,
+        } else if (!pi->is_pointer && cli_is_buffer_spec(v)) {
+            cli_error("argument '%s' is a scalar (%s%s), not a buffer ('%s')", pi->name,
                   pi->is_const ? "const " : "", tile_scalar_name(pi->type), v);
             bad++;
-        } else if (!(pi->is_pointer ? make_buffer(pi, v, &args[j]) : make_scalar(pi, v, &args[j]))) {
+        } else if (!(pi->is_pointer ? cli_make_buffer(pi, v, &args[j], &shapes[j])
+                                     : cli_make_scalar(pi, v, &args[j]))) {
             bad++;
         }
     }
     for (int j = 0; j < np; j++)
         if (!given[j] && !pis[j].is_const) {
-            error("missing argument '%s' (%s%s) of kernel '%s'", pis[j].name,
+            cli_error("missing argument '%s' (%s%s) of kernel '%s'", pis[j].name,
                   pis[j].is_pointer ? "*" : "", tile_scalar_name(pis[j].type), c.kernel);
             bad++;
         }
@@ -988,7 +657,7 @@ static int cmd_run(int argc, char **argv)
         while (j < np && (strlen(pis[j].name) != nlen || strncmp(pis[j].name, saves[i], nlen)))
             j++;
         if (j == np || !pis[j].is_pointer) {
-            error("--save '%.*s': kernel '%s' has no pointer parameter of that name", (int)nlen,
+            cli_error("--save '%.*s': kernel '%s' has no pointer parameter of that name", (int)nlen,
                   saves[i], c.kernel);
             bad++;
         }
@@ -999,18 +668,18 @@ static int cmd_run(int argc, char **argv)
 
     if (rt) {
         if (run_on_runtime(rt, c.file, c.kernel, c.verbose, c.defines, c.ndefines, pis, args, np,
-                           grid, bench ? bench_reps : 0) != 0)
+                           grid, bench ? o.bench_reps : 0) != 0)
             goto done;
         rc = 0;
         goto save;
     }
-    tile_run_options o = {.device = dev, .grid = {grid[0], grid[1], grid[2]}, .print_out = stdout};
-    tile_status st = tile_run(p, k, args, np, &o);
+    tile_run_options ro = {.device = dev, .grid = {grid[0], grid[1], grid[2]}, .print_out = stdout};
+    tile_status st = tile_run(p, k, args, np, &ro);
     fflush(stdout);
-    if (c.verbose && o.chosen[0])
+    if (c.verbose && ro.chosen[0])
         fprintf(stderr, "tilec: ran kernel '%s' variant [%s] on grid (%lld, %lld, %lld) on the "
-                        "interpreter\n", c.kernel, o.chosen, (long long)o.grid_used[0],
-                (long long)o.grid_used[1], (long long)o.grid_used[2]);
+                        "interpreter\n", c.kernel, ro.chosen, (long long)ro.grid_used[0],
+                (long long)ro.grid_used[1], (long long)ro.grid_used[2]);
     if (st != TILE_OK)
         goto done;
     rc = 0;
@@ -1020,7 +689,7 @@ save:
         size_t nlen = (size_t)(eq - saves[i]);
         for (int j = 0; j < np; j++)
             if (strlen(pis[j].name) == nlen && !strncmp(pis[j].name, saves[i], nlen) &&
-                !save_buffer(eq + 1, &args[j]))
+                !cli_save_buffer(eq + 1, &args[j], pis[j].type, &shapes[j]))
                 rc = EXIT_ERROR;
     }
 done:
@@ -1030,12 +699,11 @@ done:
     free(args);
     free(pis);
     free(given);
-    free(saves);
-    free(rargs);
+    free(shapes);
+    cli_run_free(&o);
     tile_program_free(p);
     tile_ctx_free(ctx);
     tile_rt_close(rt);
-    free(c.defines);
     return rc;
 }
 

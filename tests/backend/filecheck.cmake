@@ -10,9 +10,12 @@ endif()
 get_filename_component(name ${INPUT} NAME_WE)
 set(tmp ${CMAKE_CURRENT_BINARY_DIR}/${name}.out)
 file(WRITE ${tmp} "${out}")
-# Lines for what only LLVM 20 and newer emit (the .maxntid of a launch bound) use the
-# prefix LLVM20; CHECK lines hold for every supported LLVM (19 and up).
-set(prefixes CHECK)
+# CHECK lines hold for every supported LLVM (19 and up): they accept both spellings of
+# what LLVM 19 and LLVM 20+ print alike (typed ld.global.f32 / ld.global.b32, %f / %r
+# registers).  Where the instructions themselves differ (the .maxntid of a launch bound,
+# which LLVM 19 does not emit; another but equal owner test), lines with the prefix LLVM20
+# pin LLVM 20 and newer, lines with LLVM19 pin LLVM 19.
+set(prefixes CHECK,LLVM19)
 if(LLVM_MAJOR GREATER_EQUAL 20)
   set(prefixes CHECK,LLVM20)
 endif()

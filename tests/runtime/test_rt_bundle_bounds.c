@@ -10,6 +10,7 @@
 #include "rt_internal.h"
 #include "rt_test.h"
 
+#include <math.h>
 #include <stdint.h>
 
 /* ---- a growable writer ------------------------------------------------------------ */
@@ -59,6 +60,7 @@ typedef struct Spec {
     uint8_t isp0, sc0, isc0;      /* param x's kind bytes */
     uint16_t key0;
     uint8_t cfloat0;
+    double cval0;                 /* variant 0's BLOCK when not 0 */
     uint32_t warps;
     uint64_t div16, eq1;
     uint8_t kind;
@@ -137,7 +139,7 @@ static void kernel(W *w, const Spec *s, uint32_t ki)
     le(w, s->nvariants, 4);
     for (uint32_t v = 0; v < s->nvariants; v++) {
         for (uint32_t j = 0; j < s->ncnames; j++)
-            f64(w, j ? (double)j : 256.0 * (v + 1));
+            f64(w, j ? (double)j : v == 0 && s->cval0 != 0 ? s->cval0 : 256.0 * (v + 1));
         for (uint32_t j = 0; j < s->ncnames; j++)
             le(w, j == 0 && v == 0 ? s->cfloat0 : 0, 1);
         le(w, v == 0 ? s->warps : 4, 4), le(w, 2, 4), le(w, 0, 4);
@@ -255,6 +257,16 @@ static void reader_bounds(void)
     /* float flags */
     OK(s_.cfloat0 = 1);
     BAD("bad float flag 2", s_.cfloat0 = 2);
+    /* an integer constant's value is an i64 (found by fuzz_bundle: a double past the i64
+     * range was converted to one, which is undefined) */
+    OK(s_.cval0 = 0x1p53);
+    OK(s_.cval0 = -0x1p63);
+    BAD("integer constant 'BLOCK' has the value 9.22337e+18, not an i64", s_.cval0 = 0x1p63);
+    BAD("integer constant 'BLOCK' has the value 2.68156e+154, not an i64 (variant 0 of 'k0')",
+        s_.cval0 = 2.68156e+154);
+    BAD("integer constant 'BLOCK' has the value 0.5", s_.cval0 = 0.5);
+    BAD("integer constant 'BLOCK' has the value nan", s_.cval0 = NAN);
+    OK(s_.cval0 = 0.5, s_.cfloat0 = 1);
     /* warps: powers of two from 1 to 32 */
     OK(s_.warps = 1);
     OK(s_.warps = 32);

@@ -41,13 +41,22 @@ static int write_file(const char *path, const void *p, size_t n)
     return 0;
 }
 
-/* Elements of type t in the file, compared exactly with want[]. */
-static int expect_values(const char *path, tile_scalar t, const double *want, size_t n)
+/* Elements of type t in the file (after `skip` bytes), compared exactly with want[]. */
+static int expect_values_at(const char *path, size_t skip, tile_scalar t, const double *want,
+                            size_t n)
 {
     size_t bytes;
-    unsigned char *buf = slurp(path, &bytes);
-    if (!buf)
+    unsigned char *whole = slurp(path, &bytes);
+    if (!whole)
         return fail("cannot read %s", path);
+    if (bytes < skip) {
+        free(whole);
+        return fail("%s: %zu bytes, fewer than its %zu-byte header", path, bytes, skip);
+    }
+    unsigned char *buf = malloc(bytes - skip + 1);
+    memcpy(buf, whole + skip, bytes - skip);
+    bytes -= skip;
+    free(whole);
     if (bytes != n * tile_scalar_size(t)) {
         free(buf);
         return fail("%s: %zu bytes, expected %zu", path, bytes, n * tile_scalar_size(t));
@@ -61,6 +70,62 @@ static int expect_values(const char *path, tile_scalar t, const double *want, si
     free(got);
     free(buf);
     return rc;
+}
+
+static int expect_values(const char *path, tile_scalar t, const double *want, size_t n)
+{
+    return expect_values_at(path, 0, t, want, n);
+}
+
+/* The .npy tests' files, written here rather than by tilec's own writer: the magic, the
+ * version MAJOR.0, the header's length (2 bytes in 1.0, else 4), the dict as given
+ * padded with spaces and '\n' to a multiple of 64 bytes, the values as type t, less
+ * `trim` bytes (more when negative: zeros). */
+static int write_npy(const char *path, int major, const char *dict, tile_scalar t,
+                     const double *v, size_t n, long trim)
+{
+    size_t prefix = major == 1 ? 10 : 12, dlen = strlen(dict);
+    size_t total = (prefix + dlen + 1 + 63) / 64 * 64, hlen = total - prefix;
+    size_t esize = tile_scalar_size(t), data = n * esize;
+    size_t bytes = total + data + (trim < 0 ? (size_t)-trim : 0);
+    unsigned char *b = calloc(1, bytes + 1);
+    memcpy(b, "\x93NUMPY", 6);
+    b[6] = (unsigned char)major;
+    for (size_t i = 0; i < prefix - 8; i++)
+        b[8 + i] = (unsigned char)(hlen >> (8 * i));
+    memcpy(b + prefix, dict, dlen);
+    memset(b + prefix + dlen, ' ', total - prefix - dlen - 1);
+    b[total - 1] = '\n';
+    tile_store_elements(t, b + total, v, n);
+    if (trim > 0)
+        bytes -= (size_t)trim > data ? data : (size_t)trim;
+    int rc = write_file(path, b, bytes);
+    free(b);
+    return rc;
+}
+
+/* A .npy file as tilec writes it: version 1.0, exactly this dict, padded to 64 bytes,
+ * then the values. */
+static int expect_npy(const char *path, const char *dict, tile_scalar t, const double *want,
+                      size_t n)
+{
+    size_t bytes;
+    unsigned char *b = slurp(path, &bytes);
+    if (!b)
+        return fail("cannot read %s", path);
+    size_t dlen = strlen(dict), hlen = bytes >= 10 ? b[8] | (size_t)b[9] << 8 : 0;
+    int rc = 0;
+    if (bytes < 10 || memcmp(b, "\x93NUMPY\x01\x00", 8))
+        rc = fail("%s: no .npy 1.0 magic", path);
+    else if ((10 + hlen) % 64 || 10 + hlen > bytes || hlen < dlen + 1)
+        rc = fail("%s: header of %zu bytes", path, hlen);
+    else if (memcmp(b + 10, dict, dlen) || b[10 + hlen - 1] != '\n')
+        rc = fail("%s: header '%.*s', expected '%s'", path, (int)hlen, (const char *)b + 10, dict);
+    for (size_t i = 10 + dlen; !rc && i < 10 + hlen - 1; i++)
+        if (b[i] != ' ')
+            rc = fail("%s: byte %zu of the header padding is 0x%02x", path, i, b[i]);
+    free(b);
+    return rc ? rc : expect_values_at(path, 10 + hlen, t, want, n);
 }
 
 /* tile_fill and the element conversions: determinism, ranges, statistics, RNE. */
@@ -167,6 +232,22 @@ static int run_mode(int argc, char **argv, double *want)
         free(x);
         free(y);
         return expect_values(path, TILE_F32, want, n);
+    }
+    /* write-npy PATH N TYPE MAJOR TRIM DICT V...: a .npy file of N values of TYPE */
+    if (!strcmp(mode, "write-npy") || !strcmp(mode, "npy")) {
+        bool w = mode[0] == 'w';
+        int first = w ? 8 : 6;
+        int t = 0;
+        while (t < TILE_NSCALARS && (argc < 5 || strcmp(argv[4], tile_scalar_name((tile_scalar)t))))
+            t++;
+        if (t == TILE_NSCALARS || (size_t)argc < first + n)
+            return fail("%s: expected PATH N TYPE %sDICT and N values", mode, w ? "MAJOR TRIM " : "");
+        for (size_t i = 0; i < n; i++)
+            want[i] = atof(argv[first + i]);
+        if (w)
+            return write_npy(path, atoi(argv[5]), argv[7], (tile_scalar)t, want, n, atol(argv[6]));
+        /* npy PATH N TYPE DICT V...: tilec's .npy output holds these */
+        return expect_npy(path, argv[5], (tile_scalar)t, want, n);
     }
     /* the given values, of the type named by the mode: "f32", "i64", "i32" */
     for (int t = 0; t < TILE_NSCALARS; t++)
