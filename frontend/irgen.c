@@ -500,21 +500,46 @@ static SVal ev_index(SemaCtx *c, const AstNode *n) {
 }
 
 /* ---- names ---------------------------------------------------------------------------- */
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
 static Binding *lookup(SemaCtx *c, const char *name) {
-    for (Binding *b = c->scope; b; b = b->prev)
-        if (strcmp(b->name, name) == 0) return b;
+    if (!c->buckets) return NULL;
+    uint32_t h = name_hash(name);
+    for (Binding *b = c->buckets[h % SEMA_NBUCKETS]; b; b = b->hnext)
+        if (b->hash == h && b->serial >= c->floor && strcmp(b->name, name) == 0) return b;
     return NULL;
 }
 
 static Binding *bind(SemaCtx *c, const char *name, SVal v, BindKind kind, uint32_t loc) {
+    if (!c->buckets) c->buckets = tir_alloc(c->arena, SEMA_NBUCKETS * sizeof *c->buckets);
     Binding *b = tir_alloc(c->arena, sizeof *b);
     b->name = name;
     b->val = v;
     b->kind = kind;
     b->loc = loc;
     b->prev = c->scope;
+    b->hash = name_hash(name);
+    b->serial = c->nbind++;
+    Binding **head = &c->buckets[b->hash % SEMA_NBUCKETS];
+    b->hnext = *head;
+    *head = b;
     c->scope = b;
     return b;
+}
+
+/* Leaves the bindings made since `saved` (a scope chain's earlier head): each is the newest
+ * of its bucket when its turn comes, as bindings end in the reverse order of their making. */
+static void scope_restore(SemaCtx *c, Binding *saved) {
+    while (c->scope && c->scope != saved) {
+        Binding *b = c->scope;
+        c->buckets[b->hash % SEMA_NBUCKETS] = b->hnext;
+        c->scope = b->prev;
+    }
+    c->scope = saved;
 }
 
 static SVal const_sval(TfConst v, bool untyped, TirScalar s) {
@@ -673,7 +698,9 @@ static void elaborate_fn(SemaCtx *c, const AstFn *fn, TirFunc *f) {
     bool saved_has = c->fn_has_result;
     TirBuilder saved_b = c->b;
     int saved_depth = c->nfn_stack;
+    uint32_t saved_floor = c->floor;
     c->scope = NULL;
+    c->floor = c->nbind; /* the caller's names are not the function's */
     c->fn = fn;
     c->fn_has_result = false;
     c->fn_result = (SVal){0};
@@ -712,7 +739,9 @@ static void elaborate_fn(SemaCtx *c, const AstFn *fn, TirFunc *f) {
         f->ret[0] = rv->ty;
         f->nret = 1;
     }
+    scope_restore(c, NULL);
     c->scope = saved_scope;
+    c->floor = saved_floor;
     c->fn = saved_fn;
     c->fn_result = saved_result;
     c->fn_has_result = saved_has;
@@ -925,7 +954,7 @@ static void stmt_static_for(SemaCtx *c, const AstNode *n) {
         bind(c, n->name, sv_known_int(i, true, TIR_I32), BIND_LET, n->loc);
         int errs = c->d->nerrors;
         sema_block(c, n->body);
-        c->scope = saved;
+        scope_restore(c, saved);
         if (c->d->nerrors != errs) return;   /* the same error in every iteration is noise */
     }
 }
@@ -984,7 +1013,7 @@ static void stmt_for(SemaCtx *c, const AstNode *n) {
     Binding *saved = c->scope;
     bind(c, n->name, sv_value(iv), BIND_LET, n->loc);
     sema_block(c, n->body);
-    c->scope = saved;
+    scope_restore(c, saved);
     TirValue **ys = tir_alloc(c->arena, sizeof(TirValue *) * (ncarried ? ncarried : 1));
     for (int i = 0; i < ncarried; i++) ys[i] = carried[i]->val.bad ? NULL : carried[i]->val.v;
     bool yok = true;
@@ -1013,7 +1042,7 @@ static void stmt_if(SemaCtx *c, const AstNode *n) {
             if (n->b->kind == AST_IF) stmt_if(c, n->b);
             else sema_block(c, n->b);
         }
-        c->scope = saved;
+        scope_restore(c, saved);
         return;
     }
     Binding **vars = NULL;
@@ -1040,7 +1069,7 @@ static void stmt_if(SemaCtx *c, const AstNode *n) {
             if (branch->kind == AST_IF) stmt_if(c, branch);
             else sema_block(c, branch);
         }
-        c->scope = saved;
+        scope_restore(c, saved);
         TirValue **ys = tir_alloc(c->arena, sizeof(TirValue *) * (nvars ? nvars : 1));
         for (int i = 0; i < nvars; i++) {
             ys[i] = vars[i]->val.bad ? NULL : vars[i]->val.v;
@@ -1072,7 +1101,7 @@ static void sema_stmt(SemaCtx *c, const AstNode *n) {
     case AST_BLOCK: {
         Binding *saved = c->scope;
         sema_block(c, n);
-        c->scope = saved;
+        scope_restore(c, saved);
         break;
     }
     case AST_RETURN:
@@ -1095,7 +1124,7 @@ static void sema_block(SemaCtx *c, const AstNode *blk) {
     if (blk->kind != AST_BLOCK) sema_stmt(c, blk);
     else
         for (int i = 0; i < blk->nlist; i++) sema_stmt(c, blk->list[i]);
-    c->scope = saved;
+    scope_restore(c, saved);
 }
 
 /* ---- the kernel ------------------------------------------------------------------- */

@@ -62,8 +62,16 @@ typedef struct Binding {
     SVal val;
     BindKind kind;
     uint32_t loc;
-    struct Binding *prev;
+    struct Binding *prev;          /* the scope chain: the binding made before this one */
+    struct Binding *hnext;         /* the next older binding in this one's hash bucket */
+    uint32_t hash, serial;         /* serial: order of binding, never reused */
 } Binding;
+
+/* Names are found through a hash of buckets (newest binding first in each), so that a
+ * kernel of 100,000 statements binds and looks up in constant time (a walk of the scope
+ * chain made the front end quadratic).  Bindings older than `floor` (a device function's
+ * caller's) are invisible. */
+enum { SEMA_NBUCKETS = 1024 };
 
 typedef struct SemaCtx {
     TirModule *m;
@@ -74,6 +82,8 @@ typedef struct SemaCtx {
     TfDiag *d;
     TirBuilder b;
     Binding *scope;
+    Binding **buckets;             /* SEMA_NBUCKETS, allocated at the first bind */
+    uint32_t nbind, floor;
     const AstFn *fn;               /* device function being elaborated, or NULL */
     const char *fn_stack[64];      /* functions being elaborated, for recursion */
     int nfn_stack;
