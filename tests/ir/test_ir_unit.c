@@ -4,6 +4,7 @@
  * round-trip .tir files as arguments, op coverage and a no-crash sweep of the parser
  * over truncated and mutated inputs. */
 #include "ir.h"
+#include "../common/read_file.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -343,20 +344,6 @@ static bool mark_op(TirOp *op, void *ud) {
     return true;
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
-    buf[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static void count_diag(void *ud, const char *msg) {
     (*(int *)ud)++;
     /* every parser message has the LINE:COL: error: form */
@@ -373,7 +360,7 @@ static void test_files(int nfiles, char **files) {
     bool seen[TIR_NOPS] = {false};
     for (int i = 0; i < nfiles; i++) {
         size_t len;
-        char *text = slurp(files[i], &len);
+        char *text = read_file(files[i], &len);
         CHECK(text != NULL);
         if (!text) continue;
         TirArena *a = tir_arena_new();
