@@ -1398,28 +1398,4 @@ static void test_perf_softmax(void) {
     X(perf_vector_add)               \
     X(perf_softmax)
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
-#define X(n) {#n, test_##n},
-    CASES(X)
-#undef X
-};
-
-int main(int argc, char **argv) {
-    int ran = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (argc > 1 && strcmp(argv[1], cases[i].name) != 0) continue;
-        int before = g_fail;
-        cases[i].fn();
-        fprintf(stderr, "%s: %s\n", cases[i].name, g_fail == before ? "ok" : "FAILED");
-        ran++;
-    }
-    if (!ran) {
-        fprintf(stderr, "no case named %s\n", argc > 1 ? argv[1] : "?");
-        return 2;
-    }
-    if (g_arena) tir_arena_free(g_arena);
-    return g_fail ? 1 : 0;
-}
+HARNESS_MAIN(CASES)
