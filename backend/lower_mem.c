@@ -84,33 +84,54 @@ static Words words_for(TbLower *L, int bytes) {
     return w;
 }
 
+/* One access's slots in a larger array (its elements or its words) and how many there
+ * are.  A write or read past them would take the next access's slot, or one nobody reads,
+ * without any visible effect on the PTX: a compiler bug no output shows, so the helpers
+ * below check every index and make it an internal error instead. */
+typedef struct {
+    LLVMValueRef *p;
+    int n;
+} Slots;
+
+static Slots slots(LLVMValueRef *p, int n) { return (Slots){p, n}; }
+
+static bool slot_ok(TbLower *L, Slots s, int i) {
+    if (i >= 0 && i < s.n) return true;
+    tb_error(L, NULL, "internal: slot %d of an access of %d slots", i, s.n);
+    return false;
+}
+static void slot_put(TbLower *L, Slots s, int i, LLVMValueRef x) {
+    if (slot_ok(L, s, i)) s.p[i] = x;
+}
+static LLVMValueRef slot_get(TbLower *L, Slots s, int i) { return s.p[slot_ok(L, s, i) ? i : 0]; }
+
 /* The group's words as its v elements: straight bitcasts where a word is one element,
  * else through a small vector (no vector at all for the common cases keeps the IR small). */
-static void words_to_list(TbLower *L, LLVMValueRef *wv, Words w, int bytes, LLVMTypeRef et, int v, LLVMValueRef *out);
-static LLVMValueRef words_to_elems(TbLower *L, LLVMValueRef *wv, Words w, int bytes, LLVMTypeRef et, int v);
+static void words_to_list(TbLower *L, Slots wv, Words w, int bytes, LLVMTypeRef et, int v, Slots out);
+static LLVMValueRef words_to_elems(TbLower *L, Slots wv, Words w, int bytes, LLVMTypeRef et, int v);
 
-static void words_to_list(TbLower *L, LLVMValueRef *wv, Words w, int bytes, LLVMTypeRef et, int v, LLVMValueRef *out) {
+static void words_to_list(TbLower *L, Slots wv, Words w, int bytes, LLVMTypeRef et, int v, Slots out) {
     bool isptr = LLVMGetTypeKind(et) == LLVMPointerTypeKind;
     if (!isptr && v == w.nw && bytes / v == (w.wt == L->i32 ? 4 : 2)) {
-        for (int i = 0; i < v; i++) out[i] = LLVMBuildBitCast(L->b, wv[i], et, "");
+        for (int i = 0; i < v; i++) slot_put(L, out, i, LLVMBuildBitCast(L->b, slot_get(L, wv, i), et, ""));
         return;
     }
     if (!isptr && v == 1 && bytes == 1) {
-        out[0] = LLVMBuildBitCast(L->b, LLVMBuildTrunc(L->b, wv[0], L->i8, ""), et, "");
+        slot_put(L, out, 0, LLVMBuildBitCast(L->b, LLVMBuildTrunc(L->b, slot_get(L, wv, 0), L->i8, ""), et, ""));
         return;
     }
     LLVMValueRef vec = words_to_elems(L, wv, w, bytes, et, v);
-    for (int i = 0; i < v; i++) out[i] = LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), "");
+    for (int i = 0; i < v; i++) slot_put(L, out, i, LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), ""));
 }
 
 /* the group's bytes as a vector of its elements */
-static LLVMValueRef words_to_elems(TbLower *L, LLVMValueRef *wv, Words w, int bytes, LLVMTypeRef et, int v) {
+static LLVMValueRef words_to_elems(TbLower *L, Slots wv, Words w, int bytes, LLVMTypeRef et, int v) {
     LLVMValueRef packed;
     if (w.nw > 1) {
         packed = LLVMGetUndef(LLVMVectorType(w.wt, (unsigned)w.nw));
-        for (int i = 0; i < w.nw; i++) packed = LLVMBuildInsertElement(L->b, packed, wv[i], tb_i32(L, i), "");
+        for (int i = 0; i < w.nw; i++) packed = LLVMBuildInsertElement(L->b, packed, slot_get(L, wv, i), tb_i32(L, i), "");
     } else {
-        packed = wv[0];
+        packed = slot_get(L, wv, 0);
         if (bytes == 1) packed = LLVMBuildTrunc(L->b, packed, L->i8, "");
     }
     LLVMTypeRef vt = LLVMVectorType(et, (unsigned)v);
@@ -121,18 +142,18 @@ static LLVMValueRef words_to_elems(TbLower *L, LLVMValueRef *wv, Words w, int by
     return LLVMBuildBitCast(L->b, packed, vt, "");
 }
 
-static void elems_to_words(TbLower *L, LLVMValueRef vec, Words w, int bytes, LLVMValueRef *out) {
+static void elems_to_words(TbLower *L, LLVMValueRef vec, Words w, int bytes, Slots out) {
     LLVMTypeRef et = LLVMGetElementType(LLVMTypeOf(vec));
     if (LLVMGetTypeKind(et) == LLVMPointerTypeKind)
         vec = LLVMBuildPtrToInt(L->b, vec, LLVMVectorType(L->i64, LLVMGetVectorSize(LLVMTypeOf(vec))), "");
     if (w.nw > 1) {
         LLVMValueRef p = LLVMBuildBitCast(L->b, vec, LLVMVectorType(w.wt, (unsigned)w.nw), "");
-        for (int i = 0; i < w.nw; i++) out[i] = LLVMBuildExtractElement(L->b, p, tb_i32(L, i), "");
+        for (int i = 0; i < w.nw; i++) slot_put(L, out, i, LLVMBuildExtractElement(L->b, p, tb_i32(L, i), ""));
     } else if (bytes == 1) {
         LLVMValueRef b = LLVMBuildBitCast(L->b, vec, L->i8, "");
-        out[0] = LLVMBuildZExt(L->b, b, L->i16, "");
+        slot_put(L, out, 0, LLVMBuildZExt(L->b, b, L->i16, ""));
     } else {
-        out[0] = LLVMBuildBitCast(L->b, vec, w.wt, "");
+        slot_put(L, out, 0, LLVMBuildBitCast(L->b, vec, w.wt, ""));
     }
 }
 
@@ -274,7 +295,8 @@ static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs
         for (int i = 0; i < nout; i++) xs[i] = outs[i];
         return;
     }
-    for (int a = 0; a < na; a++) words_to_list(L, outs + a * w.nw, w, bytes, mem_elem(L, et), v, xs + a * v);
+    for (int a = 0; a < na; a++)
+        words_to_list(L, slots(outs + a * w.nw, w.nw), w, bytes, mem_elem(L, et), v, slots(xs + a * v, v));
 }
 
 /* n elements of type et from ptrs[], in groups of v (one access each), predicated by
@@ -293,7 +315,8 @@ void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLV
             LLVMTypeRef vt = v > 1 ? LLVMVectorType(mt, (unsigned)v) : mt;
             LLVMValueRef vec = LLVMBuildLoad2(L->b, vt, ptrs[g], "");
             LLVMSetAlignment(vec, (unsigned)(v > 1 ? bytes : eb));
-            for (int i = 0; i < v; i++) xs[i] = v > 1 ? LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), "") : vec;
+            for (int i = 0; i < v; i++)
+                slot_put(L, slots(xs, v), i, v > 1 ? LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), "") : vec);
         } else {
             na = group_size(n, g, v, pb, po);
             load_group(L, et, v, na, ptrs, pb, po, g, maskv, cache, widen, xs);
@@ -315,16 +338,18 @@ void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLV
 }
 
 /* The words of one access of v elements vals[0..v-1] (memory form of et). */
-static void store_words(TbLower *L, TirType et, int v, LLVMValueRef *vals, Words w, int bytes, LLVMValueRef *out) {
+static void store_words(TbLower *L, TirType et, int v, Slots vals, Words w, int bytes, Slots out) {
     int eb = mem_bytes(et);
     LLVMTypeRef mt = mem_elem(L, et);
     if (v == w.nw && !et.ptr && eb == (w.wt == L->i32 ? 4 : 2)) {
         /* one element per register: no vector in between */
-        for (int i = 0; i < v; i++) out[i] = LLVMBuildBitCast(L->b, to_mem(L, vals[i], et), w.wt, "");
+        for (int i = 0; i < v; i++)
+            slot_put(L, out, i, LLVMBuildBitCast(L->b, to_mem(L, slot_get(L, vals, i), et), w.wt, ""));
         return;
     }
     LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(mt, (unsigned)v));
-    for (int i = 0; i < v; i++) vec = LLVMBuildInsertElement(L->b, vec, to_mem(L, vals[i], et), tb_i32(L, i), "");
+    for (int i = 0; i < v; i++)
+        vec = LLVMBuildInsertElement(L->b, vec, to_mem(L, slot_get(L, vals, i), et), tb_i32(L, i), "");
     elems_to_words(L, vec, w, bytes, out);
 }
 
@@ -341,7 +366,8 @@ static void store_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptr
     if (narrow) {
         for (int i = 0; i < nin; i++) args[i] = vals[g + i];
     } else {
-        for (int a = 0; a < na; a++) store_words(L, et, v, vals + g + a * v, w, bytes, args + a * w.nw);
+        for (int a = 0; a < na; a++)
+            store_words(L, et, v, slots(vals + g + a * v, v), w, bytes, slots(args + a * w.nw, w.nw));
     }
     int nargs = nin, addr_op[GROUP_MAX], pred_op[GROUP_MAX];
     int64_t imm[GROUP_MAX];

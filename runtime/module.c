@@ -149,14 +149,16 @@ tile_rt_status tile_rt_load_bundle_named(tile_rt *rt, const char *name, const vo
     return TILE_RT_OK;
 }
 
-tile_rt_status tile_rt_load_bundle_file(tile_rt *rt, const char *path, tile_rt_module **out)
+/* A whole bundle or source file: *data malloc'd, *len its size; errors name the file (a
+ * bundle as "bundle 'PATH'").  A read error fails rather than giving a shorter file. */
+static tile_rt_status read_whole_file(tile_rt *rt, const char *path, bool bundle, char **data_out,
+                                      size_t *len_out)
 {
-    if (!rt || !path || !out)
-        return TILE_RT_ERR_INVALID;
-    *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return rt_fail(rt, TILE_RT_ERR_IO, "bundle '%s': cannot open it", path);
+        return bundle ? rt_fail(rt, TILE_RT_ERR_IO, "bundle '%s': cannot open it", path)
+                      : rt_fail(rt, TILE_RT_ERR_IO, "cannot open '%s'", path);
+    const char *kind = bundle ? "bundle " : "";
     char *data = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
@@ -166,7 +168,7 @@ tile_rt_status tile_rt_load_bundle_file(tile_rt *rt, const char *path, tile_rt_m
             if (!g) {
                 free(data);
                 fclose(f);
-                return rt_fail(rt, TILE_RT_ERR_IO, "bundle '%s': out of memory", path);
+                return rt_fail(rt, TILE_RT_ERR_IO, "%s'%s': out of memory", kind, path);
             }
             data = g;
         }
@@ -179,9 +181,24 @@ tile_rt_status tile_rt_load_bundle_file(tile_rt *rt, const char *path, tile_rt_m
     fclose(f);
     if (bad) {
         free(data);
-        return rt_fail(rt, TILE_RT_ERR_IO, "bundle '%s': read error", path);
+        return rt_fail(rt, TILE_RT_ERR_IO, "%s'%s': read error", kind, path);
     }
-    tile_rt_status s = tile_rt_load_bundle_named(rt, path, data, len, out);
+    *data_out = data;
+    *len_out = len;
+    return TILE_RT_OK;
+}
+
+tile_rt_status tile_rt_load_bundle_file(tile_rt *rt, const char *path, tile_rt_module **out)
+{
+    if (!rt || !path || !out)
+        return TILE_RT_ERR_INVALID;
+    *out = NULL;
+    char *data;
+    size_t len;
+    tile_rt_status s = read_whole_file(rt, path, true, &data, &len);
+    if (s != TILE_RT_OK)
+        return s;
+    s = tile_rt_load_bundle_named(rt, path, data, len, out);
     free(data);
     return s;
 }
@@ -257,29 +274,12 @@ tile_rt_status tile_rt_load_source_file(tile_rt *rt, const char *path, tile_rt_m
     if (!rt || !path || !out)
         return TILE_RT_ERR_INVALID;
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rt_fail(rt, TILE_RT_ERR_IO, "cannot open '%s'", path);
-    char *data = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 1 << 14;
-            char *g = realloc(data, cap);
-            if (!g) {
-                free(data);
-                fclose(f);
-                return rt_fail(rt, TILE_RT_ERR_IO, "'%s': out of memory", path);
-            }
-            data = g;
-        }
-        size_t n = fread(data + len, 1, cap - len, f);
-        len += n;
-        if (n == 0)
-            break;
-    }
-    fclose(f);
-    tile_rt_status s = tile_rt_load_source(rt, path, data, len, out);
+    char *data;
+    size_t len;
+    tile_rt_status s = read_whole_file(rt, path, false, &data, &len);
+    if (s != TILE_RT_OK)
+        return s;
+    s = tile_rt_load_source(rt, path, data, len, out);
     free(data);
     return s;
 }

@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "frontend.h"
 #include "passes.h"
+#include "../common/read_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,20 +22,6 @@
 static void diag(void *ud, const char *msg) {
     (void)ud;
     fprintf(stderr, "%s\n", msg);
-}
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    fclose(f);
-    if (s) s[n] = 0;
-    *len = (size_t)n;
-    return s;
 }
 
 typedef struct Opts {
@@ -232,7 +219,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = read_file(path, &len);
     if (!text) {
         fprintf(stderr, "%s: cannot read\n", path);
         return 1;

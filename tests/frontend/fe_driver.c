@@ -10,6 +10,7 @@
  *   // launch: n=1000 cols=300       evaluate grid and runtime where clauses of every
  *                                    kernel's first variant on these scalar arguments */
 #include "frontend.h"
+#include "../common/read_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,30 +21,6 @@ static void print_sink(void *ud, const char *msg) {
     size_t n = strlen(msg);
     fputs(msg, stdout);
     if (n == 0 || msg[n - 1] != '\n') fputc('\n', stdout);
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-        }
-    }
-    fclose(f);
-    if (!buf) return NULL;
-    buf[n] = 0;
-    *len = n;
-    return buf;
 }
 
 /* "NAME=V,W" -> a define with one value per comma-separated item. */

@@ -6,38 +6,11 @@
 
 #include "ast_dump.h"
 #include "frontend.h"
+#include "../common/read_file.h"
 
 static void print_diag(void *ud, const char *msg) {
     (void)ud;
     fputs(msg, stdout);
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) break;
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
 }
 
 int main(int argc, char **argv) {

@@ -162,4 +162,37 @@ static bool same_f32(float a, float b) { return (a != a && b != b) || fbits(a) =
 static float f16f(uint16_t h) { return tir_f16_to_f32(h); }
 static uint16_t h16(float f) { return tir_f32_to_f16(f); }
 
+/* ---- the cases -------------------------------------------------------------------------- */
+/* A test file lists its cases as CASES(X), X(name) for each function test_name, and ends
+ * with HARNESS_MAIN(CASES): `PROG NAME` runs that case (one CTest test each), `PROG` every
+ * case.  Exit 0 when every check held, 1 when one failed, 2 for a name no case has. */
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} HarnessCase;
+
+static int harness_main(int argc, char **argv, const HarnessCase *cases, size_t ncases) {
+    int ran = 0;
+    for (size_t i = 0; i < ncases; i++) {
+        if (argc > 1 && strcmp(argv[1], cases[i].name) != 0) continue;
+        int before = g_fail;
+        cases[i].fn();
+        fprintf(stderr, "%s: %s\n", cases[i].name, g_fail == before ? "ok" : "FAILED");
+        ran++;
+    }
+    if (!ran) {
+        fprintf(stderr, "no case named %s\n", argc > 1 ? argv[1] : "?");
+        return 2;
+    }
+    if (g_arena) tir_arena_free(g_arena);
+    return g_fail ? 1 : 0;
+}
+
+#define HARNESS_CASE(n) {#n, test_##n},
+#define HARNESS_MAIN(CASES)                                                                  \
+    static const HarnessCase harness_cases[] = {CASES(HARNESS_CASE)};                        \
+    int main(int argc, char **argv) {                                                        \
+        return harness_main(argc, argv, harness_cases, sizeof harness_cases / sizeof *harness_cases); \
+    }
+
 #endif

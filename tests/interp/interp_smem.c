@@ -150,28 +150,4 @@ static void test_store_load(void) {
 
 #define CASES(X) X(ring) X(ring_no_wait) X(ring_wait_too_loose) X(ring_no_barrier) X(ring_bad_stage) X(store_load)
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
-#define X(n) {#n, test_##n},
-    CASES(X)
-#undef X
-};
-
-int main(int argc, char **argv) {
-    int ran = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (argc > 1 && strcmp(argv[1], cases[i].name) != 0) continue;
-        int before = g_fail;
-        cases[i].fn();
-        fprintf(stderr, "%s: %s\n", cases[i].name, g_fail == before ? "ok" : "FAILED");
-        ran++;
-    }
-    if (!ran) {
-        fprintf(stderr, "no case named %s\n", argc > 1 ? argv[1] : "?");
-        return 2;
-    }
-    if (g_arena) tir_arena_free(g_arena);
-    return g_fail ? 1 : 0;
-}
+HARNESS_MAIN(CASES)

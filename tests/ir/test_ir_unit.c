@@ -2,13 +2,17 @@
  * (known bit patterns and exhaustive round trips), layouts, the builder and its
  * editing (clone, replace, erase, renumber), verifier dominance, and, given the
  * round-trip .tir files as arguments, op coverage and a no-crash sweep of the parser
- * over truncated and mutated inputs. */
+ * over truncated and mutated inputs.  Truncated inputs end where an inaccessible page
+ * begins, so a parser read past the length it is given faults. */
 #include "ir.h"
+#include "../common/read_file.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static int failures;
 
@@ -343,19 +347,28 @@ static bool mark_op(TirOp *op, void *ud) {
     return true;
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
-    buf[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
+/* Text placed so that its last byte is the last one before a PROT_NONE page. */
+typedef struct {
+    char *base;
+    size_t data, page;
+} Guarded;
+
+static Guarded guarded_new(size_t max) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t data = (max / page + 1) * page;
+    char *b = mmap(NULL, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED || mprotect(b + data, page, PROT_NONE) != 0) {
+        fprintf(stderr, "cannot map a guarded buffer\n");
+        exit(1);
+    }
+    return (Guarded){b, data, page};
 }
+static const char *guarded_put(Guarded g, const char *text, size_t n) {
+    char *d = g.base + g.data - n;
+    memcpy(d, text, n);
+    return d;
+}
+static void guarded_free(Guarded g) { munmap(g.base, g.data + g.page); }
 
 static void count_diag(void *ud, const char *msg) {
     (*(int *)ud)++;
@@ -373,7 +386,7 @@ static void test_files(int nfiles, char **files) {
     bool seen[TIR_NOPS] = {false};
     for (int i = 0; i < nfiles; i++) {
         size_t len;
-        char *text = slurp(files[i], &len);
+        char *text = read_file(files[i], &len);
         CHECK(text != NULL);
         if (!text) continue;
         TirArena *a = tir_arena_new();
@@ -386,14 +399,16 @@ static void test_files(int nfiles, char **files) {
             bool finished = tir_walk_func(f, count_ops, &some);
             CHECK(all.total < 3 || (!finished && some.total == 3));
         }
-        /* never crash: every prefix, and single-byte mutations */
+        /* never crash or read past the end: every prefix, and single-byte mutations */
+        Guarded g = guarded_new(len);
         for (size_t cut = 0; cut <= len; cut += 1 + len / 400) {
             TirArena *b = tir_arena_new();
             int nd = 0;
-            TirModule *pm = tir_parse_module(b, "cut", text, cut, count_diag, &nd);
+            TirModule *pm = tir_parse_module(b, "cut", guarded_put(g, text, cut), cut, count_diag, &nd);
             CHECK(pm != NULL || nd > 0);
             tir_arena_free(b);
         }
+        guarded_free(g);
         static const char subst[] = {'%', '{', '}', '<', '>', '"', '\0', 'x', ',', '\n', '9', '#', '^', '@'};
         char *mut = malloc(len + 1);
         for (size_t pos = 0; pos < len; pos += 1 + len / 300) {
@@ -441,8 +456,92 @@ static void test_files(int nfiles, char **files) {
     free(deep);
 }
 
+/* A type's text has no length limit: one longer than the printer's 512-byte buffer (built
+ * through the API: eight nested slices of a rank-5 blocked layout with 10-digit fields)
+ * prints whole, its last '>' included. */
+static void test_print_long_type(void) {
+    TirArena *a = tir_arena_new();
+    TirModule *m = tir_module_new(a);
+    TirLayout l;
+    memset(&l, 0, sizeof l);
+    l.kind = TIR_LAYOUT_BLOCKED;
+    l.rank = TIR_MAXRANK;
+    for (int i = 0; i < TIR_MAXRANK; i++)
+        l.size_per_thread[i] = l.threads_per_warp[i] = l.warps_per_cta[i] = l.order[i] = 1000000000 + i;
+    int32_t lay = tir_layout_intern(m, &l);
+    for (int k = 0; k < 8; k++) {
+        memset(&l, 0, sizeof l);
+        l.kind = TIR_LAYOUT_SLICE;
+        l.rank = TIR_MAXRANK;
+        l.parent = lay;
+        l.dim = 1000000000 + k;
+        lay = tir_layout_intern(m, &l);
+    }
+    int32_t shape[1] = {64};
+    TirType t = tir_tile_type(tir_scalar_type(TIR_I32), 1, shape);
+    t.layout = lay;
+    char want[2048];
+    int n = tir_type_print(want, sizeof want, m, t);
+    CHECK(n >= 512 && n < (int)sizeof want);
+    TirFunc *f = tir_func_new(m, TIR_FUNC_KERNEL, "k", 0, NULL, NULL);
+    TirBuilder b = {0};
+    tir_builder_at_end(&b, f->body);
+    tir_const_int(&b, t, 0);
+    char *text = tir_print_module_to_string(m);
+    CHECK(text && strstr(text, want) != NULL);
+    free(text);
+    tir_arena_free(a);
+}
+
+/* A result that names another op as its definition (IR edited by hand) is reported. */
+static void test_verify_result_link(void) {
+    TirArena *a = tir_arena_new();
+    TirModule *m = tir_module_new(a);
+    TirType i32 = tir_scalar_type(TIR_I32);
+    const char *names[1] = {"n"};
+    TirFunc *f = tir_func_new(m, TIR_FUNC_KERNEL, "k", 1, &i32, names);
+    TirBuilder b = {0};
+    tir_builder_at_end(&b, f->body);
+    TirValue *one = tir_const_int(&b, i32, 1);
+    TirValue *sum = tir_binary(&b, TIR_OP_ADD, f->body->args[0], one);
+    char diags[4096] = "";
+    CHECK(tir_verify_module(m, collect, diags) == 0);
+    sum->def = one->def;
+    diags[0] = 0;
+    CHECK(tir_verify_module(m, collect, diags) != 0);
+    CHECK(strstr(diags, "result 0 is missing or not linked to its op") != NULL);
+    tir_arena_free(a);
+}
+
+/* A failed op is skipped to the end of its line, or of the region its line opens; every
+ * prefix of such text, each ending against the guard page (a comment's first '/' the
+ * last byte among them), parses or reports, and reads nothing past its length. */
+static void test_parse_bounds(void) {
+    static const char text[] =
+        "kernel @k (%x: i32) {\n"
+        "  %a = no_such_op %x : i32 {\n"
+        "    // a comment in the skipped region\n"
+        "    %s = \"a string with } and //\"\n"
+        "  }\n"
+        "  %b = add %x, %x : i32 // trailing\n"
+        "}\n";
+    size_t len = sizeof text - 1;
+    Guarded g = guarded_new(len);
+    for (size_t cut = 0; cut <= len; cut++) {
+        TirArena *b = tir_arena_new();
+        int nd = 0;
+        TirModule *pm = tir_parse_module(b, "bounds", guarded_put(g, text, cut), cut, count_diag, &nd);
+        CHECK(pm != NULL || nd > 0);
+        tir_arena_free(b);
+    }
+    guarded_free(g);
+}
+
 int main(int argc, char **argv) {
     test_scalars();
+    test_parse_bounds();
+    test_verify_result_link();
+    test_print_long_type();
     test_types();
     test_fp();
     test_builder();

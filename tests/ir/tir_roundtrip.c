@@ -10,6 +10,7 @@
  *       the parser must fail (without crashing); every line of EXPECTED must appear.
  *   tir_roundtrip print IN.tir      parse and print (for writing goldens by hand). */
 #include "ir.h"
+#include "../common/read_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,26 +33,6 @@ static void collect(void *ud, const char *msg) {
     t->len += n;
     t->buf[t->len++] = '\n';
     t->buf[t->len] = 0;
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s\n", path);
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t k;
-    while (buf && (k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n - 1 == 0) buf = realloc(buf, cap *= 2);
-    }
-    fclose(f);
-    if (!buf) abort();
-    buf[n] = 0;
-    *len = n;
-    return buf;
 }
 
 static char *parse_print(TirArena *a, const char *name, const char *text, size_t len, bool verify) {
@@ -100,7 +81,10 @@ int main(int argc, char **argv) {
     const char *mode = argv[1], *in = argv[2];
     size_t len;
     char *text = read_file(in, &len);
-    if (!text) return 2;
+    if (!text) {
+        fprintf(stderr, "cannot open %s\n", in);
+        return 2;
+    }
     TirArena *a = tir_arena_new();
     int rc = 0;
     if (strcmp(mode, "print") == 0) {
@@ -119,6 +103,7 @@ int main(int argc, char **argv) {
         } else if (argc > 3) {
             size_t glen;
             char *golden = read_file(argv[3], &glen);
+            if (!golden) fprintf(stderr, "cannot open %s\n", argv[3]);
             if (!golden || strcmp(golden, p1) != 0) {
                 fprintf(stderr, "print(parse(x)) differs from the golden %s:\n%s", argv[3], p1);
                 rc = 1;
@@ -131,6 +116,7 @@ int main(int argc, char **argv) {
         bool parse_mode = strcmp(mode, "parse-fail") == 0;
         size_t elen;
         char *expected = argc > 3 ? read_file(argv[3], &elen) : NULL;
+        if (argc > 3 && !expected) fprintf(stderr, "cannot open %s\n", argv[3]);
         Text diags = {0};
         TirModule *m = tir_parse_module(a, in, text, len, collect, &diags);
         if (parse_mode) {

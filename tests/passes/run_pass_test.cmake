@@ -6,6 +6,9 @@ endif()
 string(STRIP "${CMAKE_MATCH_1}" passes)
 separate_arguments(passes UNIX_COMMAND "${passes}")
 file(STRINGS ${INPUT} expect_error REGEX "^// EXPECT-ERROR")
+# An analysis prints its facts to stderr (tile-opt --pass=analysis_axisinfo): `// STDERR`
+# checks them there, the IR on stdout still has to parse back.
+file(STRINGS ${INPUT} check_stderr REGEX "^// STDERR")
 # Error tests check the pass's own message, so the input is not verified first (the
 # verifier would report some of the same problems before the pass sees them).
 if(expect_error)
@@ -38,6 +41,9 @@ else()
     message(FATAL_ERROR "the output of tile-opt ${args} does not parse back:\n${rt_err}")
   endif()
   set(checked ${out})
+  if(check_stderr)
+    set(checked ${err})
+  endif()
 endif()
 
 execute_process(COMMAND ${FILECHECK} ${INPUT} --input-file=${checked} --dump-input=fail

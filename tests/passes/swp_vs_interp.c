@@ -12,6 +12,7 @@
  * Usage: swp_vs_interp FILE.tir */
 #include "interp.h"
 #include "passes.h"
+#include "../common/read_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,20 +26,6 @@ static void diag(void *ud, const char *msg) {
     size_t n = strlen(g_diag);
     snprintf(g_diag + n, sizeof g_diag - n, "%s\n", msg);
     fprintf(stderr, "diag: %s\n", msg);
-}
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    s[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return s;
 }
 
 static bool has_op(TirOp *op, void *ud) {
@@ -78,7 +65,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     size_t len;
-    char *text = slurp(argv[1], &len);
+    char *text = read_file(argv[1], &len);
     if (!text) {
         fprintf(stderr, "cannot read %s\n", argv[1]);
         return 2;

@@ -137,6 +137,38 @@ static void softmax(tile_rt *rt)
     tile_rt_module_free(m);
 }
 
+/* An explicit grid replaces the grid clause, every dimension of it: 2 programs of 1024
+ * write the first 2048 elements and nothing else. */
+static void explicit_grid(tile_rt *rt)
+{
+    tile_rt_module *m;
+    tile_rt_kernel *k = kernel(rt, TILEC_EXAMPLES_DIR "/vector_add.tile", "vector_add", &m);
+    if (!k)
+        return;
+    const int n = 3001;
+    float *x = malloc(n * 4), *y = malloc(n * 4), *out = malloc(n * 4);
+    tile_fill(TILE_F32, x, n, TILE_FILL_RANDN, 31);
+    tile_fill(TILE_F32, y, n, TILE_FILL_RANDN, 32);
+    memset(out, 0xFF, n * 4);
+    CHECK(tile_rt_set_const(k, "BLOCK", 1024, 1024) == TILE_RT_OK);
+    tile_rt_arg args[4] = {ptr(x, n * 4), ptr(y, n * 4), ptr(out, n * 4), i64(n)};
+    const int64_t grid[3] = {2, 1, 1};
+    CHECK(tile_rt_launch(k, args, 4, NULL, grid) == TILE_RT_OK);
+    tile_rt_launch_info info;
+    CHECK(tile_rt_last_launch_info(k, &info) == TILE_RT_OK && info.grid[0] == 2 && info.grid[1] == 1 &&
+          info.grid[2] == 1);
+    int bad = 0, touched = 0;
+    for (int i = 0; i < 2048; i++)
+        bad += out[i] != x[i] + y[i];
+    uint32_t ff;
+    memset(&ff, 0xFF, 4);
+    for (int i = 2048; i < n; i++)
+        touched += memcmp(&out[i], &ff, 4) != 0;
+    CHECK(bad == 0 && touched == 0);
+    free(x), free(y), free(out);
+    tile_rt_module_free(m);
+}
+
 static void compile_error(tile_rt *rt)
 {
     const char *src = "kernel k(x: *f32) { let y = ; }\n";
@@ -152,6 +184,7 @@ int main(void)
     CHECK(tile_rt_open(TILE_RT_INTERP, NULL, &rt) == TILE_RT_OK);
     vector_add(rt);
     softmax(rt);
+    explicit_grid(rt);
     compile_error(rt);
     tile_rt_close(rt);
     TEST_DONE();
