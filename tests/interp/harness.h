@@ -55,14 +55,14 @@ __attribute__((format(printf, 2, 3))) static void sb(SB *b, const char *fmt, ...
 }
 
 /* Pointers %T.p (tile<SHAPE x ptr<ELEM>>) to BASE + the i32 offsets %OFF. */
-static void ir_ptrs(SB *b, const char *tag, const char *base, const char *elem, const char *shape,
+static inline void ir_ptrs(SB *b, const char *tag, const char *base, const char *elem, const char *shape,
                     const char *off) {
     sb(b, "  %%%s.s = splat %%%s : tile<%sxptr<%s>>\n", tag, base, shape, elem);
     sb(b, "  %%%s.p = addptr %%%s.s, %%%s : tile<%sxptr<%s>>\n", tag, tag, off, shape, elem);
 }
 
 /* %T = r * ld + c over an R x C tile (row-major offsets). */
-static void ir_off2d(SB *b, const char *tag, int R, int C, int ld) {
+static inline void ir_off2d(SB *b, const char *tag, int R, int C, int ld) {
     sb(b, "  %%%s.r = arange {start=0, end=%d} : tile<%dxi32>\n", tag, R, R);
     sb(b, "  %%%s.r2 = expand_dims {axis=1} %%%s.r : tile<%dx1xi32>\n", tag, tag, R);
     sb(b, "  %%%s.ld = constant {value=%d} : tile<%dx1xi32>\n", tag, ld, R);
@@ -159,8 +159,8 @@ static uint32_t fbits(float f) {
 }
 /* Same bits, or both NaN. */
 static bool same_f32(float a, float b) { return (a != a && b != b) || fbits(a) == fbits(b); }
-static float f16f(uint16_t h) { return tir_f16_to_f32(h); }
-static uint16_t h16(float f) { return tir_f32_to_f16(f); }
+static inline float f16f(uint16_t h) { return tir_f16_to_f32(h); }
+static inline uint16_t h16(float f) { return tir_f32_to_f16(f); }
 
 /* ---- the cases -------------------------------------------------------------------------- */
 /* A test file lists its cases as CASES(X), X(name) for each function test_name, and ends
