@@ -151,6 +151,11 @@ def _find_library():
     for c in cands:
         if os.path.exists(c):
             return c
+        # a runtime-only install (or tools/gpu-pack.sh's folder) has only the SONAME file,
+        # libtilert.so.N: the newest N
+        versioned = sorted(glob.glob(c + ".[0-9]*"), reverse=True)
+        if versioned:
+            return versioned[0]
     found = ctypes.util.find_library("tilert")
     if found:
         return found
