@@ -60,9 +60,16 @@ static void llvm_init(void) {
     /* 32-bit pointers for shared (and local, const) memory: the data layout gets p3:32,
      * shared addresses are one register and their arithmetic 32-bit (with 64-bit ones,
      * every ldmatrix and cp.async address paid a sign extension and a 64-bit add).
-     * LLVM's options are process-wide: set once, before any target machine. */
-    const char *argv[] = {"tilec", "-nvptx-short-ptr"};
-    LLVMParseCommandLineOptions(2, argv, NULL);
+     * LLVM's options are process-wide: set once, before any target machine.  LLVM 19's
+     * NVPTX cannot select cp.async on 32-bit shared pointers (it aborts: "Cannot select
+     * intrinsic %llvm.nvvm.cp.async.cg.shared.global.16.s"); LLVM 22 can, and is the one
+     * measured, so older ones keep 64-bit shared pointers. */
+    unsigned major = 0, minor = 0, patch = 0;
+    LLVMGetVersion(&major, &minor, &patch);
+    if (major >= 22) {
+        const char *argv[] = {"tilec", "-nvptx-short-ptr"};
+        LLVMParseCommandLineOptions(2, argv, NULL);
+    }
 }
 
 /* The message goes out whole: a rejected kernel's ptxas log can run to many kilobytes

@@ -70,6 +70,11 @@ typedef struct TfVariant {
  * every variant was pruned). */
 int tf_variants(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs,
                 bool first_only, TfVariant **out, TfDiag *d);
+/* The same for a target whose CTAs may have `smem_max` bytes of shared memory: the value of
+ * SMEM_MAX in constant `where` clauses (tf_variants: TF_SMEM_MAX_DEFAULT, sm_90's). */
+enum { TF_SMEM_MAX_DEFAULT = 227 * 1024 };
+int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs,
+                    bool first_only, int64_t smem_max, TfVariant **out, TfDiag *d);
 
 /* Lowers kernel `k` for one variant into `m`: the kernel as TirFunc named by the
  * kernel, device functions instanced per call signature as TIR_FUNC_DEVICE funcs

@@ -87,6 +87,8 @@ static void check_clause_expr(Checker *ck, const AstKernel *k, const AstNode *n,
         if (tf_find_file_const(ck->f, name) >= 0) return;
         if (!strcmp(name, "inf") || !strcmp(name, "nan")) return;
         if (!strcmp(name, "warps") || !strcmp(name, "stages")) return;
+        /* the target's shared memory per CTA, in bytes (constant where clauses) */
+        if (!strcmp(name, "SMEM_MAX") && !strcmp(what, "where")) return;
         CHK_ERR(ck, n->loc, n->end, "unknown name '%s' in %s clause", name, what);
         return;
     }

@@ -51,6 +51,11 @@ static void set_binding(TirConstBinding *b, const char *name, TfConst c, bool wa
 
 int tf_variants(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs,
                 bool first_only, TfVariant **out, TfDiag *d) {
+    return tf_variants_for(a, f, k, defs, ndefs, first_only, TF_SMEM_MAX_DEFAULT, out, d);
+}
+
+int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs,
+                    bool first_only, int64_t smem_max, TfVariant **out, TfDiag *d) {
     const AstKernel *kn = &f->kernels[k];
     int errors = d->nerrors;
     *out = NULL;
@@ -187,9 +192,14 @@ int tf_variants(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int 
                 }
         }
         bool keep = true;
+        /* the variant's constants and the target's SMEM_MAX (for the where clauses only:
+         * it is not one of the variant's constants) */
+        TirConstBinding *wb = tir_alloc(a, sizeof(TirConstBinding) * (size_t)(nb + 1));
+        memcpy(wb, bs, sizeof(TirConstBinding) * (size_t)nb);
+        wb[nb] = (TirConstBinding){.name = "SMEM_MAX", .ival = smem_max, .fval = (double)smem_max};
         for (int i = 0; i < kn->nwheres && keep; i++) {
             if (tf_where_is_runtime(f, k, i)) continue;
-            TfEvalEnv we = {.file = f, .kernel = kn, .consts = bs, .nconsts = nb,
+            TfEvalEnv we = {.file = f, .kernel = kn, .consts = wb, .nconsts = nb + 1,
                             .nfile_consts = -1};
             TfConst c;
             /* a constant where that cannot be evaluated (division by zero) prunes */

@@ -152,7 +152,7 @@ static int compile_tile(const char *path, const char *text, size_t len, const Op
             if (has) mine[nmine++] = defs[i];
         }
         TfVariant *vs = NULL;
-        int nv = tf_variants(fa, file, k, mine, nmine, false, &vs, &d);
+        int nv = tf_variants_for(fa, file, k, mine, nmine, false, tir_arch_max_smem(o->tb.arch), &vs, &d);
         if (nv <= 0) {
             errors++;
             continue;
