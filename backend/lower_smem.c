@@ -169,7 +169,7 @@ static void ldmatrix_kstep(TbLower *L, const TbLdm *d, int ki) {
     bool A = v->mma == 2;
     bool trans = A ? R->cdim == 0 : R->cdim == 1;
     LLVMTypeRef et = d->elem == TIR_F16 ? L->f16 : L->bf16;
-    LLVMValueRef b2[2] = {d->base2[0], d->base2[1]};
+    LLVMValueRef *b2 = (LLVMValueRef *)d->base2;
     LLVMValueRef *e = d->e;
     if (A) {
         for (int mi = 0; mi < v->tm; mi++) {

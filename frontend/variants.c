@@ -131,6 +131,7 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
     TfVariant *vs = tir_alloc(a, sizeof(TfVariant) * (total ? total : 1));
     int nv = 0;
     int32_t *idx = tir_alloc(a, sizeof(int32_t) * (naxes + 1));
+    TirConstBinding *wb = tir_alloc(a, sizeof(TirConstBinding) * (size_t)(nbind + 1));
     for (int64_t n = 0; n < total; n++) {
         TirConstBinding *bs = tir_alloc(a, sizeof(TirConstBinding) * nbind);
         int nb = 0;
@@ -194,7 +195,6 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
         bool keep = true;
         /* the variant's constants and the target's SMEM_MAX (for the where clauses only:
          * it is not one of the variant's constants) */
-        TirConstBinding *wb = tir_alloc(a, sizeof(TirConstBinding) * (size_t)(nb + 1));
         memcpy(wb, bs, sizeof(TirConstBinding) * (size_t)nb);
         wb[nb] = (TirConstBinding){.name = "SMEM_MAX", .ival = smem_max, .fval = (double)smem_max};
         for (int i = 0; i < kn->nwheres && keep; i++) {

@@ -477,7 +477,8 @@ static bool remat_count(TirOp *op, void *ud) {
 
 static void rematerialize(TirModule *m, TirFunc *f) {
     Remat r = {.f = f, .cap = f->next_id};
-    /* clones add values: room for REMAT_MAX per broadcast */
+    /* clones add values: at most REMAT_MAX per broadcast (each cheap op has one result),
+     * and there are fewer broadcasts than values */
     int room = f->next_id * (REMAT_MAX + 2) + 16;
     r.uses = tir_alloc(m->arena, (size_t)room * sizeof *r.uses);
     r.bcast = tir_alloc(m->arena, (size_t)(f->next_id + 1) * sizeof *r.bcast);
@@ -489,7 +490,7 @@ static void rematerialize(TirModule *m, TirFunc *f) {
         if (!remat_shared(x, r.uses, &budget) || budget < 0) continue;
         budget = REMAT_MAX;
         TirValue *c = remat_clone(f, x, r.uses, &budget);
-        if (c == x || f->next_id >= room) continue;
+        if (c == x) continue;
         bc->opnd[0] = c;
         r.uses[c->id]++;
         r.uses[x->id]--;

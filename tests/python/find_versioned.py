@@ -20,11 +20,10 @@ import tilec  # noqa: E402
 
 try:
     found = tilec._find_library()
-    if not found.startswith(w):
-        raise OSError(found)   # the system's library path: not this test's business
+except OSError:
+    found = None               # nothing anywhere
+if found and found.startswith(w):
     sys.exit("FAIL: found " + found + " in an empty prefix")
-except OSError as e:
-    assert os.path.join(w, "lib", "libtilert.so") in str(e) or "libtilert" in str(e), str(e)
 so = os.path.join(w, "lib", "libtilert.so.0")
 shutil.copy(os.path.realpath(lib), so)
 assert tilec._find_library() == so, tilec._find_library()
