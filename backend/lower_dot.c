@@ -75,8 +75,18 @@ static LLVMValueRef mma_base(TbLower *L, const TbView *v, int d) {
     return LLVMBuildAdd(b, x, v->mma == 1 ? LLVMBuildMul(b, t, tb_i32(L, 2), "") : g, "");
 }
 
+/* mma_base's value for one lane and warp (the conversions check the layout algebra's
+ * map against it). */
+void tb_mma_base_at(const TbView *v, int lane, int warp, int32_t *c) {
+    int g = lane >> 2, t = lane & 3, w = warp % (v->wm * v->wn), w_m = w % v->wm, w_n = w / v->wm;
+    for (int d = 0; d < 2; d++) {
+        bool k_here = (v->mma == 2 && d == 1) || (v->mma == 3 && d == 0);
+        c[d] = k_here ? t * v->kw : d == 0 ? 16 * w_m + g : 8 * w_n + (v->mma == 1 ? 2 * t : g);
+    }
+}
+
 /* The constant part of coordinate d of element e. */
-static int32_t mma_offset(const TbView *v, int e, int d) {
+int32_t tb_mma_offset(const TbView *v, int e, int d) {
     int kw = v->kw, ik = v->ik;
     if (v->mma == 1) {
         int c = e % 4, ni = (e / 4) % v->tn, mi = e / (4 * v->tn);
@@ -110,7 +120,7 @@ LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v) {
 }
 
 LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d) {
-    return LLVMBuildAdd(L->b, mma_base(L, v, d), tb_i32(L, mma_offset(v, e, d)), "");
+    return LLVMBuildAdd(L->b, mma_base(L, v, d), tb_i32(L, tb_mma_offset(v, e, d)), "");
 }
 
 /* ---- packing fragments ---- */

@@ -261,6 +261,166 @@ static LLVMValueRef linear_coord(TbLower *L, const TbView *v, int e) {
     return li;
 }
 
+/* The layout algebra's map of a view: a blocked view's (its elements are the map's
+ * registers), or the accumulator's, checked against the view's fragment formula (element
+ * e of thread (lane, warp) at mma_base + mma_offset): every register at thread 0 and
+ * register 0 at every thread, which with disjoint bits is every element.  NULL: none. */
+static const TirLinear *view_linear(TbLower *L, TirType t, const TbView *v) {
+    if (!v->mma) return v->lin;
+    if (v->mma != 1) return NULL;
+    const TirLinear *l = tir_layout_linear(L->m, t.layout, t.rank, t.shape, NULL);
+    int R = l ? tir_lin_in_dim(l, TIR_LIN_REG) : -1, LN = l ? tir_lin_in_dim(l, TIR_LIN_LANE) : -1,
+        W = l ? tir_lin_in_dim(l, TIR_LIN_WARP) : -1;
+    if (R < 0 || LN < 0 || W < 0 || tir_lin_in_size(l, R) != v->total) return NULL;
+    for (int e = 0; e < v->total; e++) {
+        int32_t in[3] = {0}, c[TIR_MAXRANK];
+        in[R] = e;
+        tir_lin_apply_coords(l, in, c);
+        if (c[0] != tb_mma_offset(v, e, 0) || c[1] != tb_mma_offset(v, e, 1)) return NULL;
+    }
+    for (int w = 0; w < tir_lin_in_size(l, W); w++)
+        for (int ln = 0; ln < 32; ln++) {
+            int32_t in[3] = {0}, c[TIR_MAXRANK], b[2];
+            in[LN] = ln;
+            in[W] = w;
+            tir_lin_apply_coords(l, in, c);
+            tb_mma_base_at(v, ln, w, b);
+            if (c[0] != b[0] || c[1] != b[1]) return NULL;
+        }
+    return l;
+}
+
+/* Input dims (register, lane, warp) of a map to one output: its 1-D image. */
+static int32_t offset_of(const TirLinear *m, int32_t r, int32_t ln, int32_t w) {
+    int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
+    in[tir_lin_in_dim(m, TIR_LIN_REG)] = r;
+    in[tir_lin_in_dim(m, TIR_LIN_LANE)] = ln;
+    in[tir_lin_in_dim(m, TIR_LIN_WARP)] = w;
+    tir_lin_apply_coords(m, in, c);
+    return c[0];
+}
+
+/* The thread's part of an offset map: the XOR of the bases of its lane and warp bits. */
+static LLVMValueRef thread_offset(TbLower *L, const TirLinear *m) {
+    LLVMBuilderRef b = L->eb;
+    LLVMValueRef t = tb_i32(L, 0);
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    LLVMValueRef ids[2] = {L->lane, L->warp};
+    for (int k = 0; k < 2; k++)
+        for (int bit = 0; bit < m->inbits[dims[k]]; bit++) {
+            int32_t basis = k ? offset_of(m, 0, 0, 1 << bit) : offset_of(m, 0, 1 << bit, 0);
+            if (!basis) continue;
+            LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildLShr(b, ids[k], tb_i32(L, bit), ""), tb_i32(L, 1), "");
+            t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, basis), ""), "");
+        }
+    return t;
+}
+
+/* The bits the thread part of m can set: the OR of its lane and warp bases.  A register's
+ * constant part without any of them is added, not XORed: an immediate of the access. */
+static int32_t thread_bits(const TirLinear *m) {
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    int32_t bits = 0;
+    for (int k = 0; k < 2; k++)
+        for (int bit = 0; bit < m->inbits[dims[k]]; bit++)
+            bits |= k ? offset_of(m, 0, 0, 1 << bit) : offset_of(m, 0, 1 << bit, 0);
+    return bits;
+}
+
+static LLVMValueRef offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32_t c) {
+    return c & tbits ? LLVMBuildXor(L->b, t, tb_i32(L, c), "") : LLVMBuildAdd(L->b, t, tb_i32(L, c), "");
+}
+
+/* Whether every lane and warp basis of m keeps the low bits of a vec-element access zero
+ * (vectors stay aligned whatever the thread). */
+static bool thread_bits_clear(const TirLinear *m, int vec) {
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    for (int k = 0; k < 2; k++)
+        for (int bit = 0; bit < m->inbits[dims[k]]; bit++) {
+            int32_t basis = k ? offset_of(m, 0, 0, 1 << bit) : offset_of(m, 0, 1 << bit, 0);
+            if (basis & (vec - 1)) return false;
+        }
+    return true;
+}
+
+/* A conversion through shared memory as the layout algebra plans it (tir_conv_plan): the
+ * swizzled layout with the fewest wavefronts over both sides, each side moving its
+ * longest runs of consecutive registers as one vector access.  The accumulator of a
+ * 128x256 f16 GEMM epilogue (8 warps) went from 128 scalar 16-bit stores with 8-way bank
+ * conflicts and 128 scalar loads a thread to 64 32-bit stores and 16 128-bit loads.
+ * False (nothing built) where the plan does not apply; the caller then converts element
+ * by element. */
+static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const TbView *sv, const TbView *dv) {
+    TirValue *out = op->res[0];
+    TirType et = tir_elem_type(it);
+    if (et.ptr) return false;
+    const TirLinear *a = view_linear(L, it, sv), *bm = view_linear(L, out->ty, dv);
+    if (!a || !bm) return false;
+    int eb = et.elem == TIR_I1 ? 1 : tir_scalar_bytes((TirScalar)et.elem);
+    TirConvPlan plan;
+    if (!tir_conv_plan(L->m->arena, a, bm, eb, &plan)) return false;
+    LLVMTypeRef rt = tb_elem_type(L, et);
+    bool is_bool = et.elem == TIR_I1;
+    LLVMTypeRef mt = is_bool ? L->i8 : rt;
+    if (plan.kind == TIR_CONV_NONE || plan.kind == TIR_CONV_REGS) {
+        /* every thread holds what it needs already */
+        LLVMValueRef *r = tb_elems(L, dv->total);
+        for (int e = 0; e < dv->total; e++) r[e] = x->e[plan.kind == TIR_CONV_NONE ? e : plan.perm[e]];
+        tb_set(L, out, dv->total, r);
+        return true;
+    }
+    if (plan.kind != TIR_CONV_SMEM || plan.smem_elems != tir_type_numel(it)) return false;
+    TirLinear inv, wmap, rmap;
+    if (!tir_lin_invert(&plan.smem, &inv) || !tir_lin_compose(&inv, a, &wmap) || !tir_lin_compose(&inv, bm, &rmap))
+        return false;
+    int wv = plan.write_vec, rv = plan.read_vec;
+    if (wv < 1 || rv < 1 || sv->total % wv || dv->total % rv || !thread_bits_clear(&wmap, wv) ||
+        !thread_bits_clear(&rmap, rv))
+        return false;
+    LLVMValueRef base = tb_scratch(L, op, (int)(plan.smem_elems * eb));
+    LLVMValueRef own = sv->mma ? tb_mma_owner(L, sv) : tb_view_has_copies(sv) ? tb_view_owner(L, sv) : NULL;
+    LLVMBasicBlockRef join = NULL;
+    if (own) {
+        LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.write");
+        join = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.join");
+        LLVMBuildCondBr(L->b, own, wr, join);
+        LLVMPositionBuilderAtEnd(L->b, wr);
+    }
+    LLVMValueRef tw = thread_offset(L, &wmap);
+    int32_t twb = thread_bits(&wmap);
+    LLVMTypeRef wvt = wv > 1 ? LLVMVectorType(mt, (unsigned)wv) : mt;
+    for (int r0 = 0; r0 < sv->total; r0 += wv) {
+        LLVMValueRef off = offset_plus(L, tw, twb, offset_of(&wmap, r0, 0, 0));
+        LLVMValueRef v = wv > 1 ? LLVMGetUndef(wvt) : NULL;
+        for (int i = 0; i < wv; i++) {
+            LLVMValueRef e = is_bool ? LLVMBuildZExt(L->b, x->e[r0 + i], L->i8, "") : x->e[r0 + i];
+            v = wv > 1 ? LLVMBuildInsertElement(L->b, v, e, tb_i32(L, i), "") : e;
+        }
+        LLVMValueRef st = LLVMBuildStore(L->b, v, scratch_at(L, base, LLVMBuildMul(L->b, off, tb_i32(L, eb), "")));
+        LLVMSetAlignment(st, (unsigned)(wv * eb));
+    }
+    if (own) {
+        LLVMBuildBr(L->b, join);
+        LLVMPositionBuilderAtEnd(L->b, join);
+    }
+    tb_barrier(L);
+    LLVMValueRef tr = thread_offset(L, &rmap);
+    int32_t trb = thread_bits(&rmap);
+    LLVMTypeRef rvt = rv > 1 ? LLVMVectorType(mt, (unsigned)rv) : mt;
+    LLVMValueRef *r = tb_elems(L, dv->total);
+    for (int r0 = 0; r0 < dv->total; r0 += rv) {
+        LLVMValueRef off = offset_plus(L, tr, trb, offset_of(&rmap, r0, 0, 0));
+        LLVMValueRef v = LLVMBuildLoad2(L->b, rvt, scratch_at(L, base, LLVMBuildMul(L->b, off, tb_i32(L, eb), "")), "");
+        LLVMSetAlignment(v, (unsigned)(rv * eb));
+        for (int i = 0; i < rv; i++) {
+            LLVMValueRef e = rv > 1 ? LLVMBuildExtractElement(L->b, v, tb_i32(L, i), "") : v;
+            r[r0 + i] = is_bool ? LLVMBuildICmp(L->b, LLVMIntNE, e, LLVMConstNull(L->i8), "") : e;
+        }
+    }
+    tb_set(L, out, dv->total, r);
+    return true;
+}
+
 void tb_lower_convert_layout(TbLower *L, TirOp *op) {
     TirValue *in = op->opnd[0], *out = op->res[0];
     TbVal *x = tb_val(L, in);
@@ -279,6 +439,7 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
         tb_set(L, out, dv.total, r);
         return;
     }
+    if (convert_planned(L, op, x, in->ty, &sv, &dv)) return;
     TirType et = tir_elem_type(in->ty);
     LLVMTypeRef rt = tb_elem_type(L, et);
     bool is_bool = !et.ptr && et.elem == TIR_I1;

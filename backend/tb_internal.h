@@ -197,6 +197,8 @@ LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d); /* coordi
 bool tb_mma_view(TbLower *L, int32_t layout, TirType t, TbView *v, const TirOp *op);
 LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d);
 LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v);
+int32_t tb_mma_offset(const TbView *v, int e, int d);  /* constant part of coordinate d */
+void tb_mma_base_at(const TbView *v, int lane, int warp, int32_t *c); /* thread part, numerically */
 void tb_lower_dot(TbLower *L, TirOp *op);
 
 /* lower_smem.c */
