@@ -70,9 +70,10 @@ static bool replace_op_uses(TirOp *op, void *ud) {
 }
 
 /* Replaces one call by the callee's body; the call's results go into `repl` (their
- * replacements), for replace_op_uses after the round.  Returns the number of errors. */
-static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ctx, long *grown,
-                       PassMap *repl) {
+ * replacements), for replace_op_uses after the round.  Returns the number of errors; past
+ * the growth limit, *grown is left above INLINE_MAX_OPS. */
+static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ctx, int depth,
+                       long *grown, PassMap *repl) {
     const char *name = call->attr.s ? call->attr.s : "";
     TirFunc *callee = tir_module_find(m, name);
     if (!callee) return pass_error(ctx, "inline", f, "call of unknown function @%s", name);
@@ -100,8 +101,9 @@ static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ct
         if (*grown > INLINE_MAX_OPS) {
             pass_map_free(&map);
             return pass_error(ctx, "inline", f,
-                              "inlining @%s grows the function past %d ops; is the call graph exponential?",
-                              name, INLINE_MAX_OPS);
+                              "inlining @%s (level %d of inlining) grows the function past %d ops; "
+                              "is the call graph exponential?",
+                              name, depth + 1, INLINE_MAX_OPS);
         }
         FreeUses u = {.map = &map};
         free_uses_op(op, &u);
@@ -124,7 +126,9 @@ static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ct
     return 0;
 }
 
-static int inline_into(TirModule *m, TirFunc *f, TirPassContext *ctx) {
+/* Inlines every call in f.  Past the growth limit it stops at once: every later call of
+ * the round would report the same error (an exponential graph left millions of them). */
+static int inline_into(TirModule *m, TirFunc *f, TirPassContext *ctx, bool *too_big) {
     long grown = 0;
     for (int depth = 0;; depth++) {
         PassOpVec calls = {0};
@@ -143,8 +147,9 @@ static int inline_into(TirModule *m, TirFunc *f, TirPassContext *ctx) {
         }
         int errors = 0;
         PassMap repl = {0};
-        for (size_t i = 0; i < calls.n; i++)
-            errors += inline_call(m, f, calls.v[i], ctx, &grown, &repl);
+        for (size_t i = 0; i < calls.n && grown <= INLINE_MAX_OPS; i++)
+            errors += inline_call(m, f, calls.v[i], ctx, depth, &grown, &repl);
+        *too_big = grown > INLINE_MAX_OPS;
         tir_walk_func(f, replace_op_uses, &repl);
         pass_map_free(&repl);
         free(calls.v);
@@ -153,8 +158,11 @@ static int inline_into(TirModule *m, TirFunc *f, TirPassContext *ctx) {
 }
 
 int pass_inline(TirModule *m, TirPassContext *ctx) {
+    /* The growth limit ends the pass: the other functions of an exponential call graph
+     * would each grow as far again, at a million copied ops apiece, to say the same. */
     int errors = 0;
-    for (TirFunc *f = m->first; f; f = f->next) errors += inline_into(m, f, ctx);
+    bool too_big = false;
+    for (TirFunc *f = m->first; f && !too_big; f = f->next) errors += inline_into(m, f, ctx, &too_big);
     if (errors) return errors;
 
     /* Calls name their callee by string; compare by content, since the parser and the

@@ -16,6 +16,7 @@ so each relink is quick), one job: the machine is shared.
   tools/mutate.py backend/*.c --tests '^backend\\.' --per-file 4 --timeout 300
   tools/mutate.py --list runtime/launch.c          # the mutants, nothing run
   tools/mutate.py --only runtime/launch.c:123:0 ... # one mutant again (from a survivor line)
+  tools/mutate.py --apply backend/lower_math.c:60:3 # plant it and stop (tools/mutate_gpu.sh)
 
 python3 stdlib only.
 """
@@ -160,7 +161,22 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the mutants, run nothing")
     ap.add_argument("--only", action="append", default=[], help="FILE:LINE:INDEX (repeatable)")
     ap.add_argument("--budget", type=float, default=0, help="stop after this many minutes")
+    ap.add_argument("--apply", metavar="FILE:LINE:INDEX",
+                    help="write that one mutant into FILE and exit (restoring it is the caller's job)")
     a = ap.parse_args()
+
+    if a.apply:
+        path, no, idx = a.apply.rsplit(":", 2)
+        lines, ms = mutants_of(path)
+        found = [m for m in ms if m[0] == int(no) and m[1] == int(idx)]
+        if not found:
+            sys.exit(f"mutate: {a.apply}: no such mutant (tools/mutate.py --list --per-file 0 {path})")
+        _, _, new, what = found[0]
+        lines[int(no) - 1] = new
+        with open(path, "w") as f:
+            f.write("\n".join(lines))
+        print(f"{os.path.relpath(os.path.abspath(path), ROOT)}:{no}:{idx}: {what}: {new.strip()}")
+        return 0
 
     plan = []  # (path, lines, (no, idx, new, what))
     if a.only:

@@ -243,6 +243,17 @@ static int64_t *i32_to_l(const int32_t *p, size_t n)
     return d;
 }
 
+/* Output buffer NAME, n elements of f32 (i32), against exp: the last step of most checks. */
+static int check_f32(const char *name, size_t n, const double *exp, const double *tol)
+{
+    return check_close(name, f32_to_d(READ(float, name, n), n), exp, tol, n);
+}
+
+static int check_i32(const char *name, size_t n, const int64_t *exp)
+{
+    return check_exact_int(name, i32_to_l(READ(int32_t, name, n), n), exp, n);
+}
+
 /* f16 results: within one f16 ulp of the exact value, plus rel * scale[i] for the
  * rounding noise of f32 intermediates in cancellations. */
 static int check_f16_ulp(const char *what, const uint16_t *got, const double *exp,
@@ -344,10 +355,10 @@ static int ref_row_stats(void)
         nr[r] = sqrt(sq);
         nt[r] = 1e-5 * nr[r];
     }
-    return check_close("sums", f32_to_d(READ(float, "sums", rows), rows), s, st, rows) |
-           check_close("maxs", f32_to_d(READ(float, "maxs", rows), rows), mx, NULL, rows) |
-           check_close("mins", f32_to_d(READ(float, "mins", rows), rows), mn, NULL, rows) |
-           check_close("norms", f32_to_d(READ(float, "norms", rows), rows), nr, nt, rows);
+    return check_f32("sums", rows, s, st) |
+           check_f32("maxs", rows, mx, NULL) |
+           check_f32("mins", rows, mn, NULL) |
+           check_f32("norms", rows, nr, nt);
 }
 
 /* col_sum: within 1e-5 * sum_r |x[r, c]|. */
@@ -361,7 +372,7 @@ static int ref_col_sum(void)
             e[c] += x[r * cols + c];
             t[c] += 1e-5 * fabs(x[r * cols + c]);
         }
-    return check_close("out", f32_to_d(READ(float, "out", cols), cols), e, t, cols);
+    return check_f32("out", cols, e, t);
 }
 
 /* logsumexp: within 1e-5 + 1e-6 * |lse| (f32 exp2 arguments and the running sum). */
@@ -379,7 +390,7 @@ static int ref_logsumexp(void)
         e[r] = mx + log(s);
         t[r] = 1e-5 + 1e-6 * fabs(e[r]);
     }
-    return check_close("out", f32_to_d(READ(float, "out", rows), rows), e, t, rows);
+    return check_f32("out", rows, e, t);
 }
 
 /* cumsum_rows: within 1e-5 * sum_{j <= c} |x[r, j]|; exclusive_scan: exact. */
@@ -397,7 +408,7 @@ static int ref_cumsum_rows(void)
             t[r * cols + c] = 1e-5 * sa;
         }
     }
-    return check_close("out", f32_to_d(READ(float, "out", n), n), e, t, n);
+    return check_f32("out", n, e, t);
 }
 
 static int ref_exclusive_scan(void)
@@ -412,7 +423,7 @@ static int ref_exclusive_scan(void)
             s = (int32_t)((uint32_t)s + (uint32_t)x[r * cols + c]);
         }
     }
-    return check_exact_int("offs", i32_to_l(READ(int32_t, "offs", n), n), e, n);
+    return check_i32("offs", n, e);
 }
 
 /* row_argmax: indices and the maximum exact (first index on ties). */
@@ -434,9 +445,9 @@ static int ref_row_argmax(void)
         imin[r] = si;
         vmax[r] = x[r * cols + bi];
     }
-    return check_exact_int("idx_max", i32_to_l(READ(int32_t, "idx_max", rows), rows), imax, rows) |
-           check_exact_int("idx_min", i32_to_l(READ(int32_t, "idx_min", rows), rows), imin, rows) |
-           check_close("vmax", f32_to_d(READ(float, "vmax", rows), rows), vmax, NULL, rows);
+    return check_i32("idx_max", rows, imax) |
+           check_i32("idx_min", rows, imin) |
+           check_f32("vmax", rows, vmax, NULL);
 }
 
 /* histogram: exact counts and bounds, from the initial hist and bounds (the .in files). */
@@ -453,8 +464,8 @@ static int ref_histogram(void)
         if (x[i] < b[1])
             b[1] = x[i];
     }
-    return check_exact_int("hist", i32_to_l(READ(int32_t, "hist", nbins), nbins), h, nbins) |
-           check_exact_int("bounds", i32_to_l(READ(int32_t, "bounds", 2), 2), b, 2);
+    return check_i32("hist", nbins, h) |
+           check_i32("bounds", 2, b);
 }
 
 /* hist_drain: out is the old hist, hist is zero afterwards. */
@@ -462,7 +473,7 @@ static int ref_hist_drain(void)
 {
     long nbins = argi("nbins");
     int64_t *old = i32_to_l(READ_IN(int32_t, "hist", nbins), nbins), *zero = xcalloc(nbins, 8);
-    return check_exact_int("out", i32_to_l(READ(int32_t, "out", nbins), nbins), old, nbins) |
+    return check_i32("out", nbins, old) |
            check_exact_int("hist (after the drain)",
                            i32_to_l(READ(int32_t, "hist", nbins), nbins), zero, nbins);
 }
@@ -485,8 +496,8 @@ static int ref_distinct(void)
         seen[v] = seen[v] != 0;
     int64_t c0 = READ_IN(int32_t, "count", 1)[0];
     count += c0;
-    return check_exact_int("count", i32_to_l(READ(int32_t, "count", 1), 1), &count, 1) |
-           check_exact_int("first", i32_to_l(READ(int32_t, "first", nv), nv), first, nv) |
+    return check_i32("count", 1, &count) |
+           check_i32("first", nv, first) |
            check_exact_int("seen", i32_to_l(READ(int32_t, "seen", nv + 1), nv), seen, nv);
 }
 
@@ -499,7 +510,7 @@ static int ref_transpose(void)
     for (long i = 0; i < rows; i++)
         for (long j = 0; j < cols; j++)
             e[j * rows + i] = x[i * cols + j];
-    return check_close("y", f32_to_d(READ(float, "y", n), n), e, NULL, n);
+    return check_f32("y", n, e, NULL);
 }
 
 static int ref_interleave(void)
@@ -511,7 +522,7 @@ static int ref_interleave(void)
         e[2 * i] = re[i];
         e[2 * i + 1] = im[i];
     }
-    return check_close("out", f32_to_d(READ(float, "out", 2 * n), 2 * n), e, NULL, 2 * n);
+    return check_f32("out", 2 * n, e, NULL);
 }
 
 /* activation: within 1e-5 * |f(x)| + 1e-6 (f32 transcendental functions). */
@@ -535,7 +546,7 @@ static int ref_activation(void)
         e[i] = act_ref((int)act, x[i]);
         t[i] = 1e-5 * fabs(e[i]) + 1e-6;
     }
-    return check_close("y", f32_to_d(READ(float, "y", n), n), e, t, n);
+    return check_f32("y", n, e, t);
 }
 
 /* add_posenc: the frequency w_j follows the kernel's f32 steps (each correctly rounded),
@@ -559,7 +570,7 @@ static int ref_add_posenc(void)
             t[p * dim + j] = 1e-6 * (1.0 + fabs(x[p * dim + j])) + 2.5e-7 * fabs(angle);
         }
     }
-    return check_close("y", f32_to_d(READ(float, "y", n), n), e, t, n);
+    return check_f32("y", n, e, t);
 }
 
 /* quant_f8: scale must be the smallest power of two >= amax/448 (either neighbour where
@@ -618,7 +629,7 @@ static int ref_quant_i8(void)
         es[r] = amax / 127.0f;
     }
     return check_exact_int("q (i8)", g, e, n) |
-           check_close("scales", f32_to_d(READ(float, "scales", rows), rows), es, NULL, rows);
+           check_f32("scales", rows, es, NULL);
 }
 
 /* convert: every format exact (value and sign of zero through the decoded value). */
@@ -683,11 +694,11 @@ static int ref_hash_keys(void)
                           ((uint32_t)(k[i] >> 2) & 0xffu));
     }
     return check_exact_int("hash", gh, eh, n) |
-           check_exact_int("bucket", i32_to_l(READ(int32_t, "bucket", n), n), eb, n) |
-           check_exact_int("quot", i32_to_l(READ(int32_t, "quot", n), n), eq, n) |
-           check_exact_int("rem", i32_to_l(READ(int32_t, "rem", n), n), er, n) |
-           check_exact_int("fmod", i32_to_l(READ(int32_t, "fmod", n), n), ef, n) |
-           check_exact_int("bits", i32_to_l(READ(int32_t, "bits", n), n), ex, n);
+           check_i32("bucket", n, eb) |
+           check_i32("quot", n, eq) |
+           check_i32("rem", n, er) |
+           check_i32("fmod", n, ef) |
+           check_i32("bits", n, ex);
 }
 
 /* axpby: beta = 0: alpha * x exactly (y not read); else fma(alpha, x, beta * y) within one
@@ -703,7 +714,7 @@ static int ref_axpby(void)
         e[i] = v;
         t[i] = beta == 0.0f ? 0.0 : nextafterf(fabsf(v), INFINITY) - fabsf(v);
     }
-    return check_close("y", f32_to_d(READ(float, "y", n), n), e, t, n);
+    return check_f32("y", n, e, t);
 }
 
 /* rmsnorm: rel 1e-5. */
@@ -723,7 +734,7 @@ static int ref_rmsnorm(void)
             t[r * cols + c] = 1e-5 * fabs(e[r * cols + c]);
         }
     }
-    return check_close("y", f32_to_d(READ(float, "y", n), n), e, t, n);
+    return check_f32("y", n, e, t);
 }
 
 /* bmm32*: within rel * sum_k |a b| per element: 1e-5 for f16 and f32 inputs (f32
@@ -1106,7 +1117,7 @@ static int ref_gather(void)
     double *e = xcalloc(n, 8);
     for (long i = 0; i < n; i++)
         e[i] = table[idx[i] < 0 ? idx[i] + size : idx[i]];
-    return check_close("out", f32_to_d(READ(float, "out", n), n), e, NULL, n);
+    return check_f32("out", n, e, NULL);
 }
 
 #define REFS(X)                                                                            \

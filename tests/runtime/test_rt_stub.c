@@ -54,6 +54,35 @@ static void set_args(tile_rt_arg a[3], void *x, void *out, int64_t n)
     a[2] = (tile_rt_arg){.kind = TILE_RT_ARG_I64, .i64 = n};
 }
 
+/* What each test starts from: the stub runtime, the kernel with const K = kval, buffers x
+ * and out of `bytes` each and the arguments for n, the stub's records cleared. */
+typedef struct Fix {
+    tile_rt *rt;
+    tile_rt_module *m;
+    tile_rt_kernel *k;
+    void *x, *out;
+    tile_rt_arg a[3];
+} Fix;
+
+static void fix_open(Fix *f, int tune, int64_t kval, size_t bytes, int64_t n)
+{
+    f->rt = open_stub(tune);
+    f->k = load(f->rt, &f->m, kval);
+    CHECK(tile_rt_alloc(f->rt, bytes, &f->x) == TILE_RT_OK);
+    CHECK(tile_rt_alloc(f->rt, bytes, &f->out) == TILE_RT_OK);
+    set_args(f->a, f->x, f->out, n);
+    stub_reset();
+    stub_set_nparams(3);
+}
+
+static void fix_close(Fix *f)
+{
+    tile_rt_free(f->rt, f->x);
+    tile_rt_free(f->rt, f->out);
+    tile_rt_module_free(f->m);
+    tile_rt_close(f->rt);
+}
+
 /* ---- launches and facts ------------------------------------------------------------ */
 static void test_launch(void)
 {
@@ -172,25 +201,17 @@ static int launches_with(int from, unsigned programs, unsigned threads)
 static void tune_once(int64_t kval, const Costs *c, const char *want, int want_tunings,
                       int want_disk_hits, int want_launches)
 {
-    tile_rt *rt = open_stub(1);
-    tile_rt_module *m;
-    tile_rt_kernel *k = load(rt, &m, kval);
-    void *x, *out;
-    CHECK(tile_rt_alloc(rt, 4 * 8192, &x) == TILE_RT_OK);
-    CHECK(tile_rt_alloc(rt, 4 * 8192, &out) == TILE_RT_OK);
+    Fix f;
+    fix_open(&f, 1, kval, 4 * 8192, 4096);
     int allocs = stub_live_allocs();
-    tile_rt_arg a[3];
-    set_args(a, x, out, 4096);
-    a[0].buf.bytes = 4 * 8192;   /* saved and restored around the trials */
-    stub_reset();
-    stub_set_nparams(3);
+    f.a[0].buf.bytes = 4 * 8192;   /* saved and restored around the trials */
     stub_set_cost(cost, (void *)c);
-    CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
-    if (strncmp(tile_rt_last_variant(k), want, strlen(want)))
+    CHECK(tile_rt_launch(f.k, f.a, 3, NULL, NULL) == TILE_RT_OK);
+    if (strncmp(tile_rt_last_variant(f.k), want, strlen(want)))
         fprintf(stderr, "tuned K=%lld: got '%s', want '%s'\n", (long long)kval,
-                tile_rt_last_variant(k), want), rt_test_failures++;
+                tile_rt_last_variant(f.k), want), rt_test_failures++;
     tile_rt_stats st;
-    tile_rt_get_stats(rt, &st);
+    tile_rt_get_stats(f.rt, &st);
     CHECK(st.tunings == (uint64_t)want_tunings && st.tune_disk_hits == (uint64_t)want_disk_hits);
     if (want_launches >= 0 && stub_nlaunches() != want_launches)
         fprintf(stderr, "K=%lld: %d launches, want %d\n", (long long)kval, stub_nlaunches(),
@@ -199,14 +220,11 @@ static void tune_once(int64_t kval, const Costs *c, const char *want, int want_t
     CHECK(stub_live_allocs() == allocs);
     /* the same key again: the choice in memory, one launch, no trials */
     int n0 = stub_nlaunches();
-    CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
+    CHECK(tile_rt_launch(f.k, f.a, 3, NULL, NULL) == TILE_RT_OK);
     CHECK(stub_nlaunches() == n0 + 1);
-    tile_rt_get_stats(rt, &st);
+    tile_rt_get_stats(f.rt, &st);
     CHECK(st.tunings == (uint64_t)want_tunings);
-    tile_rt_free(rt, x);
-    tile_rt_free(rt, out);
-    tile_rt_module_free(m);
-    tile_rt_close(rt);
+    fix_close(&f);
 }
 
 static void test_tuning(void)
@@ -228,35 +246,24 @@ static void test_tuning(void)
     /* a variant that fails to launch is skipped; two within 3% of each other are timed
      * again, 21 samples each, and the faster of those wins */
     Costs fail_close = {-1, 1.0, 0.50, 0.51};
-    tile_rt *rt = open_stub(1);
-    tile_rt_module *m;
-    tile_rt_kernel *k = load(rt, &m, 4);
-    void *x, *out;
-    tile_rt_alloc(rt, 4 * 8192, &x);
-    tile_rt_alloc(rt, 4 * 8192, &out);
-    tile_rt_arg a[3];
-    set_args(a, x, out, 4096);
-    stub_reset();
-    stub_set_nparams(3);
+    Fix f;
+    fix_open(&f, 1, 4, 4 * 8192, 4096);
     stub_set_cost(cost, &fail_close);
-    CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
-    CHECK(!strncmp(tile_rt_last_variant(k), "BLOCK=256, K=4, warps=1,", 24));
+    CHECK(tile_rt_launch(f.k, f.a, 3, NULL, NULL) == TILE_RT_OK);
+    CHECK(!strncmp(tile_rt_last_variant(f.k), "BLOCK=256, K=4, warps=1,", 24));
     CHECK(launches_with(0, 32, 32) == 0);
     CHECK(launches_with(0, 32, 64) == 11);
     CHECK(launches_with(0, 16, 32) == 11 + 21 + 1);
     CHECK(launches_with(0, 16, 64) == 11 + 21);
     /* a new key (n = 8192: 64 and 32 programs) is tuned again */
-    set_args(a, x, out, 8192);
+    set_args(f.a, f.x, f.out, 8192);
     stub_reset();
     stub_set_nparams(3);
-    CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
+    CHECK(tile_rt_launch(f.k, f.a, 3, NULL, NULL) == TILE_RT_OK);
     tile_rt_stats st;
-    tile_rt_get_stats(rt, &st);
+    tile_rt_get_stats(f.rt, &st);
     CHECK(st.tunings == 2 && stub_nlaunches() > 4 * 11);
-    tile_rt_free(rt, x);
-    tile_rt_free(rt, out);
-    tile_rt_module_free(m);
-    tile_rt_close(rt);
+    fix_close(&f);
 }
 
 /* Without an L2 size (no flush buffer) a sample is a batch of back-to-back launches of at
@@ -264,60 +271,38 @@ static void test_tuning(void)
 static void test_tuning_batches(void)
 {
     Costs fail_close = {-1, 1.0, 0.50, 0.51};
-    tile_rt *rt = open_stub(1);
-    tile_rt_module *m;
-    tile_rt_kernel *k = load(rt, &m, 5);
-    void *x, *out;
-    tile_rt_alloc(rt, 4 * 8192, &x);
-    tile_rt_alloc(rt, 4 * 8192, &out);
-    tile_rt_arg a[3];
-    set_args(a, x, out, 4096);
-    stub_reset();
-    stub_set_nparams(3);
+    Fix f;
+    fix_open(&f, 1, 5, 4 * 8192, 4096);
     stub_set_cost(cost, &fail_close);
     stub_set_l2(0);
-    CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
-    CHECK(!strncmp(tile_rt_last_variant(k), "BLOCK=256, K=5, warps=1,", 24));
+    CHECK(tile_rt_launch(f.k, f.a, 3, NULL, NULL) == TILE_RT_OK);
+    CHECK(!strncmp(tile_rt_last_variant(f.k), "BLOCK=256, K=5, warps=1,", 24));
     /* screening: 2 warm-ups, 1 launch that sizes the batch, 9 batches of
      * (int)(0.25 / t) + 1 = 1 launch; final round: 21 batches of (int)(1 / t) + 1 */
     CHECK(launches_with(0, 32, 32) == 0);
     CHECK(launches_with(0, 32, 64) == 12);
     CHECK(launches_with(0, 16, 32) == 12 + 21 * 3 + 1);
     CHECK(launches_with(0, 16, 64) == 12 + 21 * 2);
-    tile_rt_free(rt, x);
-    tile_rt_free(rt, out);
-    tile_rt_module_free(m);
-    tile_rt_close(rt);
+    fix_close(&f);
 }
 
 /* tile_rt_bench: warm-up launches (the first one tunes when needed), then `reps` timed
  * ones; the median of their event times. */
 static void test_bench(void)
 {
-    tile_rt *rt = open_stub(0);
-    tile_rt_module *m;
-    tile_rt_kernel *k = load(rt, &m, 2);
-    void *x, *out;
-    tile_rt_alloc(rt, 8192, &x);
-    tile_rt_alloc(rt, 8192, &out);
-    tile_rt_arg a[3];
-    set_args(a, x, out, 1000);
-    stub_reset();
-    stub_set_nparams(3);
+    Fix f;
+    fix_open(&f, 0, 2, 8192, 1000);
     Costs c = {0.25, 1, 1, 1};
     stub_set_cost(cost, &c);
     double ms = -1;
-    CHECK(tile_rt_bench(k, a, 3, NULL, 2, 5, &ms) == TILE_RT_OK);
+    CHECK(tile_rt_bench(f.k, f.a, 3, NULL, 2, 5, &ms) == TILE_RT_OK);
     CHECK(stub_nlaunches() == 1 + 2 + 5);
     /* variant 0 (BLOCK=128: 8 programs for n = 1000, not the 32 of the cost table): 1 ms */
     CHECK(ms == 1.0);
-    CHECK(tile_rt_bench(k, a, 3, NULL, 0, 1, &ms) == TILE_RT_OK && stub_nlaunches() == 10);
-    CHECK(tile_rt_bench(k, a, 3, NULL, 0, 0, &ms) == TILE_RT_ERR_INVALID);
-    CHECK(tile_rt_bench(k, a, 3, NULL, -1, 1, &ms) == TILE_RT_ERR_INVALID);
-    tile_rt_free(rt, x);
-    tile_rt_free(rt, out);
-    tile_rt_module_free(m);
-    tile_rt_close(rt);
+    CHECK(tile_rt_bench(f.k, f.a, 3, NULL, 0, 1, &ms) == TILE_RT_OK && stub_nlaunches() == 10);
+    CHECK(tile_rt_bench(f.k, f.a, 3, NULL, 0, 0, &ms) == TILE_RT_ERR_INVALID);
+    CHECK(tile_rt_bench(f.k, f.a, 3, NULL, -1, 1, &ms) == TILE_RT_ERR_INVALID);
+    fix_close(&f);
 }
 
 int main(void)
