@@ -21,6 +21,11 @@ typedef struct TbOptions {
     void (*diag_at)(void *ud, uint32_t loc, const char *msg);
     void *diag_at_ud;
     int threads;             /* threads per program, for the register budget (0: unknown) */
+    /* Registers a thread holds at once somewhere in the kernel, a lower bound (0: unknown),
+     * for tb_ptxas: the register budget tries no cap below it.  tb_emit computes it (the
+     * largest `dot` accumulator's share plus one mma's operands), uses it for its own cubins
+     * and returns it in TbReport.live_floor for a caller that runs tb_ptxas on the PTX. */
+    int live_floor;
 } TbOptions;
 
 /* What ptxas (and the lowering) says about one kernel variant. -1: unknown. */
@@ -34,6 +39,7 @@ typedef struct TbReport {
                               * move (each op once: loop bodies are not multiplied) */
     int threads;             /* warps * 32 */
     int codegen_none;        /* 1: NVPTX codegen ran at CodeGenOpt::None (big modules), 0: Less */
+    int live_floor;          /* TbOptions.live_floor for tb_ptxas of this kernel's PTX (any kind) */
     /* seconds spent in each phase of tb_emit (for -v timing; 0 when not reached) */
     double t_build;          /* tile IR -> LLVM IR, verification */
     double t_opt;            /* LLVM default<O3> */

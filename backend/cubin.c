@@ -188,7 +188,20 @@ static char *with_register_cap(const char *ptx, size_t len, int cap, size_t *out
  * latency with resident programs (H200, layernorm 8192x8192, BLOCK=8192, 8 warps:
  * 3613 GB/s at 78 registers, 3804 GB/s at 64), but not always: layernorm 16384x4096,
  * BLOCK=4096, 4 warps ran 3779-3789 GB/s uncapped at 75 registers against 3728-3750 at
- * 64.  So the uncapped cubin goes back in *alt too, and the runtime's tuner times both. */
+ * 64.  So the uncapped cubin goes back in *alt too, and the runtime's tuner times both.
+ *
+ * A capped compile costs as much as the uncapped one (on matmul 128x256x64 with 8 warps,
+ * ~0.6 s of a 0.85 s compile), so caps that cannot work are not tried.  Above the kernel's
+ * floor (opt->live_floor: its largest dot accumulator, live through the K loop, plus one
+ * mma's operands) ptxas can shrink what is left, but over every variant of the examples
+ * (sm_90a, plain, --div16 and div16+unit, 2026-12-01: 440 capped compiles, 232 spilled)
+ * none of the 33 asked to keep 0.306 of it or less avoided spilling, while 0.308 did on
+ * matmul 128x128x32 with 8 warps (254 -> 128 registers, floor 72).  The cut is a quarter,
+ * away from that edge: it drops 14 capped compiles of dot variants, all of which spilled
+ * (128x256 and 256x128 with 8 warps: cap 128 at floor 136; the 8-warp tiles of 64
+ * accumulators a thread at cap 80 after 128), and no other.  Without a floor (no dot) it
+ * asks for cap < regs / 4, which an occupancy step never does (the lowest ratio there was
+ * 0.60): those kernels' budget is unchanged. */
 int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
              char **cubin, size_t *cubin_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag,
              void *ud) {
@@ -225,6 +238,10 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
         int cap = 65536 / (want * threads) / 8 * 8;
         if (cap > 255) cap = 255;
         if (cap < 32 || cap >= rep.regs) break;
+        /* Not tried: a cap that leaves the registers above the floor less than a quarter
+         * of what they took at rep.regs (see above; below the floor itself it must spill). */
+        int floor = opt ? opt->live_floor : 0;
+        if (4 * (cap - floor) < rep.regs - floor) break;
         size_t capped_len = 0;
         char *capped = with_register_cap(ptx, ptx_len, cap, &capped_len);
         if (!capped) break;

@@ -156,8 +156,12 @@ static long count_insns(LLVMModuleRef mod) {
     return n;
 }
 
+/* $TILEC_LEAN_PIPELINE, when set, replaces TB_LEAN_PIPELINE: a hook for timing a pipeline
+ * change on the GPU (bench.py with and without it) before it becomes the default. */
 static const char *opt_pipeline(LLVMModuleRef mod) {
-    return count_insns(mod) >= TB_LEAN_MIN_INSNS ? TB_LEAN_PIPELINE : "default<O1>";
+    if (count_insns(mod) < TB_LEAN_MIN_INSNS) return "default<O1>";
+    const char *env = getenv("TILEC_LEAN_PIPELINE");
+    return env && *env ? env : TB_LEAN_PIPELINE;
 }
 
 /* NVPTX code generation level by size after optimisation.  Codegen is most of the compile
@@ -169,6 +173,37 @@ static const char *opt_pipeline(LLVMModuleRef mod) {
  * codegen.  Below it Less stays: there None cost registers (row_stats BC=1024, BR=4: 104
  * instead of 80) or SASS instructions (rmsnorm BLOCK=4096: 8 more). */
 enum { TB_NONE_MIN_INSNS = 1400 };
+
+/* A lower bound on the registers one thread of `kernel` holds at once, for the register
+ * budget (tb_ptxas): the accumulator of its largest loop-carried `dot` (a dot in a `for`
+ * body whose result the body yields), all live at the loop's back edge (each element held
+ * by some thread: at least numel * bytes / 4 / threads registers), plus the A and B
+ * fragments of one mma.sync (4 + 2 registers at every shape), the loop's counter and one
+ * address.  A cap below it must spill: on matmul 128x256 and 256x128 with 8 warps (128
+ * accumulator registers, cap 128) ptxas took as long as the uncapped compile to spill. */
+enum { TB_DOT_LIVE_EXTRA = 4 + 2 + 2 };
+
+static bool dot_acc_bytes(TirOp *op, void *ud) {
+    if (op->code != TIR_OP_DOT || op->nres != 1 || !tir_type_is_tile(op->res[0]->ty)) return true;
+    TirBlock *body = op->parent;
+    TirOp *y = body ? body->last : NULL;
+    if (!body || !body->parent || body->parent->code != TIR_OP_FOR || !y || y->code != TIR_OP_YIELD)
+        return true;
+    bool carried = false;
+    for (int i = 0; i < y->nopnd; i++) carried |= y->opnd[i] == op->res[0];
+    TirType t = op->res[0]->ty;
+    int64_t b = tir_type_numel(t) * tir_scalar_bytes((TirScalar)t.elem);
+    int64_t *most = ud;
+    if (carried && b > *most) *most = b;
+    return true;
+}
+
+static int live_floor(TirFunc *kernel, int threads) {
+    int64_t bytes = 0;
+    tir_walk_func(kernel, dot_acc_bytes, &bytes);
+    if (bytes == 0 || threads <= 0) return 0;
+    return (int)((bytes + 4 * (int64_t)threads - 1) / (4 * (int64_t)threads)) + TB_DOT_LIVE_EXTRA;
+}
 
 int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
             size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
@@ -237,7 +272,11 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
             none = true;
         }
     }
-    if (report) report->codegen_none = none;
+    int live = live_floor(kernel, kernel->warps * 32);
+    if (report) {
+        report->codegen_none = none;
+        report->live_floor = live;
+    }
     double t2 = now_s();
     times.t_opt = t2 - t1;
     if (report) {
@@ -273,6 +312,7 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
         TbOptions o = *opt;
         o.arch = a->name;
         o.threads = kernel->warps * 32;
+        o.live_floor = live;
         errors = tb_ptxas(ptx, plen, &o, kernel->name, out, len, report, alt, diag, ud);
         times.t_ptxas = now_s() - t3;
     }
