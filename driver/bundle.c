@@ -462,6 +462,7 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
             double t0 = driver_now();
             /* the register budget for occupancy, as the JIT's compiles (tb_emit) get */
             opt.threads = (f->warps > 0 ? f->warps : 4) * 32;
+            opt.live_floor = rep.live_floor; /* no capped run that must spill */
             if (tb_ptxas(ptx, ptx_len, &opt, f->name, &cubin, &cubin_len, &prep, &alt, driver_sink,
                          c) ||
                 !cubin)
