@@ -21,6 +21,18 @@ typedef struct {
     LLVMValueRef base;   /* ptr addrspace(3) of stage 0 */
 } Ring;
 
+/* Address classes of one operand's ldmatrix: two ldmatrix whose element offsets differ by
+ * the same constant in every lane of every warp share one address register, the other
+ * one is that register plus an immediate.  Tiles that move by whole swizzle periods
+ * (A's M tiles, B's K steps) fall in one class; the swizzle makes A's K steps and B's N
+ * tiles classes of their own.  128x256x64, 8 warps: 8 address registers instead of 32,
+ * each advanced to the stage once per iteration. */
+enum { TB_LDM_CLASSES = 16, TB_LDM_THREADS = 32 * 16 };
+typedef struct {
+    int32_t *off;                  /* the representative's offset per (warp, lane) */
+    LLVMValueRef addr;             /* its address in the stage */
+} LdmClass;
+
 /* A dot operand read through ldmatrix, K step by K step (lower_ldmatrix). */
 struct TbLdm {
     Ring ring;
@@ -29,6 +41,8 @@ struct TbLdm {
     TirScalar elem;
     LLVMValueRef *e;               /* the value's elements, filled step by step */
     uint8_t done[64];              /* K steps emitted */
+    int ncls;
+    LdmClass *cls;                 /* [TB_LDM_CLASSES] */
 };
 
 static bool ring_of(TbLower *L, const TirOp *op, Ring *R) {
@@ -112,31 +126,76 @@ void tb_lower_smem_store(TbLower *L, TirOp *op) {
 
 /* ---- ldmatrix ---- */
 
+/* ring_offset of constant coordinates. */
+static int32_t ring_offset_at(const Ring *R, const int32_t *c) {
+    int32_t row = 0;
+    for (int d = 0; d < R->rank; d++)
+        if (d != R->cdim) row = row * R->shape[d] + c[d];
+    int lv = __builtin_ctz((unsigned)R->vec);
+    int32_t col = c[R->cdim], chunk = col >> lv, within = col & (R->vec - 1);
+    chunk ^= (row >> __builtin_ctz((unsigned)R->per_phase)) & (R->max_phase - 1);
+    return row * R->shape[R->cdim] + (chunk << lv) + within;
+}
+
+/* The element offset an ldmatrix lane of a warp reads (ldmatrix below, numerically). */
+static int32_t ldmatrix_offset_at(const Ring *R, const TbView *v, int32_t org[4][2], int n, int lane, int warp) {
+    int j = lane >> 3;
+    if (n == 2) j &= 1;
+    int w = warp % (v->wm * v->wn), w_m = w % v->wm, w_n = w / v->wm;
+    int32_t b2[2] = {v->mma == 2 ? 16 * w_m : 0, v->mma == 3 ? 8 * w_n : 0}, c[2];
+    int rdim = 1 - R->cdim;
+    for (int d = 0; d < 2; d++) c[d] = org[j][d] + b2[d] + (d == rdim ? (lane & 7) : 0);
+    return ring_offset_at(R, c);
+}
+
 /* One ldmatrix (x4, or x2 for a lone B tile) of the 8x8 matrices whose origins are
  * org[j] (tile coordinates), rows running along the stage's non-contiguous dim. */
-static void ldmatrix(TbLower *L, const Ring *R, LLVMValueRef stage, int32_t org[4][2], LLVMValueRef *base2,
-                     int n, bool trans, LLVMValueRef *out) {
-    LLVMValueRef l = L->lane;
-    LLVMValueRef r8 = LLVMBuildAnd(L->b, l, tb_i32(L, 7), "");
-    LLVMValueRef j = LLVMBuildLShr(L->b, l, tb_i32(L, 3), "");
-    if (n == 2) j = LLVMBuildAnd(L->b, j, tb_i32(L, 1), "");
-    int rdim = 1 - R->cdim;
-    LLVMValueRef c[2];
-    for (int d = 0; d < 2; d++) {
-        /* origin of matrix j: a select chain over the four (constants plus the thread's
-         * warp part base2[d]) */
-        LLVMValueRef o = tb_i32(L, org[0][d]);
-        for (int k = 1; k < n; k++)
-            o = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, j, tb_i32(L, k), ""), tb_i32(L, org[k][d]), o, "");
-        o = LLVMBuildAdd(L->b, o, base2[d], "");
-        c[d] = d == rdim ? LLVMBuildAdd(L->b, o, r8, "") : o;
+static void ldmatrix(TbLower *L, TbLdm *dl, int32_t org[4][2], int n, bool trans, LLVMValueRef *out) {
+    const Ring *R = &dl->ring;
+    /* its class: the same offsets up to a constant in every thread */
+    int nthr = 32 * dl->view.wm * dl->view.wn, k = dl->ncls;
+    int32_t *off = NULL, delta = 0;
+    if (nthr <= TB_LDM_THREADS) {
+        off = tir_alloc(L->m->arena, sizeof(int32_t) * (size_t)nthr);
+        for (int t = 0; t < nthr; t++) off[t] = ldmatrix_offset_at(R, &dl->view, org, n, t & 31, t >> 5);
+        for (k = 0; k < dl->ncls; k++) {
+            delta = off[0] - dl->cls[k].off[0];
+            int t = 1;
+            while (t < nthr && off[t] - dl->cls[k].off[t] == delta) t++;
+            if (t == nthr) break;
+        }
     }
-    LLVMValueRef addr = ring_addr(L, R, stage, ring_offset(L, R, c));
+    LLVMValueRef addr;
+    if (k < dl->ncls) {
+        LLVMValueRef db = tb_i32(L, delta * R->eb);
+        addr = delta ? LLVMBuildGEP2(L->b, L->i8, dl->cls[k].addr, &db, 1, "") : dl->cls[k].addr;
+    } else {
+        LLVMValueRef l = L->lane;
+        LLVMValueRef r8 = LLVMBuildAnd(L->b, l, tb_i32(L, 7), "");
+        LLVMValueRef j = LLVMBuildLShr(L->b, l, tb_i32(L, 3), "");
+        if (n == 2) j = LLVMBuildAnd(L->b, j, tb_i32(L, 1), "");
+        int rdim = 1 - R->cdim;
+        LLVMValueRef c[2];
+        for (int d = 0; d < 2; d++) {
+            /* origin of matrix j: a select chain over the four (constants plus the thread's
+             * warp part base2[d]) */
+            LLVMValueRef o = tb_i32(L, org[0][d]);
+            for (int q = 1; q < n; q++)
+                o = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, j, tb_i32(L, q), ""), tb_i32(L, org[q][d]), o, "");
+            o = LLVMBuildAdd(L->b, o, dl->base2[d], "");
+            c[d] = d == rdim ? LLVMBuildAdd(L->b, o, r8, "") : o;
+        }
+        addr = ring_addr(L, R, dl->stage, ring_offset(L, R, c));
+        if (off && dl->ncls < TB_LDM_CLASSES) {
+            dl->cls[dl->ncls].off = off;
+            dl->cls[dl->ncls++].addr = addr;
+        }
+    }
     char name[96];
     snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", n, trans ? ".trans" : "");
     LLVMTypeRef pt = LLVMTypeOf(addr); /* overloaded on the pointer type */
     LLVMValueRef r = tb_call_intr(L, name, &pt, 1, &addr, 1);
-    for (int k = 0; k < n; k++) out[k] = LLVMBuildExtractValue(L->b, r, (unsigned)k, "");
+    for (int q = 0; q < n; q++) out[q] = LLVMBuildExtractValue(L->b, r, (unsigned)q, "");
 }
 
 /* Splits a 32-bit register into its two 16-bit elements of type t. */
@@ -163,13 +222,12 @@ static bool ldmatrix_ok(TirOp *op, const Ring *R, const TbView *v) {
 }
 
 /* The fragments of K step ki (all M tiles of A, or all N tiles of B) into e. */
-static void ldmatrix_kstep(TbLower *L, const TbLdm *d, int ki) {
+static void ldmatrix_kstep(TbLower *L, TbLdm *d, int ki) {
     const Ring *R = &d->ring;
     const TbView *v = &d->view;
     bool A = v->mma == 2;
     bool trans = A ? R->cdim == 0 : R->cdim == 1;
     LLVMTypeRef et = d->elem == TIR_F16 ? L->f16 : L->bf16;
-    LLVMValueRef *b2 = (LLVMValueRef *)d->base2;
     LLVMValueRef *e = d->e;
     if (A) {
         for (int mi = 0; mi < v->tm; mi++) {
@@ -179,7 +237,7 @@ static void ldmatrix_kstep(TbLower *L, const TbLdm *d, int ki) {
                 org[j][1] = ki * 16 + 8 * (j >> 1);
             }
             LLVMValueRef r[4];
-            ldmatrix(L, R, d->stage, org, b2, 4, trans, r);
+            ldmatrix(L, d, org, 4, trans, r);
             LLVMValueRef *o = e + (mi * v->tk + ki) * 8;
             for (int k = 0; k < 4; k++) split2(L, r[k], et, o + 2 * k);
         }
@@ -193,7 +251,7 @@ static void ldmatrix_kstep(TbLower *L, const TbLdm *d, int ki) {
             org[j][1] = (ni + (j >> 1)) * 8 * v->wn;
         }
         LLVMValueRef r[4];
-        ldmatrix(L, R, d->stage, org, b2, n, trans, r);
+        ldmatrix(L, d, org, n, trans, r);
         for (int k = 0; k < n; k++) {
             int t = ni + k / 2; /* which n tile, then b0 / b1 */
             split2(L, r[k], et, e + (t * v->tk + ki) * 4 + 2 * (k % 2));
@@ -224,6 +282,7 @@ static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v
     d->stage = stage;
     d->elem = (TirScalar)op->res[0]->ty.elem;
     warp_base(L, v, d->base2);
+    d->cls = tir_alloc(L->m->arena, sizeof(LdmClass) * TB_LDM_CLASSES);
     d->e = tb_elems(L, v->total);
     memset(d->e, 0, (size_t)v->total * sizeof *d->e);
     tb_set(L, op->res[0], v->total, d->e);

@@ -156,12 +156,8 @@ static long count_insns(LLVMModuleRef mod) {
     return n;
 }
 
-/* $TILEC_LEAN_PIPELINE, when set, replaces TB_LEAN_PIPELINE: a hook for timing a pipeline
- * change on the GPU (bench.py with and without it) before it becomes the default. */
 static const char *opt_pipeline(LLVMModuleRef mod) {
-    if (count_insns(mod) < TB_LEAN_MIN_INSNS) return "default<O1>";
-    const char *env = getenv("TILEC_LEAN_PIPELINE");
-    return env && *env ? env : TB_LEAN_PIPELINE;
+    return count_insns(mod) >= TB_LEAN_MIN_INSNS ? TB_LEAN_PIPELINE : "default<O1>";
 }
 
 /* NVPTX code generation level by size after optimisation.  Codegen is most of the compile
