@@ -45,7 +45,8 @@ typedef struct {
     int32_t layout;
     bool busy;
     TirOp *dot;              /* a dot whose result is in the class: the class is its accumulator */
-    bool dot_load;           /* holds a load whose result is a dot operand */
+    bool dot_load;           /* holds a load whose result is a dot operand, through a pointer
+                              * tile a loop carries (what factor_ptrs factors) */
 } ClassInfo;
 
 typedef struct {
@@ -183,13 +184,19 @@ static int mem_vec(Lay *L, const TirOp *op, int *cdim) {
     return v < 1 ? 1 : (int)v;
 }
 
+/* A value a `for` carries (its body's block argument). */
+static bool carried(const TirValue *v) {
+    return !v->def && v->block && v->block->parent && v->block->parent->code == TIR_OP_FOR;
+}
+
 static bool anchor_op(TirOp *op, void *ud) {
     Lay *L = ud;
     if (op->code == TIR_OP_DOT && op->nres == 1) {
         ClassInfo *c = class_of(L, op->res[0]);
         if (!c->dot) c->dot = op;
         for (int i = 0; i < 2 && i < op->nopnd; i++)
-            if (op->opnd[i]->def && op->opnd[i]->def->code == TIR_OP_LOAD) class_of(L, op->opnd[i])->dot_load = true;
+            if (op->opnd[i]->def && op->opnd[i]->def->code == TIR_OP_LOAD && carried(op->opnd[i]->def->opnd[0]))
+                class_of(L, op->opnd[i])->dot_load = true;
         return true;
     }
     if (is_mem(op) && op->nopnd > 0 && tir_type_is_tile(op->opnd[0]->ty)) {
@@ -253,14 +260,16 @@ static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int 
     return tir_layout_blocked(m, rank, spt, tpw, wpc, order);
 }
 
-/* A scalar load that feeds a dot (no vector access proven: a generic stride) needs one
- * 64-bit address per element, and a pointer tile base + rows[:, None] + cols[None, :]
- * costs a thread only its distinct row and column offsets once factor_ptrs keeps it
- * factored: the sum over dimensions of the thread's extent.  Of the lane splits (fewer
- * lanes along the contiguous dimension each time) the one with the smallest sum wins,
- * the most lanes along the contiguous dimension among equals (the widest runs a warp
- * reads).  64x64 f16 with 4 warps: 32 lanes along K give a thread 32 rows x 1 column
- * (33 offsets), 4 lanes 8 x 4 (12). */
+/* A scalar load that feeds a dot (no vector access proven: a generic stride) through a
+ * loop-carried pointer tile needs one 64-bit address per element, and a pointer tile
+ * base + rows[:, None] + cols[None, :] costs a thread only its distinct row and column
+ * offsets once factor_ptrs keeps it factored: the sum over dimensions of the thread's
+ * extent.  (A load through a pointer the loop does not carry keeps the blocked layout:
+ * unfactored, the split gains nothing, and dot_chain's C operand spilled more with it.)
+ * Of the lane splits (fewer lanes along the contiguous dimension each time) the one with
+ * the smallest sum wins, the most lanes along the contiguous dimension among equals (the
+ * widest runs a warp reads).  64x64 f16 with 4 warps: 32 lanes along K give a thread
+ * 32 rows x 1 column (33 offsets), 4 lanes 8 x 4 (12). */
 static int32_t dot_scalar_layout(TirModule *m, int rank, const int32_t *shape, int cdim, int warps) {
     int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK], order[TIR_MAXRANK];
     int best_cap = 32;
