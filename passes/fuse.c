@@ -1,18 +1,15 @@
 /* fuse (first part): rematerialize instead of converting.  A convert_layout whose
- * operand is made by a cheap, memory-free chain (constants, arange, splat, and
- * elementwise ops over such values) is replaced by a copy of the chain built directly
- * in the target layout: recomputing a few integer ops per element costs less than a
- * round trip through shared memory and two barriers. */
+ * operand is made by a chain of cheap ops (pass_remat_cheap in pass_util.h, the rule
+ * layout.c's rematerialization uses too, without the shape ops: every copy here takes the
+ * conversion's one layout) is replaced by a copy of the chain built directly in the target
+ * layout: recomputing a few integer ops per element costs less than a round trip through
+ * shared memory and two barriers. */
 #include "passes.h"
 #include "pass_util.h"
 
 #include <string.h>
 
 #define FUSE_MAX_OPS 16
-
-static bool cheap_root(const TirOp *op) {
-    return op->code == TIR_OP_CONSTANT || op->code == TIR_OP_ARANGE || op->code == TIR_OP_SPLAT;
-}
 
 /* Collects the chain feeding v (post-order); false when it is not cheap. */
 static bool chain(TirValue *v, TirOp **ops, int *n) {
@@ -21,12 +18,7 @@ static bool chain(TirValue *v, TirOp **ops, int *n) {
     if (!d || *n >= FUSE_MAX_OPS) return false;
     for (int i = 0; i < *n; i++)
         if (ops[i] == d) return true;
-    if (cheap_root(d)) {
-        ops[(*n)++] = d;
-        return true;
-    }
-    unsigned t = tir_op_info[d->code].traits;
-    if (!(t & TIR_T_ELEMENTWISE) || !(t & TIR_T_PURE) || d->nres != 1) return false;
+    if (!pass_remat_cheap(d, false)) return false;
     for (int i = 0; i < d->nopnd; i++)
         if (!chain(d->opnd[i], ops, n)) return false;
     ops[(*n)++] = d;

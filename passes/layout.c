@@ -404,18 +404,12 @@ static bool constancy_op(TirOp *op, void *ud) {
  * of A (BM x BK) and the store of C (BM x BN) would put both in one class whose layout,
  * sized for the larger tile, copies the smaller one several times over (each element
  * loaded by several threads).  So each broadcast gets its own copy of its operand's
- * producers where they are cheap (index arithmetic: arange, splat, expand_dims, casts,
- * elementwise integer and compare ops) and shared with other users, as Triton
- * rematerializes them instead of converting. */
+ * producers where they are cheap (pass_remat_cheap in pass_util.h, shape ops included:
+ * index arithmetic) and shared with other users, as Triton rematerializes them instead of
+ * converting. */
 enum { REMAT_MAX = 64 };
 
-static bool remat_cheap(const TirOp *op) {
-    if (!op) return false;
-    unsigned t = tir_op_info[op->code].traits;
-    if (!(t & TIR_T_PURE) || (t & (TIR_T_MATH | TIR_T_READS | TIR_T_REGIONS))) return false;
-    return (t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_ARANGE || op->code == TIR_OP_SPLAT ||
-           op->code == TIR_OP_EXPAND_DIMS || op->code == TIR_OP_BROADCAST || op->code == TIR_OP_CONSTANT;
-}
+static bool remat_cheap(const TirOp *op) { return pass_remat_cheap(op, true); }
 
 /* Whether v's cheap producer tree (at most *budget ops) has a value used more than once. */
 static bool remat_shared(const TirValue *v, const int *uses, int *budget) {

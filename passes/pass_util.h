@@ -110,4 +110,24 @@ static inline bool pass_op_has(const TirOp *op, unsigned trait) {
     return (tir_op_info[op->code].traits & trait) != 0;
 }
 
+/* Rematerialization's one rule for an op cheap enough to compute again where its value is
+ * needed instead of keeping or moving the value: layout.c gives each broadcast its own copy
+ * of its operand's cheap producers, fuse.c recomputes a chain in the layout a convert_layout
+ * wants.  Cheap: pure, reads no memory, owns no regions, one result, and a few instructions
+ * per element: constants, arange, splat and the elementwise ops other than the math
+ * functions (exp, sin, erf, ...: tens of instructions each, more than a shared-memory
+ * round trip saves).  The shape ops broadcast and expand_dims are as cheap; `shape_ops`
+ * admits them for a caller that keeps each copy's own layout (layout.c copies before there
+ * are layouts; fuse.c gives every copy the one layout of the conversion, right only for ops
+ * that keep the shape). */
+static inline bool pass_remat_cheap(const TirOp *op, bool shape_ops) {
+    if (!op || op->nres != 1) return false;
+    unsigned t = tir_op_info[op->code].traits;
+    if (!(t & TIR_T_PURE) || (t & (TIR_T_MATH | TIR_T_READS | TIR_T_REGIONS))) return false;
+    if ((t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_CONSTANT || op->code == TIR_OP_ARANGE ||
+        op->code == TIR_OP_SPLAT)
+        return true;
+    return shape_ops && (op->code == TIR_OP_BROADCAST || op->code == TIR_OP_EXPAND_DIMS);
+}
+
 #endif
