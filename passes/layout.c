@@ -216,7 +216,7 @@ static bool anchor_op(TirOp *op, void *ud) {
 
 /* elements per thread x threads per warp x warps per CTA, fastest dimension first. */
 static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int vec, int cdim, int warps) {
-    int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK], order[TIR_MAXRANK];
+    int32_t spt[TIR_MAXRANK] = {0}, tpw[TIR_MAXRANK] = {0}, wpc[TIR_MAXRANK] = {0}, order[TIR_MAXRANK] = {0};
     if (cdim < 0 || cdim >= rank) cdim = rank - 1;
     order[0] = cdim;
     for (int d = rank - 1, k = 1; d >= 0; d--)
