@@ -261,6 +261,26 @@ static LLVMValueRef linear_coord(TbLower *L, const TbView *v, int e) {
     return li;
 }
 
+/* Where threads hold copies of an element, only its first holder writes it: the same value
+ * from several threads is still a write-write race to compute-sanitizer.  The writes that
+ * follow go into a block only holders enter; the join block to end it with (owners_done),
+ * or NULL when every thread holds distinct elements. */
+static LLVMBasicBlockRef owners_only(TbLower *L, const TbView *sv) {
+    LLVMValueRef own = sv->mma ? tb_mma_owner(L, sv) : tb_view_has_copies(sv) ? tb_view_owner(L, sv) : NULL;
+    if (!own) return NULL;
+    LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.write");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.join");
+    LLVMBuildCondBr(L->b, own, wr, join);
+    LLVMPositionBuilderAtEnd(L->b, wr);
+    return join;
+}
+
+static void owners_done(TbLower *L, LLVMBasicBlockRef join) {
+    if (!join) return;
+    LLVMBuildBr(L->b, join);
+    LLVMPositionBuilderAtEnd(L->b, join);
+}
+
 /* The layout algebra's map of a view: a blocked view's (its elements are the map's
  * registers), or the accumulator's, checked against the view's fragment formula (element
  * e of thread (lane, warp) at mma_base + mma_offset): every register at thread 0 and
@@ -331,18 +351,6 @@ static LLVMValueRef offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32
     return c & tbits ? LLVMBuildXor(L->b, t, tb_i32(L, c), "") : LLVMBuildAdd(L->b, t, tb_i32(L, c), "");
 }
 
-/* Whether every lane and warp basis of m keeps the low bits of a vec-element access zero
- * (vectors stay aligned whatever the thread). */
-static bool thread_bits_clear(const TirLinear *m, int vec) {
-    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
-    for (int k = 0; k < 2; k++)
-        for (int bit = 0; bit < m->inbits[dims[k]]; bit++) {
-            int32_t basis = k ? offset_of(m, 0, 0, 1 << bit) : offset_of(m, 0, 1 << bit, 0);
-            if (basis & (vec - 1)) return false;
-        }
-    return true;
-}
-
 /* A conversion through shared memory as the layout algebra plans it (tir_conv_plan): the
  * swizzled layout with the fewest wavefronts over both sides, each side moving its
  * longest runs of consecutive registers as one vector access.  The accumulator of a
@@ -374,20 +382,13 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     if (!tir_lin_invert(&plan.smem, &inv) || !tir_lin_compose(&inv, a, &wmap) || !tir_lin_compose(&inv, bm, &rmap))
         return false;
     int wv = plan.write_vec, rv = plan.read_vec;
-    if (wv < 1 || rv < 1 || sv->total % wv || dv->total % rv || !thread_bits_clear(&wmap, wv) ||
-        !thread_bits_clear(&rmap, rv))
+    int32_t twb = thread_bits(&wmap), trb = thread_bits(&rmap);
+    /* vectors stay aligned whatever the thread: no thread bit inside one */
+    if (wv < 1 || rv < 1 || sv->total % wv || dv->total % rv || (twb & (wv - 1)) || (trb & (rv - 1)))
         return false;
     LLVMValueRef base = tb_scratch(L, op, (int)(plan.smem_elems * eb));
-    LLVMValueRef own = sv->mma ? tb_mma_owner(L, sv) : tb_view_has_copies(sv) ? tb_view_owner(L, sv) : NULL;
-    LLVMBasicBlockRef join = NULL;
-    if (own) {
-        LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.write");
-        join = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.join");
-        LLVMBuildCondBr(L->b, own, wr, join);
-        LLVMPositionBuilderAtEnd(L->b, wr);
-    }
+    LLVMBasicBlockRef join = owners_only(L, sv);
     LLVMValueRef tw = thread_offset(L, &wmap);
-    int32_t twb = thread_bits(&wmap);
     LLVMTypeRef wvt = wv > 1 ? LLVMVectorType(mt, (unsigned)wv) : mt;
     for (int r0 = 0; r0 < sv->total; r0 += wv) {
         LLVMValueRef off = offset_plus(L, tw, twb, offset_of(&wmap, r0, 0, 0));
@@ -399,13 +400,9 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
         LLVMValueRef st = LLVMBuildStore(L->b, v, scratch_at(L, base, LLVMBuildMul(L->b, off, tb_i32(L, eb), "")));
         LLVMSetAlignment(st, (unsigned)(wv * eb));
     }
-    if (own) {
-        LLVMBuildBr(L->b, join);
-        LLVMPositionBuilderAtEnd(L->b, join);
-    }
+    owners_done(L, join);
     tb_barrier(L);
     LLVMValueRef tr = thread_offset(L, &rmap);
-    int32_t trb = thread_bits(&rmap);
     LLVMTypeRef rvt = rv > 1 ? LLVMVectorType(mt, (unsigned)rv) : mt;
     LLVMValueRef *r = tb_elems(L, dv->total);
     for (int r0 = 0; r0 < dv->total; r0 += rv) {
@@ -447,26 +444,14 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
     int eb = et.ptr ? 8 : tir_scalar_bytes((TirScalar)et.elem);
     int64_t bytes = tir_type_numel(in->ty) * eb;
     LLVMValueRef base = tb_scratch(L, op, (int)bytes);
-    /* Where threads hold copies of an element, only its first holder writes it: the same
-     * value from several threads is still a write-write race to compute-sanitizer. */
-    LLVMValueRef own = sv.mma ? tb_mma_owner(L, &sv) : tb_view_has_copies(&sv) ? tb_view_owner(L, &sv) : NULL;
-    LLVMBasicBlockRef join = NULL;
-    if (own) {
-        LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.write");
-        join = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.join");
-        LLVMBuildCondBr(L->b, own, wr, join);
-        LLVMPositionBuilderAtEnd(L->b, wr);
-    }
+    LLVMBasicBlockRef join = owners_only(L, &sv);
     for (int e = 0; e < sv.total; e++) {
         LLVMValueRef off = LLVMBuildMul(L->b, linear_coord(L, &sv, e), tb_i32(L, eb), "");
         LLVMValueRef v = is_bool ? LLVMBuildZExt(L->b, x->e[e], L->i8, "") : x->e[e];
         LLVMValueRef st = LLVMBuildStore(L->b, v, scratch_at(L, base, off));
         LLVMSetAlignment(st, (unsigned)eb);
     }
-    if (own) {
-        LLVMBuildBr(L->b, join);
-        LLVMPositionBuilderAtEnd(L->b, join);
-    }
+    owners_done(L, join);
     tb_barrier(L);
     LLVMValueRef *r = tb_elems(L, dv.total);
     for (int e = 0; e < dv.total; e++) {

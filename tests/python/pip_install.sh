@@ -4,6 +4,7 @@
 # TILEC_* variable set, import it with only the build's tilec on PATH and run a kernel.
 set -e
 py=$1 src=$2 bindir=$3 w=$4
+here=$(cd "$(dirname "$0")" && pwd)   # twice.py, the kernel run at the end
 have_wheel() {
     "$py" -c "import wheel" 2>/dev/null || "$py" -c "import setuptools.command.bdist_wheel" 2>/dev/null
 }
@@ -18,17 +19,10 @@ cp -r "$src" "$w/src"          # pip builds in the source folder: keep the clone
 [ -f "$w/site/tilec/__init__.py" ] || { echo "FAIL: nothing installed"; exit 1; }
 cd "$w/elsewhere"
 unset TILEC_RT_LIB TILEC_PREFIX
-PATH="$bindir:$PATH" PYTHONPATH="$w/site" "$py" - <<'PY'
-import array, tilec
+PATH="$bindir:$PATH" PYTHONPATH="$w/site:$here" "$py" - <<'PY'
+import tilec, twice
 print("tilec from", tilec.__file__)
 assert "/site/tilec/" in tilec.__file__, tilec.__file__
-k = tilec.load("kernel twice(out: *i32, n: i32) grid(1) { let i = arange(0, 64); "
-               "store(out + i, i * 2, mask=i < n); }", name="twice.tile").twice
-buf = array.array("i", [0] * 64)
-class A:
-    __array_interface__ = {"data": (buf.buffer_info()[0], False), "shape": (64,),
-                           "typestr": "<i4", "version": 3}
-k(A(), 64)
-assert list(buf) == [2 * i for i in range(64)], list(buf)[:4]
+twice.check(tilec)
 print("installed module: ok")
 PY
