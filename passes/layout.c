@@ -45,6 +45,8 @@ typedef struct {
     int32_t layout;
     bool busy;
     TirOp *dot;              /* a dot whose result is in the class: the class is its accumulator */
+    bool dot_load;           /* holds a load whose result is a dot operand, through a pointer
+                              * tile a loop carries (what factor_ptrs factors) */
 } ClassInfo;
 
 typedef struct {
@@ -182,11 +184,19 @@ static int mem_vec(Lay *L, const TirOp *op, int *cdim) {
     return v < 1 ? 1 : (int)v;
 }
 
+/* A value a `for` carries (its body's block argument). */
+static bool carried(const TirValue *v) {
+    return !v->def && v->block && v->block->parent && v->block->parent->code == TIR_OP_FOR;
+}
+
 static bool anchor_op(TirOp *op, void *ud) {
     Lay *L = ud;
     if (op->code == TIR_OP_DOT && op->nres == 1) {
         ClassInfo *c = class_of(L, op->res[0]);
         if (!c->dot) c->dot = op;
+        for (int i = 0; i < 2 && i < op->nopnd; i++)
+            if (op->opnd[i]->def && op->opnd[i]->def->code == TIR_OP_LOAD && carried(op->opnd[i]->def->opnd[0]))
+                class_of(L, op->opnd[i])->dot_load = true;
         return true;
     }
     if (is_mem(op) && op->nopnd > 0 && tir_type_is_tile(op->opnd[0]->ty)) {
@@ -214,9 +224,10 @@ static bool anchor_op(TirOp *op, void *ud) {
     return true;
 }
 
-/* elements per thread x threads per warp x warps per CTA, fastest dimension first. */
-static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int vec, int cdim, int warps) {
-    int32_t spt[TIR_MAXRANK] = {0}, tpw[TIR_MAXRANK] = {0}, wpc[TIR_MAXRANK] = {0}, order[TIR_MAXRANK] = {0};
+/* elements per thread x threads per warp x warps per CTA, fastest dimension first; at
+ * most lane_cap lanes along the contiguous dimension (32: no cap). */
+static void blocked_fill(int rank, const int32_t *shape, int vec, int cdim, int warps, int lane_cap,
+                         int32_t *spt, int32_t *tpw, int32_t *wpc, int32_t *order) {
     if (cdim < 0 || cdim >= rank) cdim = rank - 1;
     order[0] = cdim;
     for (int d = rank - 1, k = 1; d >= 0; d--)
@@ -228,6 +239,7 @@ static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int 
         int d = order[i];
         int want = shape[d] / spt[d];
         if (want < 1) want = 1;
+        if (i == 0 && want > lane_cap) want = lane_cap;
         tpw[d] = want < lanes ? want : lanes;
         lanes /= tpw[d];
     }
@@ -240,6 +252,41 @@ static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int 
         ws /= wpc[d];
     }
     wpc[order[rank - 1]] *= ws;
+}
+
+static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int vec, int cdim, int warps) {
+    int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK], order[TIR_MAXRANK];
+    blocked_fill(rank, shape, vec, cdim, warps, 32, spt, tpw, wpc, order);
+    return tir_layout_blocked(m, rank, spt, tpw, wpc, order);
+}
+
+/* A scalar load that feeds a dot (no vector access proven: a generic stride) through a
+ * loop-carried pointer tile needs one 64-bit address per element, and a pointer tile
+ * base + rows[:, None] + cols[None, :] costs a thread only its distinct row and column
+ * offsets once factor_ptrs keeps it factored: the sum over dimensions of the thread's
+ * extent.  (A load through a pointer the loop does not carry keeps the blocked layout:
+ * unfactored, the split gains nothing, and dot_chain's C operand spilled more with it.)
+ * Of the lane splits (fewer lanes along the contiguous dimension each time) the one with
+ * the smallest sum wins, the most lanes along the contiguous dimension among equals (the
+ * widest runs a warp reads).  64x64 f16 with 4 warps: 32 lanes along K give a thread
+ * 32 rows x 1 column (33 offsets), 4 lanes 8 x 4 (12). */
+static int32_t dot_scalar_layout(TirModule *m, int rank, const int32_t *shape, int cdim, int warps) {
+    int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK], order[TIR_MAXRANK];
+    int best_cap = 32;
+    int64_t best = -1;
+    for (int cap = 32; cap >= 1; cap /= 2) {
+        blocked_fill(rank, shape, 1, cdim, warps, cap, spt, tpw, wpc, order);
+        int64_t sum = 0;
+        for (int d = 0; d < rank; d++) {
+            int64_t e = shape[d] / ((int64_t)spt[d] * tpw[d] * wpc[d]);
+            sum += (e < 1 ? 1 : e) * spt[d];
+        }
+        if (best < 0 || sum < best) {
+            best = sum;
+            best_cap = cap;
+        }
+    }
+    blocked_fill(rank, shape, 1, cdim, warps, best_cap, spt, tpw, wpc, order);
     return tir_layout_blocked(m, rank, spt, tpw, wpc, order);
 }
 
@@ -303,7 +350,11 @@ static int32_t class_layout(Lay *L, int32_t root, int depth) {
             return c->layout;
         }
     }
-    c->layout = blocked_layout(L->m, c->rank, c->shape, c->cdim >= 0 ? c->vec : 1, c->cdim, warps);
+    int vec = c->cdim >= 0 ? c->vec : 1;
+    if (c->dot_load && vec <= 1 && c->rank >= 2)
+        c->layout = dot_scalar_layout(L->m, c->rank, c->shape, c->cdim, warps);
+    else
+        c->layout = blocked_layout(L->m, c->rank, c->shape, vec, c->cdim, warps);
     return c->layout;
 }
 

@@ -55,6 +55,7 @@ TirAxisInfo *analysis_axisinfo(TirFunc *f);
 int pass_analysis_axisinfo(TirModule *m, TirPassContext *ctx); /* prints to ctx->dump */
 int pass_layout(TirModule *m, TirPassContext *ctx);
 int pass_fuse(TirModule *m, TirPassContext *ctx);
+int pass_factor_ptrs(TirModule *m, TirPassContext *ctx);
 /* software_pipeline.c: loads feeding dot in a loop go through a ring of `stages` shared
  * buffers filled ahead by async copies (prologue, steady state, drain). */
 int pass_software_pipeline(TirModule *m, TirPassContext *ctx);

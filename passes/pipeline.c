@@ -15,6 +15,7 @@ const TirPassInfo tir_pipeline[] = {
     {"layout", pass_layout,
      "give every tile a distributed layout: 16-byte blocked layouts, slices for reductions, converts where needed"},
     {"fuse", pass_fuse, "rematerialize cheap elementwise chains instead of converting layouts"},
+    {"factor_ptrs", pass_factor_ptrs, "carry a loop's scalar-access pointer tile as one offset, rebuilt from its factors at the top of the body"},
     {"software_pipeline", pass_software_pipeline,
      "stream the loads that feed dot in a loop through a ring of `stages` shared buffers filled ahead by async copies"},
     {"smem_alloc", pass_smem_alloc,
