@@ -163,3 +163,85 @@ LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes) {
     LLVMValueRef idx = tb_i32(L, op->attr.smem_off);
     return op->attr.smem_off ? LLVMBuildGEP2(L->b, L->i8, L->scratch, &idx, 1, "") : L->scratch;
 }
+
+/* ---- the layout algebra's maps, for accesses computed from them ---- */
+
+/* The layout algebra's map of a view: a blocked view's (its elements are the map's
+ * registers), or an mma view's (accumulator or operand), checked against the view's
+ * fragment formula (element e of thread (lane, warp) at mma_base + mma_offset): every
+ * register at thread 0 and register 0 at every thread, and no coordinate bit set by both,
+ * so that the formula's sum is the map's XOR on every element.  NULL: none. */
+const TirLinear *tb_view_linear(TbLower *L, TirType t, const TbView *v) {
+    if (!v->mma) return v->lin;
+    if (t.rank != 2) return NULL;
+    const TirLinear *l = tir_layout_linear(L->m, t.layout, t.rank, t.shape, NULL);
+    int R = l ? tir_lin_in_dim(l, TIR_LIN_REG) : -1, LN = l ? tir_lin_in_dim(l, TIR_LIN_LANE) : -1,
+        W = l ? tir_lin_in_dim(l, TIR_LIN_WARP) : -1;
+    if (R < 0 || LN < 0 || W < 0 || tir_lin_in_size(l, R) != v->total) return NULL;
+    int32_t regbits[2] = {0, 0}, thrbits[2] = {0, 0};
+    for (int e = 0; e < v->total; e++) {
+        int32_t in[3] = {0}, c[TIR_MAXRANK];
+        in[R] = e;
+        tir_lin_apply_coords(l, in, c);
+        for (int d = 0; d < 2; d++) {
+            if (c[d] != tb_mma_offset(v, e, d)) return NULL;
+            regbits[d] |= c[d];
+        }
+    }
+    for (int w = 0; w < tir_lin_in_size(l, W); w++)
+        for (int ln = 0; ln < 32; ln++) {
+            int32_t in[3] = {0}, c[TIR_MAXRANK], b[2];
+            in[LN] = ln;
+            in[W] = w;
+            tir_lin_apply_coords(l, in, c);
+            tb_mma_base_at(v, ln, w, b);
+            for (int d = 0; d < 2; d++) {
+                if (c[d] != b[d]) return NULL;
+                thrbits[d] |= c[d];
+            }
+        }
+    if ((regbits[0] & thrbits[0]) || (regbits[1] & thrbits[1])) return NULL;
+    return l;
+}
+
+/* Input dims (register, lane, warp) of a map to one output: its 1-D image. */
+int32_t tb_lin_offset(const TirLinear *m, int32_t r, int32_t ln, int32_t w) {
+    int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
+    in[tir_lin_in_dim(m, TIR_LIN_REG)] = r;
+    in[tir_lin_in_dim(m, TIR_LIN_LANE)] = ln;
+    in[tir_lin_in_dim(m, TIR_LIN_WARP)] = w;
+    tir_lin_apply_coords(m, in, c);
+    return c[0];
+}
+
+/* The thread's part of an offset map: the XOR of the bases of its lane and warp bits
+ * (built once, in the entry block). */
+LLVMValueRef tb_lin_thread_offset(TbLower *L, const TirLinear *m) {
+    LLVMBuilderRef b = L->eb;
+    LLVMValueRef t = tb_i32(L, 0);
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    LLVMValueRef ids[2] = {L->lane, L->warp};
+    for (int k = 0; k < 2; k++)
+        for (int bit = 0; bit < m->inbits[dims[k]]; bit++) {
+            int32_t basis = k ? tb_lin_offset(m, 0, 0, 1 << bit) : tb_lin_offset(m, 0, 1 << bit, 0);
+            if (!basis) continue;
+            LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildLShr(b, ids[k], tb_i32(L, bit), ""), tb_i32(L, 1), "");
+            t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, basis), ""), "");
+        }
+    return t;
+}
+
+/* The bits the thread part of m can set: the OR of its lane and warp bases.  A register's
+ * constant part without any of them is added, not XORed: an immediate of the access. */
+int32_t tb_lin_thread_bits(const TirLinear *m) {
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    int32_t bits = 0;
+    for (int k = 0; k < 2; k++)
+        for (int bit = 0; bit < m->inbits[dims[k]]; bit++)
+            bits |= k ? tb_lin_offset(m, 0, 0, 1 << bit) : tb_lin_offset(m, 0, 1 << bit, 0);
+    return bits;
+}
+
+LLVMValueRef tb_lin_offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32_t c) {
+    return c & tbits ? LLVMBuildXor(L->b, t, tb_i32(L, c), "") : LLVMBuildAdd(L->b, t, tb_i32(L, c), "");
+}

@@ -281,76 +281,6 @@ static void owners_done(TbLower *L, LLVMBasicBlockRef join) {
     LLVMPositionBuilderAtEnd(L->b, join);
 }
 
-/* The layout algebra's map of a view: a blocked view's (its elements are the map's
- * registers), or the accumulator's, checked against the view's fragment formula (element
- * e of thread (lane, warp) at mma_base + mma_offset): every register at thread 0 and
- * register 0 at every thread, which with disjoint bits is every element.  NULL: none. */
-static const TirLinear *view_linear(TbLower *L, TirType t, const TbView *v) {
-    if (!v->mma) return v->lin;
-    if (v->mma != 1) return NULL;
-    const TirLinear *l = tir_layout_linear(L->m, t.layout, t.rank, t.shape, NULL);
-    int R = l ? tir_lin_in_dim(l, TIR_LIN_REG) : -1, LN = l ? tir_lin_in_dim(l, TIR_LIN_LANE) : -1,
-        W = l ? tir_lin_in_dim(l, TIR_LIN_WARP) : -1;
-    if (R < 0 || LN < 0 || W < 0 || tir_lin_in_size(l, R) != v->total) return NULL;
-    for (int e = 0; e < v->total; e++) {
-        int32_t in[3] = {0}, c[TIR_MAXRANK];
-        in[R] = e;
-        tir_lin_apply_coords(l, in, c);
-        if (c[0] != tb_mma_offset(v, e, 0) || c[1] != tb_mma_offset(v, e, 1)) return NULL;
-    }
-    for (int w = 0; w < tir_lin_in_size(l, W); w++)
-        for (int ln = 0; ln < 32; ln++) {
-            int32_t in[3] = {0}, c[TIR_MAXRANK], b[2];
-            in[LN] = ln;
-            in[W] = w;
-            tir_lin_apply_coords(l, in, c);
-            tb_mma_base_at(v, ln, w, b);
-            if (c[0] != b[0] || c[1] != b[1]) return NULL;
-        }
-    return l;
-}
-
-/* Input dims (register, lane, warp) of a map to one output: its 1-D image. */
-static int32_t offset_of(const TirLinear *m, int32_t r, int32_t ln, int32_t w) {
-    int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
-    in[tir_lin_in_dim(m, TIR_LIN_REG)] = r;
-    in[tir_lin_in_dim(m, TIR_LIN_LANE)] = ln;
-    in[tir_lin_in_dim(m, TIR_LIN_WARP)] = w;
-    tir_lin_apply_coords(m, in, c);
-    return c[0];
-}
-
-/* The thread's part of an offset map: the XOR of the bases of its lane and warp bits. */
-static LLVMValueRef thread_offset(TbLower *L, const TirLinear *m) {
-    LLVMBuilderRef b = L->eb;
-    LLVMValueRef t = tb_i32(L, 0);
-    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
-    LLVMValueRef ids[2] = {L->lane, L->warp};
-    for (int k = 0; k < 2; k++)
-        for (int bit = 0; bit < m->inbits[dims[k]]; bit++) {
-            int32_t basis = k ? offset_of(m, 0, 0, 1 << bit) : offset_of(m, 0, 1 << bit, 0);
-            if (!basis) continue;
-            LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildLShr(b, ids[k], tb_i32(L, bit), ""), tb_i32(L, 1), "");
-            t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, basis), ""), "");
-        }
-    return t;
-}
-
-/* The bits the thread part of m can set: the OR of its lane and warp bases.  A register's
- * constant part without any of them is added, not XORed: an immediate of the access. */
-static int32_t thread_bits(const TirLinear *m) {
-    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
-    int32_t bits = 0;
-    for (int k = 0; k < 2; k++)
-        for (int bit = 0; bit < m->inbits[dims[k]]; bit++)
-            bits |= k ? offset_of(m, 0, 0, 1 << bit) : offset_of(m, 0, 1 << bit, 0);
-    return bits;
-}
-
-static LLVMValueRef offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32_t c) {
-    return c & tbits ? LLVMBuildXor(L->b, t, tb_i32(L, c), "") : LLVMBuildAdd(L->b, t, tb_i32(L, c), "");
-}
-
 /* A conversion through shared memory as the layout algebra plans it (tir_conv_plan): the
  * swizzled layout with the fewest wavefronts over both sides, each side moving its
  * longest runs of consecutive registers as one vector access.  The accumulator of a
@@ -362,7 +292,7 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     TirValue *out = op->res[0];
     TirType et = tir_elem_type(it);
     if (et.ptr) return false;
-    const TirLinear *a = view_linear(L, it, sv), *bm = view_linear(L, out->ty, dv);
+    const TirLinear *a = tb_view_linear(L, it, sv), *bm = tb_view_linear(L, out->ty, dv);
     if (!a || !bm) return false;
     int eb = et.elem == TIR_I1 ? 1 : tir_scalar_bytes((TirScalar)et.elem);
     TirConvPlan plan;
@@ -382,16 +312,16 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     if (!tir_lin_invert(&plan.smem, &inv) || !tir_lin_compose(&inv, a, &wmap) || !tir_lin_compose(&inv, bm, &rmap))
         return false;
     int wv = plan.write_vec, rv = plan.read_vec;
-    int32_t twb = thread_bits(&wmap), trb = thread_bits(&rmap);
+    int32_t twb = tb_lin_thread_bits(&wmap), trb = tb_lin_thread_bits(&rmap);
     /* vectors stay aligned whatever the thread: no thread bit inside one */
     if (wv < 1 || rv < 1 || sv->total % wv || dv->total % rv || (twb & (wv - 1)) || (trb & (rv - 1)))
         return false;
     LLVMValueRef base = tb_scratch(L, op, (int)(plan.smem_elems * eb));
     LLVMBasicBlockRef join = owners_only(L, sv);
-    LLVMValueRef tw = thread_offset(L, &wmap);
+    LLVMValueRef tw = tb_lin_thread_offset(L, &wmap);
     LLVMTypeRef wvt = wv > 1 ? LLVMVectorType(mt, (unsigned)wv) : mt;
     for (int r0 = 0; r0 < sv->total; r0 += wv) {
-        LLVMValueRef off = offset_plus(L, tw, twb, offset_of(&wmap, r0, 0, 0));
+        LLVMValueRef off = tb_lin_offset_plus(L, tw, twb, tb_lin_offset(&wmap, r0, 0, 0));
         LLVMValueRef v = wv > 1 ? LLVMGetUndef(wvt) : NULL;
         for (int i = 0; i < wv; i++) {
             LLVMValueRef e = is_bool ? LLVMBuildZExt(L->b, x->e[r0 + i], L->i8, "") : x->e[r0 + i];
@@ -402,11 +332,11 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     }
     owners_done(L, join);
     tb_barrier(L);
-    LLVMValueRef tr = thread_offset(L, &rmap);
+    LLVMValueRef tr = tb_lin_thread_offset(L, &rmap);
     LLVMTypeRef rvt = rv > 1 ? LLVMVectorType(mt, (unsigned)rv) : mt;
     LLVMValueRef *r = tb_elems(L, dv->total);
     for (int r0 = 0; r0 < dv->total; r0 += rv) {
-        LLVMValueRef off = offset_plus(L, tr, trb, offset_of(&rmap, r0, 0, 0));
+        LLVMValueRef off = tb_lin_offset_plus(L, tr, trb, tb_lin_offset(&rmap, r0, 0, 0));
         LLVMValueRef v = LLVMBuildLoad2(L->b, rvt, scratch_at(L, base, LLVMBuildMul(L->b, off, tb_i32(L, eb), "")), "");
         LLVMSetAlignment(v, (unsigned)(rv * eb));
         for (int i = 0; i < rv; i++) {

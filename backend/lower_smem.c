@@ -110,22 +110,6 @@ void tb_lower_smem_alloc(TbLower *L, TirOp *op) {
     tb_set(L, op->res[0], 1, p);
 }
 
-void tb_lower_smem_store(TbLower *L, TirOp *op) {
-    Ring R;
-    TbView v;
-    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->opnd[2]->ty, &v, op)) return;
-    LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
-    TbVal *x = tb_val(L, op->opnd[2]);
-    bool is_bool = op->opnd[2]->ty.elem == TIR_I1;
-    for (int e = 0; e < v.total; e++) {
-        LLVMValueRef val = is_bool ? LLVMBuildZExt(L->b, x->e[e], L->i8, "") : x->e[e];
-        LLVMValueRef st = LLVMBuildStore(L->b, val, elem_addr(L, &R, &v, e, stage));
-        LLVMSetAlignment(st, (unsigned)R.eb);
-    }
-}
-
-/* ---- ldmatrix ---- */
-
 /* ring_offset of constant coordinates. */
 static int32_t ring_offset_at(const Ring *R, const int32_t *c) {
     int32_t row = 0;
@@ -136,6 +120,121 @@ static int32_t ring_offset_at(const Ring *R, const int32_t *c) {
     chunk ^= (row >> __builtin_ctz((unsigned)R->per_phase)) & (R->max_phase - 1);
     return row * R->shape[R->cdim] + (chunk << lv) + within;
 }
+
+/* A register tile's accesses to a stage, from the layout algebra: the stage's layout
+ * inverted and composed with the tile's map gives (register, lane, warp) -> element
+ * offset, the thread's part XOR the register's constant part c.  The bits of c that the
+ * thread part can also set pick an address register (one per distinct value: thread part
+ * XOR those bits, plus the stage); the rest are disjoint from it, so they are added, an
+ * immediate of the access.  Element by element (elem_addr), each register had an address
+ * of its own, loop-invariant and live through the K loop: the register-staged stores of a
+ * generic-stride 128x256x64 GEMM (8 warps) held 96 of them.  vec registers go in one
+ * access where they are consecutive in the stage. */
+enum { RING_CLASSES = 32 };
+typedef struct {
+    TirLinear map;
+    int32_t tbits;
+    int vec, ncls;
+    int32_t hi[RING_CLASSES];
+    LLVMValueRef addr[RING_CLASSES];   /* the stage + (thread part ^ hi) */
+    LLVMValueRef t, stage_bytes;
+} RingMap;
+
+/* The stage layout's map checked against ring_offset_at (the formula cp.async and
+ * ldmatrix address with) at every offset. */
+static const TirLinear *ring_linear(TbLower *L, const TirOp *op, const Ring *R) {
+    if (R->numel > (1 << 16)) return NULL;
+    const TirLinear *s = tir_layout_linear(L->m, op->opnd[0]->ty.layout, R->rank, R->shape, NULL);
+    if (!s || tir_lin_in_dim(s, TIR_LIN_OFFSET) < 0) return NULL;
+    for (int32_t o = 0; o < (int32_t)R->numel; o++) {
+        int32_t in[TIR_LIN_MAXDIMS] = {0}, c[TIR_LIN_MAXDIMS] = {0};
+        in[tir_lin_in_dim(s, TIR_LIN_OFFSET)] = o;
+        tir_lin_apply_coords(s, in, c);
+        if (ring_offset_at(R, c) != o) return NULL;
+    }
+    return s;
+}
+
+static bool ring_map(TbLower *L, const TirOp *op, const Ring *R, TirType t, const TbView *v, LLVMValueRef stage,
+                     RingMap *A) {
+    memset(A, 0, sizeof *A);
+    const TirLinear *reg = tb_view_linear(L, t, v), *s = reg ? ring_linear(L, op, R) : NULL;
+    TirLinear inv;
+    if (!s || !tir_lin_invert(s, &inv) || !tir_lin_compose(&inv, reg, &A->map)) return false;
+    A->tbits = tb_lin_thread_bits(&A->map);
+    for (int i = 0; i < v->total; i++) {
+        int32_t hi = tb_lin_offset(&A->map, i, 0, 0) & A->tbits, k = 0;
+        while (k < A->ncls && A->hi[k] != hi) k++;
+        if (k == RING_CLASSES) return false;
+        if (k == A->ncls) A->hi[A->ncls++] = hi;
+    }
+    A->vec = 1;
+    for (int w = 16 / R->eb; w > 1; w /= 2) {
+        bool ok = v->total % w == 0 && !(A->tbits & (w - 1)) && w <= R->vec;
+        for (int r0 = 0; ok && r0 < v->total; r0 += w) {
+            int32_t c0 = tb_lin_offset(&A->map, r0, 0, 0);
+            ok = c0 % w == 0;
+            for (int i = 1; ok && i < w; i++) ok = tb_lin_offset(&A->map, r0 + i, 0, 0) == c0 + i;
+        }
+        if (ok) {
+            A->vec = w;
+            break;
+        }
+    }
+    A->t = tb_lin_thread_offset(L, &A->map);
+    A->stage_bytes = LLVMBuildNUWMul(L->b, stage, tb_i32(L, (int32_t)(R->numel * R->eb)), "");
+    for (int k = 0; k < A->ncls; k++) {
+        LLVMValueRef off = A->hi[k] ? LLVMBuildXor(L->b, A->t, tb_i32(L, A->hi[k]), "") : A->t;
+        LLVMValueRef bytes = LLVMBuildNUWMul(L->b, off, tb_i32(L, R->eb), "");
+        LLVMValueRef p = LLVMBuildGEP2(L->b, L->i8, R->base, &bytes, 1, "");
+        /* the stage in the class's register, which every access of the class uses: LICM
+         * moves a constant offset out of the loop only past a one-use GEP (hoistGEP), so
+         * the immediates stay immediates */
+        A->addr[k] = LLVMBuildGEP2(L->b, L->i8, p, &A->stage_bytes, 1, "");
+    }
+    return true;
+}
+
+/* The address of register r's access (the first of its vector). */
+static LLVMValueRef ring_map_addr(TbLower *L, const Ring *R, const RingMap *A, int r) {
+    int32_t c = tb_lin_offset(&A->map, r, 0, 0), hi = c & A->tbits;
+    int k = 0;
+    while (A->hi[k] != hi) k++;
+    int32_t lo = c & ~A->tbits;
+    if (!lo) return A->addr[k];
+    LLVMValueRef bytes = tb_i32(L, lo * R->eb);
+    return LLVMBuildGEP2(L->b, L->i8, A->addr[k], &bytes, 1, "");
+}
+
+void tb_lower_smem_store(TbLower *L, TirOp *op) {
+    Ring R;
+    TbView v;
+    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->opnd[2]->ty, &v, op)) return;
+    LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
+    TbVal *x = tb_val(L, op->opnd[2]);
+    bool is_bool = op->opnd[2]->ty.elem == TIR_I1;
+    RingMap A;
+    if (ring_map(L, op, &R, op->opnd[2]->ty, &v, stage, &A)) {
+        LLVMTypeRef mt = is_bool ? L->i8 : tb_elem_type(L, tir_elem_type(op->opnd[2]->ty));
+        for (int r0 = 0; r0 < v.total; r0 += A.vec) {
+            LLVMValueRef val = A.vec > 1 ? LLVMGetUndef(LLVMVectorType(mt, (unsigned)A.vec)) : NULL;
+            for (int i = 0; i < A.vec; i++) {
+                LLVMValueRef e = is_bool ? LLVMBuildZExt(L->b, x->e[r0 + i], L->i8, "") : x->e[r0 + i];
+                val = A.vec > 1 ? LLVMBuildInsertElement(L->b, val, e, tb_i32(L, i), "") : e;
+            }
+            LLVMValueRef st = LLVMBuildStore(L->b, val, ring_map_addr(L, &R, &A, r0));
+            LLVMSetAlignment(st, (unsigned)(R.eb * A.vec));
+        }
+        return;
+    }
+    for (int e = 0; e < v.total; e++) {
+        LLVMValueRef val = is_bool ? LLVMBuildZExt(L->b, x->e[e], L->i8, "") : x->e[e];
+        LLVMValueRef st = LLVMBuildStore(L->b, val, elem_addr(L, &R, &v, e, stage));
+        LLVMSetAlignment(st, (unsigned)R.eb);
+    }
+}
+
+/* ---- ldmatrix ---- */
 
 /* The element offset an ldmatrix lane of a warp reads (ldmatrix below, numerically). */
 static int32_t ldmatrix_offset_at(const Ring *R, const TbView *v, int32_t org[4][2], int n, int lane, int warp) {
@@ -315,6 +414,20 @@ void tb_lower_smem_load(TbLower *L, TirOp *op) {
     bool is_bool = et.elem == TIR_I1;
     LLVMTypeRef mt = is_bool ? L->i8 : tb_elem_type(L, et);
     LLVMValueRef *e = tb_elems(L, v.total);
+    RingMap A;
+    if (ring_map(L, op, &R, op->res[0]->ty, &v, stage, &A)) {
+        LLVMTypeRef vt = A.vec > 1 ? LLVMVectorType(mt, (unsigned)A.vec) : mt;
+        for (int r0 = 0; r0 < v.total; r0 += A.vec) {
+            LLVMValueRef x = LLVMBuildLoad2(L->b, vt, ring_map_addr(L, &R, &A, r0), "");
+            LLVMSetAlignment(x, (unsigned)(R.eb * A.vec));
+            for (int i = 0; i < A.vec; i++) {
+                LLVMValueRef y = A.vec > 1 ? LLVMBuildExtractElement(L->b, x, tb_i32(L, i), "") : x;
+                e[r0 + i] = is_bool ? LLVMBuildICmp(L->b, LLVMIntNE, y, LLVMConstNull(L->i8), "") : y;
+            }
+        }
+        tb_set(L, op->res[0], v.total, e);
+        return;
+    }
     for (int i = 0; i < v.total; i++) {
         LLVMValueRef x = LLVMBuildLoad2(L->b, mt, elem_addr(L, &R, &v, i, stage), "");
         LLVMSetAlignment(x, (unsigned)R.eb);

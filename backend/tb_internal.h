@@ -136,6 +136,16 @@ LLVMValueRef tb_math_fexp(TbLower *L, LLVMValueRef x, bool base2); /* fast-mode 
 
 /* lower_layout.c */
 bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op);
+/* The layout algebra's map of a view ((register, lane, warp) -> tile coordinates; an mma
+ * view's checked against its fragment formula), NULL when it has none; and offset maps
+ * built from it (the inverse of a shared layout composed with it): the image of one
+ * (register, lane, warp), the thread's part (lane and warp bits, XORed), the bits that part
+ * can set, and a register's constant part joined to it (added where no bit overlaps). */
+const TirLinear *tb_view_linear(TbLower *L, TirType t, const TbView *v);
+int32_t tb_lin_offset(const TirLinear *m, int32_t r, int32_t ln, int32_t w);
+LLVMValueRef tb_lin_thread_offset(TbLower *L, const TirLinear *m);
+int32_t tb_lin_thread_bits(const TirLinear *m);
+LLVMValueRef tb_lin_offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32_t c);
 bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
 void tb_view_multi(const TbView *v, int e, int32_t *j);   /* element index -> j per dim */
 int tb_view_index(const TbView *v, const int32_t *j);    /* j per dim -> element index */

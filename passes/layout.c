@@ -40,6 +40,7 @@ typedef struct {
     int64_t numel;
     int rank;
     int vec, cdim;           /* best memory anchor: vector width, contiguous dim (-1: none) */
+    int contig, eb;          /* its proven contiguity along cdim (elements), element bytes */
     int32_t slice_parent;    /* value id of a parent-class member, or -1 */
     int slice_dim;
     int32_t layout;
@@ -206,6 +207,8 @@ static bool anchor_op(TirOp *op, void *ud) {
         if (c->cdim < 0 || v > c->vec) {
             c->vec = v;
             c->cdim = cdim;
+            c->contig = L->ax[op->opnd[0]->id].contig[cdim];
+            c->eb = tir_scalar_bytes((TirScalar)op->opnd[0]->ty.elem);
         }
     } else if (op->code >= TIR_OP_REDUCE_SUM && op->code <= TIR_OP_ARGMIN && op->nres &&
                tir_type_is_tile(op->res[0]->ty)) {
@@ -260,34 +263,48 @@ static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int 
     return tir_layout_blocked(m, rank, spt, tpw, wpc, order);
 }
 
-/* A scalar load that feeds a dot (no vector access proven: a generic stride) through a
- * loop-carried pointer tile needs one 64-bit address per element, and a pointer tile
- * base + rows[:, None] + cols[None, :] costs a thread only its distinct row and column
- * offsets once factor_ptrs keeps it factored: the sum over dimensions of the thread's
- * extent.  (A load through a pointer the loop does not carry keeps the blocked layout:
- * unfactored, the split gains nothing, and dot_chain's C operand spilled more with it.)
- * Of the lane splits (fewer lanes along the contiguous dimension each time) the one with
- * the smallest sum wins, the most lanes along the contiguous dimension among equals (the
- * widest runs a warp reads).  64x64 f16 with 4 warps: 32 lanes along K give a thread
- * 32 rows x 1 column (33 offsets), 4 lanes 8 x 4 (12). */
-static int32_t dot_scalar_layout(TirModule *m, int rank, const int32_t *shape, int cdim, int warps) {
-    int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK], order[TIR_MAXRANK];
-    int best_cap = 32;
+/* A scalar load that feeds a dot through a loop-carried pointer tile (no vector access
+ * proven) needs an address per element, and factor_ptrs keeps such a tile as its
+ * factors, base + rows[:, None] + cols[None, :]: what stays live through the loop is a
+ * thread's distinct row and column offsets.  The split of lanes and warps over the 2-D
+ * tile (one element a thread per position) is chosen for the fewest of them:
+ *  - no unit stride proven (a generic stride): rows + columns, the sum of the thread's
+ *    extents.  64x64 f16 with 4 warps: 32 lanes along K give a thread 32 rows x 1 column
+ *    (33 offsets), 4 lanes 8 x 4 (12).
+ *  - a unit stride proven along cdim but no alignment (an unaligned row-major operand,
+ *    e.g. a 4000x3000x5000 GEMM): the columns are constant steps from the row's address,
+ *    immediates of the loads, so the rows count, with at least a 32-byte sector of
+ *    consecutive elements along cdim in each row a warp reads (fewer lanes there made
+ *    that GEMM read 2-byte pieces of 16 rows an instruction: 123 -> 80 TFLOP/s on the
+ *    H200).  128x64 f16 with 8 warps: 16 lanes along K and the warps along M, 8 rows.
+ * Among equals, the most lanes along cdim (the widest runs a warp reads).  Every lane
+ * and warp holds distinct elements where the tile is large enough. */
+static int32_t dot_scalar_layout(TirModule *m, const int32_t *shape, int cdim, int warps, bool unit, int eb) {
+    int rdim = 1 - cdim;
+    int min_lanes = unit ? 32 / (eb > 0 ? eb : 1) : 1;
+    if (min_lanes > shape[cdim]) min_lanes = shape[cdim];
+    if (min_lanes > 32) min_lanes = 32;
     int64_t best = -1;
-    for (int cap = 32; cap >= 1; cap /= 2) {
-        blocked_fill(rank, shape, 1, cdim, warps, cap, spt, tpw, wpc, order);
-        int64_t sum = 0;
-        for (int d = 0; d < rank; d++) {
-            int64_t e = shape[d] / ((int64_t)spt[d] * tpw[d] * wpc[d]);
-            sum += (e < 1 ? 1 : e) * spt[d];
+    int32_t bt = 32, bw = 1;
+    for (int32_t tc = 32; tc >= min_lanes && tc >= 1; tc /= 2)
+        for (int32_t wc = 1; wc <= warps; wc *= 2) {
+            int64_t tr = 32 / tc, wr = warps / wc;
+            int64_t ec = shape[cdim] / ((int64_t)tc * wc), er = shape[rdim] / (tr * wr);
+            if (ec < 1 || er < 1) continue; /* copies */
+            int64_t cost = unit ? er : er + ec;
+            if (best < 0 || cost < best) {
+                best = cost;
+                bt = tc;
+                bw = wc;
+            }
         }
-        if (best < 0 || sum < best) {
-            best = sum;
-            best_cap = cap;
-        }
-    }
-    blocked_fill(rank, shape, 1, cdim, warps, best_cap, spt, tpw, wpc, order);
-    return tir_layout_blocked(m, rank, spt, tpw, wpc, order);
+    if (best < 0) return 0;
+    int32_t spt[2] = {1, 1}, tpw[2], wpc[2], order[2] = {cdim, rdim};
+    tpw[cdim] = bt;
+    tpw[rdim] = 32 / bt;
+    wpc[cdim] = bw;
+    wpc[rdim] = warps / bw;
+    return tir_layout_blocked(m, 2, spt, tpw, wpc, order);
 }
 
 static int32_t slice_layout(TirModule *m, int32_t parent, int dim) { return tir_layout_slice(m, parent, dim); }
@@ -351,10 +368,9 @@ static int32_t class_layout(Lay *L, int32_t root, int depth) {
         }
     }
     int vec = c->cdim >= 0 ? c->vec : 1;
-    if (c->dot_load && vec <= 1 && c->rank >= 2)
-        c->layout = dot_scalar_layout(L->m, c->rank, c->shape, c->cdim, warps);
-    else
-        c->layout = blocked_layout(L->m, c->rank, c->shape, vec, c->cdim, warps);
+    if (c->dot_load && vec <= 1 && c->rank == 2 && c->cdim >= 0)
+        c->layout = dot_scalar_layout(L->m, c->shape, c->cdim, warps, c->contig > 1, c->eb);
+    if (c->layout <= 0) c->layout = blocked_layout(L->m, c->rank, c->shape, vec, c->cdim, warps);
     return c->layout;
 }
 
