@@ -13,7 +13,13 @@
  * Why this order is allowed (docs/language.md "Memory"): the lanes of one program run in
  * parallel, so a store at one element and a load of the same chain at another element that
  * touch the same address are a race whatever the order; what the chunks keep is the order
- * the language promises, each element's loads before its own store. */
+ * the language promises, each element's loads before its own store.
+ *
+ * A second kind has no load: a store's pointer tile computed for the store alone (an
+ * addptr of per-row and per-column parts) and the pure ops of its value, chunked when the
+ * pointers (two registers each, a pointer per vector) would not fit with the value: a
+ * 128x256 GEMM epilogue storing one element at a time (a generic form) computed 128
+ * pointers a thread before the first store, next to the converted accumulators. */
 #include "tb_internal.h"
 
 #include <string.h>
@@ -45,6 +51,15 @@ static bool member_kind(const TirOp *op, const TirType *vt) {
     return !t.ptr && tir_scalar_is_float((TirScalar)t.elem);
 }
 
+/* A pointer tile of the store's shape and layout. */
+static bool ptr_kind(const TirOp *op, const TirType *vt) {
+    TirType t = op->res[0]->ty;
+    if (!tir_type_is_tile(t) || !t.ptr || t.layout != vt->layout || t.rank != vt->rank) return false;
+    for (int d = 0; d < t.rank; d++)
+        if (t.shape[d] != vt->shape[d]) return false;
+    return true;
+}
+
 /* Registers one element of a value takes: bytes/4 when two or more share a word (vector
  * accesses), else a whole register. */
 static int regs_x4(TirType t, int vec) {
@@ -67,7 +82,7 @@ static bool in_chain(const TbChain *ch, const TirOp *op) {
     return false;
 }
 
-static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand) {
+static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand, bool with_ptr) {
     const TirValue *val = st->opnd[1];
     TbView view;
     if (!tb_view(L, val->ty, &view, st)) return NULL;
@@ -77,6 +92,20 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand) {
     int sp = 0, ncand = 0;
     TirOp *all[256];
     if (val->def && val->def->parent == blk && member_kind(val->def, &val->ty)) stack[sp++] = val->def;
+    /* the store's pointer tile too, when it is computed for the store alone as an addptr
+     * of per-row and per-column parts (two broadcasts): a pointer per element is two
+     * registers,
+     * and computed ahead of the store they are all live at once (a 128x256 GEMM epilogue
+     * with scalar stores: 128 pointers a thread next to the accumulators) */
+    TirOp *pd = with_ptr ? st->opnd[0]->def : NULL;
+    bool ptr_member = pd && pd->parent == blk && pd->code == TIR_OP_ADDPTR && pd->nres == 1 &&
+                      pd->nopnd == 2 && ptr_kind(pd, &val->ty) && L->uses[pd->res[0]->id] == 1 &&
+                      pd->opnd[0]->def && pd->opnd[0]->def->code == TIR_OP_BROADCAST &&
+                      pd->opnd[1]->def && pd->opnd[1]->def->code == TIR_OP_BROADCAST;
+    if (ptr_member) {
+        cand[pd->res[0]->id] = 1;
+        all[ncand++] = pd;
+    }
     bool overflow = false;
     while (sp && !overflow) {
         TirOp *x = stack[--sp];
@@ -108,7 +137,7 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand) {
         changed = false;
         for (int k = 0; k < ncand; k++) {
             TirOp *x = all[k];
-            int id = x->res[0]->id, refs = st->opnd[1] == x->res[0];
+            int id = x->res[0]->id, refs = (st->opnd[1] == x->res[0]) + (st->opnd[0] == x->res[0]);
             if (!cand[id]) continue;
             for (int j = 0; j < ncand; j++)
                 if (cand[all[j]->res[0]->id])
@@ -137,7 +166,11 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand) {
         }
     }
     for (int k = 0; k < ncand; k++) cand[all[k]->res[0]->id] = 0;
-    if (!ok || !nloads) return NULL;
+    /* with the pointer: pure members alone (no load), which may move past anything to
+     * the store; without it, the chains of loads */
+    bool has_ptr = false;
+    for (int k = 0; k < ch->nops; k++) has_ptr = has_ptr || (pd && ch->ops[k] == pd);
+    if (with_ptr ? nloads || !has_ptr : !ok || !nloads) return NULL;
     ch->ops[ch->nops++] = st;
     ch->store = st;
     ch->n = n;
@@ -150,6 +183,12 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand) {
             int vec = tb_access_width(L, x, &view, et);
             if (vec > align) align = vec;
             if (x->code == TIR_OP_LOAD) load_x4 += regs_x4(et, vec);
+            continue;
+        }
+        if (x == pd) {
+            /* per chunk, like a load's destinations: a pointer per vector the store writes */
+            int vec = tb_access_width(L, st, &view, tir_elem_type(val->ty));
+            load_x4 += regs_x4(x->res[0]->ty, 1) / (vec > 1 ? vec : 1);
             continue;
         }
         for (int i = 0; i < x->nopnd; i++) {
@@ -178,7 +217,8 @@ TbChain *tb_find_chains(TbLower *L, TirBlock *blk) {
     for (TirOp *op = blk->first; op; op = op->next) {
         if (op->code != TIR_OP_STORE || op->nopnd < 2 || !tir_type_is_tile(op->opnd[1]->ty)) continue;
         if (!cand) cand = tir_alloc(L->m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
-        TbChain *ch = plan(L, blk, op, cand);
+        TbChain *ch = plan(L, blk, op, cand, false);
+        if (!ch) ch = plan(L, blk, op, cand, true);
         if (!ch) continue;
         for (int k = 0; k + 1 < ch->nops; k++) L->deferred[ch->ops[k]->res[0]->id] = 1;
         *tail = ch;

@@ -18,7 +18,9 @@
  * Only carried pointers whose every use in the body is the pointer of a load or store
  * that moves one element at a time (vec <= 1) or the one advance `addptr p, splat d`
  * feeding the yield, and whose loop result is unused: a vector access needs one pointer
- * per vector only, and there the tile costs no more than its factors. */
+ * per vector only, and there the tile costs no more than its factors.  Nor a tile with a
+ * unit stride proven along a dimension (an unaligned row-major operand): see layout's
+ * dot_scalar_layout. */
 #include "passes.h"
 #include "pass_util.h"
 
@@ -65,6 +67,7 @@ typedef struct {
     TirFunc *f;
     TirModule *m;
     Uses u;
+    const TirAxisInfo *ax;   /* of f before the pass */
     int changed;
 } Fp;
 
@@ -113,6 +116,10 @@ static void factor_carried(Fp *F, TirOp *loop, int c) {
     TirOp *yield = body->last;
     TirValue *init = loop->opnd[3 + c], *arg = body->args[1 + c], *res = loop->res[c];
     if (!tir_type_is_tile(arg->ty) || !arg->ty.ptr || F->u.uses[res->id] != 0) return;
+    /* a unit stride proven along a dimension: left alone (layout's dot_scalar_layout says
+     * why) */
+    for (int d = 0; init->id < F->u.n && d < init->ty.rank; d++)
+        if (F->ax[init->id].contig[d] > 1) return;
     TirOp *sp[SPINE_MAX];
     int n = spine(init, sp);
     if (n < 2) return; /* a bare splat: nothing to keep apart */
@@ -185,6 +192,7 @@ int pass_factor_ptrs(TirModule *m, TirPassContext *ctx) {
         F.u.uses = calloc((size_t)F.u.n + 1, sizeof *F.u.uses);
         if (!F.u.uses) abort();
         tir_walk_func(f, count_uses, &F.u);
+        F.ax = analysis_axisinfo(f);
         tir_walk_func(f, factor_op, &F);
         free(F.u.uses);
     }

@@ -40,7 +40,7 @@ typedef struct {
     int64_t numel;
     int rank;
     int vec, cdim;           /* best memory anchor: vector width, contiguous dim (-1: none) */
-    int contig, eb;          /* its proven contiguity along cdim (elements), element bytes */
+    int contig;              /* its proven contiguity along cdim (elements) */
     int32_t slice_parent;    /* value id of a parent-class member, or -1 */
     int slice_dim;
     int32_t layout;
@@ -48,6 +48,7 @@ typedef struct {
     TirOp *dot;              /* a dot whose result is in the class: the class is its accumulator */
     bool dot_load;           /* holds a load whose result is a dot operand, through a pointer
                               * tile a loop carries (what factor_ptrs factors) */
+    bool dot_store;          /* holds a store of an accumulator (a dot's epilogue) */
 } ClassInfo;
 
 typedef struct {
@@ -201,6 +202,8 @@ static bool anchor_op(TirOp *op, void *ud) {
         return true;
     }
     if (is_mem(op) && op->nopnd > 0 && tir_type_is_tile(op->opnd[0]->ty)) {
+        if (op->code == TIR_OP_STORE && op->nopnd > 1 && in_acc(L, op->opnd[1]))
+            class_of(L, op->opnd[0])->dot_store = true;
         int cdim;
         int v = mem_vec(L, op, &cdim);
         ClassInfo *c = class_of(L, op->opnd[0]);
@@ -208,7 +211,6 @@ static bool anchor_op(TirOp *op, void *ud) {
             c->vec = v;
             c->cdim = cdim;
             c->contig = L->ax[op->opnd[0]->id].contig[cdim];
-            c->eb = tir_scalar_bytes((TirScalar)op->opnd[0]->ty.elem);
         }
     } else if (op->code >= TIR_OP_REDUCE_SUM && op->code <= TIR_OP_ARGMIN && op->nres &&
                tir_type_is_tile(op->res[0]->ty)) {
@@ -263,37 +265,33 @@ static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int 
     return tir_layout_blocked(m, rank, spt, tpw, wpc, order);
 }
 
-/* A scalar load that feeds a dot through a loop-carried pointer tile (no vector access
- * proven) needs an address per element, and factor_ptrs keeps such a tile as its
- * factors, base + rows[:, None] + cols[None, :]: what stays live through the loop is a
- * thread's distinct row and column offsets.  The split of lanes and warps over the 2-D
- * tile (one element a thread per position) is chosen for the fewest of them:
- *  - no unit stride proven (a generic stride): rows + columns, the sum of the thread's
- *    extents.  64x64 f16 with 4 warps: 32 lanes along K give a thread 32 rows x 1 column
- *    (33 offsets), 4 lanes 8 x 4 (12).
- *  - a unit stride proven along cdim but no alignment (an unaligned row-major operand,
- *    e.g. a 4000x3000x5000 GEMM): the columns are constant steps from the row's address,
- *    immediates of the loads, so the rows count, with at least a 32-byte sector of
- *    consecutive elements along cdim in each row a warp reads (fewer lanes there made
- *    that GEMM read 2-byte pieces of 16 rows an instruction: 123 -> 80 TFLOP/s on the
- *    H200).  128x64 f16 with 8 warps: 16 lanes along K and the warps along M, 8 rows.
- * Among equals, the most lanes along cdim (the widest runs a warp reads).  Every lane
- * and warp holds distinct elements where the tile is large enough. */
-static int32_t dot_scalar_layout(TirModule *m, const int32_t *shape, int cdim, int warps, bool unit, int eb) {
+/* A scalar load that feeds a dot through a loop-carried pointer tile, with no vector
+ * access and no unit stride proven (a generic stride), needs an address per element, and
+ * factor_ptrs keeps such a tile as its factors, base + rows[:, None] + cols[None, :]:
+ * what stays live through the loop is a thread's distinct row and column offsets.  The
+ * split of lanes and warps over the 2-D tile (one element a thread per position) is the
+ * one with the fewest, the most lanes along cdim among equals (the widest runs a warp
+ * reads), every lane and warp holding distinct elements.  64x64 f16 with 4 warps: 32
+ * lanes along K give a thread 32 rows x 1 column (33 offsets), 4 lanes along K and the
+ * warps along M 4 x 8 (12).
+ * A dot's epilogue stores its accumulator through such a tile too (c + rows * stride_cm +
+ * cols * stride_cn, scalar in a generic form): 128x256 on 8 warps had 128 rows x 1
+ * column a thread, 128 row pointers live next to the 128 accumulators; 16 x 8 now.
+ * A unit stride proven but no alignment (an unaligned row-major operand, e.g. a
+ * 4000x3000x5000 GEMM) keeps the blocked layout, 32 lanes along it, and factor_ptrs
+ * leaves that tile alone: on the H200 that GEMM ran 123 TFLOP/s so, 114 with this split
+ * and 16 lanes along K, 80 with 2 lanes along K (16 rows of 4 bytes an instruction). */
+static int32_t dot_scalar_layout(TirModule *m, const int32_t *shape, int cdim, int warps) {
     int rdim = 1 - cdim;
-    int min_lanes = unit ? 32 / (eb > 0 ? eb : 1) : 1;
-    if (min_lanes > shape[cdim]) min_lanes = shape[cdim];
-    if (min_lanes > 32) min_lanes = 32;
     int64_t best = -1;
     int32_t bt = 32, bw = 1;
-    for (int32_t tc = 32; tc >= min_lanes && tc >= 1; tc /= 2)
+    for (int32_t tc = 32; tc >= 1; tc /= 2)
         for (int32_t wc = 1; wc <= warps; wc *= 2) {
             int64_t tr = 32 / tc, wr = warps / wc;
             int64_t ec = shape[cdim] / ((int64_t)tc * wc), er = shape[rdim] / (tr * wr);
             if (ec < 1 || er < 1) continue; /* copies */
-            int64_t cost = unit ? er : er + ec;
-            if (best < 0 || cost < best) {
-                best = cost;
+            if (best < 0 || er + ec < best) {
+                best = er + ec;
                 bt = tc;
                 bw = wc;
             }
@@ -368,8 +366,8 @@ static int32_t class_layout(Lay *L, int32_t root, int depth) {
         }
     }
     int vec = c->cdim >= 0 ? c->vec : 1;
-    if (c->dot_load && vec <= 1 && c->rank == 2 && c->cdim >= 0)
-        c->layout = dot_scalar_layout(L->m, c->shape, c->cdim, warps, c->contig > 1, c->eb);
+    if ((c->dot_load || c->dot_store) && vec <= 1 && c->contig <= 1 && c->rank == 2 && c->cdim >= 0)
+        c->layout = dot_scalar_layout(L->m, c->shape, c->cdim, warps);
     if (c->layout <= 0) c->layout = blocked_layout(L->m, c->rank, c->shape, vec, c->cdim, warps);
     return c->layout;
 }

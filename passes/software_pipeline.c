@@ -278,6 +278,13 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
         for (int c = 0; c < ncar; c++)
             if (used[1 + c]) pass_map_put(&e.map, body->args[1 + c], cur[c]);
         emit_copies(&b, pp, np, &s, &e, i32c(&b, p), valid);
+        /* stages filled through registers: one stage's loads in flight at a time.  Nothing
+         * else orders them, and ptxas issued every prologue stage's loads before the first
+         * store (a 64x128x64 tile on 4 warps, 4 stages: 288 values a thread, and spills);
+         * a barrier is the one thing it does not move a global load above */
+        bool narrow = false;
+        for (int i = 0; i < np; i++) narrow = narrow || pp[i].narrow;
+        if (narrow && p + 2 < S) emit0(&b, TIR_OP_BARRIER, 0, NULL);
         TirValue *nxt[64];
         for (int c = 0; c < ncar; c++) nxt[c] = used[1 + c] ? env_get(&e, y->opnd[c]) : cur[c];
         memcpy(cur, nxt, sizeof(TirValue *) * (size_t)ncar);

@@ -5,10 +5,11 @@
 #  - generic: no facts about the arguments (what a misaligned launch runs).
 # FORMS (default: both) may name just one, for the architectures checked in one form only
 # (TILEC_GPU_ARCHS_ONE_FORM in tests/CMakeLists.txt).
-# No variant may spill in either form, unless SPILL_ALLOWED is set (the dot examples of
-# TILEC_DOT_SPILL_ALLOWED in tests/CMakeLists.txt, until the pipelining pass lands): then
-# the spilling variants are listed and the check still wants every variant compiled and
-# accepted by ptxas.
+# No variant may spill in any form, unless SPILL_LIST (a file, tests/backend/spills_allowed.txt)
+# names it: lines `EXAMPLE ARCH FORM VARIANT` (VARIANT the report's bracket without spaces),
+# the variants measured to spill today, each listed for the LLVM it spills with.  A spill
+# not on the list fails; a listed variant that no longer spills is reported, so that the
+# list can shrink.  Every spilling variant prints as such a line (`spills: ...`).
 # With TILEC and UNIT (a comma list of stride parameters), a third form, div16+unit, runs
 # `tilec --report --div16 --assume-one=UNIT`: the row-major layout the runtime launches for
 # the common case (it specializes integers equal to 1; the div16 form above is then the
@@ -18,6 +19,40 @@
 # With EXPECT_ERROR (a regex), the example must not compile for ARCH: tb_compile fails
 # with that message for every variant, and no variant reaches ptxas (f8 dot below sm_89).
 separate_arguments(defs UNIX_COMMAND "${DEFS}")
+get_filename_component(ex_name ${EXAMPLE} NAME_WE)
+set(allowed "")
+if(DEFINED SPILL_LIST AND EXISTS "${SPILL_LIST}")
+  file(STRINGS "${SPILL_LIST}" allowed REGEX "^${ex_name} ${ARCH} ")
+endif()
+# check_spills(FORM LINES): every report line of LINES that spills is on the list.
+function(check_spills form lines)
+  set(bad "")
+  set(listed 0)
+  foreach(l ${lines})
+    string(REGEX MATCH "\\[[^]]*\\]" var "${l}")
+    string(REPLACE " " "" var "${var}")
+    string(REGEX REPLACE "^\\[|\\]$" "" var "${var}")
+    set(key "${ex_name} ${ARCH} ${form} ${var}")
+    if(NOT l MATCHES "spill_stores=0 spill_loads=0")
+      string(REGEX MATCH "spill_stores=[0-9]+ spill_loads=[0-9]+" sp "${l}")
+      message(STATUS "spills: ${key}   (${sp})")
+      list(FIND allowed "${key}" at)
+      if(at LESS 0)
+        string(APPEND bad "\n  ${key}   (${sp})")
+      else()
+        math(EXPR listed "${listed} + 1")
+      endif()
+    elseif("${key}" IN_LIST allowed)
+      message(STATUS "no longer spills (remove it from ${SPILL_LIST}): ${key}")
+    endif()
+  endforeach()
+  if(bad)
+    message(FATAL_ERROR "spills in the ${form} form, not in ${SPILL_LIST}:${bad}")
+  endif()
+  if(listed GREATER 0)
+    message(STATUS "${form}: ${listed} variants spill as listed in ${SPILL_LIST}")
+  endif()
+endfunction()
 if(DEFINED EXPECT_ERROR AND NOT EXPECT_ERROR STREQUAL "")
   execute_process(COMMAND ${TB_COMPILE} --arch=${ARCH} --emit=cubin --report --div16 ${defs} ${EXAMPLE}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -61,20 +96,8 @@ foreach(form ${FORMS})
   if(NOT nlines EQUAL nv)
     message(FATAL_ERROR "${nv} variants but ${nlines} ptxas reports (${form}):\n${out}")
   endif()
-  set(spilling "")
-  foreach(l ${lines})
-    if(NOT l MATCHES "spill_stores=0 spill_loads=0")
-      if(NOT SPILL_ALLOWED)
-        message(FATAL_ERROR "spills in the ${form} form: ${l}")
-      endif()
-      string(REGEX REPLACE ":.*(spill_stores=[0-9]+ spill_loads=[0-9]+).*" ": \\1" l "${l}")
-      string(APPEND spilling "\n  ${l}")
-    endif()
-  endforeach()
-  if(spilling)
-    message(STATUS "${form}: spills allowed for now (TILEC_DOT_SPILL_ALLOWED) in:${spilling}")
-  endif()
   message(STATUS "${form}:\n${out}")
+  check_spills(${form} "${lines}")
 endforeach()
 if(DEFINED UNIT AND NOT UNIT STREQUAL "")
   execute_process(COMMAND ${TILEC} ${EXAMPLE} --arch=${ARCH} --emit=cubin --report --div16
@@ -96,12 +119,6 @@ if(DEFINED UNIT AND NOT UNIT STREQUAL "")
   if(NOT nlines EQUAL nv)
     message(FATAL_ERROR "${nv} variants but ${nlines} reports in the div16+unit form:\n${out}")
   endif()
-  foreach(l ${lines})
-    if(NOT l MATCHES "spill_stores=0 spill_loads=0" AND NOT SPILL_ALLOWED)
-      message(FATAL_ERROR "spills in the div16+unit form: ${l}")
-    elseif(NOT l MATCHES "spill_stores=0 spill_loads=0")
-      message(STATUS "div16+unit: spills allowed for now (TILEC_DOT_SPILL_ALLOWED): ${l}")
-    endif()
-  endforeach()
   message(STATUS "div16+unit:\n${out}")
+  check_spills(unit "${lines}")
 endif()
