@@ -16,7 +16,9 @@
  * value once per dimension; dot_chain's L is a fourth rotation of the same list), plus
  * 256 x 128 x 64 with aligned strides (the div16 specialization) and, for matmul f16 and
  * bf16 only, 4096 x 4096 x 4096.  Operands and outputs are row-major or transposed through
- * their strides (rotating per case), rows padded by 0 or 3 elements; batched_matmul runs
+ * their strides (rotating per case), rows padded by 0 or 3 elements, and one case of
+ * 100 x 72 x 136 with every matrix strided both ways (every other column: no unit stride,
+ * the generic form); batched_matmul runs
  * 3 batches (2 at the big shapes) with a gap between batches, or one B broadcast to all
  * (stride_bz = 0).
  * Outputs start poisoned (0xff bytes: NaN in f16/bf16/f32, -1 in i32): every element of the
@@ -137,11 +139,15 @@ typedef struct Mat {
     int64_t rows, cols, sr, sc, n; /* n: elements of one batch's storage */
 } Mat;
 
-/* rows x cols, row-major (t = 'n') or transposed storage (t = 't'), rows padded by pad */
+/* rows x cols, row-major (t = 'n') or transposed storage (t = 't'), rows padded by pad;
+ * 's': row-major with every other column (no unit stride, an odd row stride: the generic
+ * form, whose stages the kernels fill through registers) */
 static Mat mat_make(int64_t rows, int64_t cols, char t, int64_t pad)
 {
     if (t == 't')
         return (Mat){rows, cols, 1, rows + pad, cols * (rows + pad)};
+    if (t == 's')
+        return (Mat){rows, cols, 2 * cols + pad + 1, 2, rows * (2 * cols + pad + 1)};
     return (Mat){rows, cols, cols + pad, 1, rows * (cols + pad)};
 }
 static int64_t at(const Mat *m, int64_t i, int64_t j) { return i * m->sr + j * m->sc; }
@@ -189,7 +195,7 @@ static double *dense(const Host *h, const Mat *m, int64_t z, int64_t zs)
 /* ---- one case ------------------------------------------------------------------------------ */
 typedef struct Shape {
     int64_t M, N, K, L, Z;
-    char lay[5]; /* a, b, c (and d) storage: n or t */
+    char lay[5]; /* a, b, c (and d) storage: n, t or s */
     int64_t pad;
 } Shape;
 
@@ -653,7 +659,7 @@ int main(int argc, char **argv)
             tile_rt_module_free(mc);
             continue;
         }
-        for (int c = 0; c < 8; c++) {
+        for (int c = 0; c < 9; c++) {
             Shape sh = {0};
             bool sampled = false;
             if (c < 6) {
@@ -665,6 +671,8 @@ int main(int argc, char **argv)
                 sh.pad = c % 2 ? 3 : 0;
             } else if (c == 6) {
                 sh = (Shape){256, 128, 64, 128, 0, "nnnn", 0};
+            } else if (c == 8) {
+                sh = (Shape){100, 72, 136, 64, 0, "ssss", 2};
             } else {
                 if (sp->kind != K_MATMUL)
                     continue;
