@@ -10,7 +10,7 @@
  * Usage: factor_vs_interp FILE.tir */
 #include "interp.h"
 #include "passes.h"
-#include "../common/read_file.h"
+#include "../common/parse_copies.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,21 +63,12 @@ static size_t span(int R, int C, int64_t sr, int64_t sc) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: factor_vs_interp FILE.tir\n");
-        return 2;
-    }
-    size_t len;
-    char *text = read_file(argv[1], &len);
-    if (!text) {
-        fprintf(stderr, "cannot read %s\n", argv[1]);
-        return 2;
-    }
     TirArena *ar = tir_arena_new();
-    TirModule *ref = tir_parse_module(ar, argv[1], text, len, diag, NULL);
-    TirModule *fac = tir_parse_module(ar, argv[1], text, len, diag, NULL);
-    TirModule *all = tir_parse_module(ar, argv[1], text, len, diag, NULL);
-    if (!ref || !fac || !all) return 1;
+    TirModule *mods[3];
+    char *text;
+    int rc = parse_copies(argc, argv, "factor_vs_interp", ar, diag, &text, mods, 3);
+    if (rc) return rc;
+    TirModule *ref = mods[0], *fac = mods[1], *all = mods[2];
     TirPassContext ctx = {.arch = "sm_80", .opt_level = 3, .verify_each = true, .diag = diag};
     if (tir_run_pipeline(fac, &ctx, "factor_ptrs") != 0 || tir_run_pipeline(all, &ctx, "barriers") != 0) {
         fprintf(stderr, "the pipeline failed\n");

@@ -12,7 +12,7 @@
  * Usage: swp_vs_interp FILE.tir */
 #include "interp.h"
 #include "passes.h"
-#include "../common/read_file.h"
+#include "../common/parse_copies.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,20 +60,12 @@ static int run(TirFunc *k, int M, int N, int K, uint16_t *a, uint16_t *b, uint16
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: swp_vs_interp FILE.tir\n");
-        return 2;
-    }
-    size_t len;
-    char *text = read_file(argv[1], &len);
-    if (!text) {
-        fprintf(stderr, "cannot read %s\n", argv[1]);
-        return 2;
-    }
     TirArena *ar = tir_arena_new();
-    TirModule *ref = tir_parse_module(ar, argv[1], text, len, diag, NULL);
-    TirModule *piped = tir_parse_module(ar, argv[1], text, len, diag, NULL);
-    if (!ref || !piped) return 1;
+    TirModule *mods[2];
+    char *text;
+    int rc = parse_copies(argc, argv, "swp_vs_interp", ar, diag, &text, mods, 2);
+    if (rc) return rc;
+    TirModule *ref = mods[0], *piped = mods[1];
     TirPassContext ctx = {.arch = "sm_80", .opt_level = 3, .verify_each = true, .diag = diag};
     if (tir_run_pipeline(piped, &ctx, "barriers") != 0) {
         fprintf(stderr, "the pipeline failed\n");
