@@ -33,10 +33,24 @@ typedef struct {
     LLVMValueRef addr;             /* its address in the stage */
 } LdmClass;
 
-/* A dot operand read through ldmatrix, K step by K step (lower_ldmatrix). */
+enum { RING_CLASSES = 32 };
+typedef struct {
+    TirLinear map;
+    int32_t tbits;
+    int vec, ncls;
+    int32_t hi[RING_CLASSES];
+    LLVMValueRef addr[RING_CLASSES];   /* the stage + (thread part ^ hi) */
+    LLVMValueRef t, stage_bytes;
+} RingMap;
+
+/* A dot operand read K step by K step: through ldmatrix (lower_ldmatrix), or through the
+ * ring map's plain loads (mapped: tf32, i8 and f8 operands). */
 struct TbLdm {
     Ring ring;
     TbView view;
+    bool mapped;
+    RingMap map;
+    LLVMTypeRef mt;                /* mapped: the loaded element type */
     LLVMValueRef stage, base2[2];
     TirScalar elem;
     LLVMValueRef *e;               /* the value's elements, filled step by step */
@@ -130,15 +144,6 @@ static int32_t ring_offset_at(const Ring *R, const int32_t *c) {
  * of its own, loop-invariant and live through the K loop: the register-staged stores of a
  * generic-stride 128x256x64 GEMM (8 warps) held 96 of them.  vec registers go in one
  * access where they are consecutive in the stage. */
-enum { RING_CLASSES = 32 };
-typedef struct {
-    TirLinear map;
-    int32_t tbits;
-    int vec, ncls;
-    int32_t hi[RING_CLASSES];
-    LLVMValueRef addr[RING_CLASSES];   /* the stage + (thread part ^ hi) */
-    LLVMValueRef t, stage_bytes;
-} RingMap;
 
 /* The stage layout's map checked against ring_offset_at (the formula cp.async and
  * ldmatrix address with) at every offset. */
@@ -396,12 +401,30 @@ static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v
     return true;
 }
 
+/* Registers of an operand's K step: per instruction tile (A's M tiles, B's N tiles) a run
+ * of `per` consecutive registers (tb_mma_offset's numbering). */
+static int kstep_per(const TbView *v) { return (v->mma == 2 ? 4 : 2) * v->kw; }
+
+/* A mapped operand's loads of K step ki (ring_map_addr, vectors of map.vec registers). */
+static void mapped_kstep(TbLower *L, TbLdm *d, int ki) {
+    const TbView *v = &d->view;
+    int per = kstep_per(v), tiles = v->mma == 2 ? v->tm : v->tn, w = d->map.vec;
+    LLVMTypeRef vt = w > 1 ? LLVMVectorType(d->mt, (unsigned)w) : d->mt;
+    for (int t = 0; t < tiles; t++)
+        for (int r0 = (t * v->tk + ki) * per, r = r0; r < r0 + per; r += w) {
+            LLVMValueRef x = LLVMBuildLoad2(L->b, vt, ring_map_addr(L, &d->ring, &d->map, r), "");
+            LLVMSetAlignment(x, (unsigned)(d->ring.eb * w));
+            for (int i = 0; i < w; i++) d->e[r + i] = w > 1 ? LLVMBuildExtractElement(L->b, x, tb_i32(L, i), "") : x;
+        }
+}
+
 void tb_smem_kstep(TbLower *L, const TirValue *v, int ki) {
     if (!v || v->id < 0 || v->id >= L->nvals || !L->ldm[v->id]) return;
     TbLdm *d = L->ldm[v->id];
     if (ki < 0 || ki >= d->view.tk || d->done[ki]) return;
     d->done[ki] = 1;
-    ldmatrix_kstep(L, d, ki);
+    if (d->mapped) mapped_kstep(L, d, ki);
+    else ldmatrix_kstep(L, d, ki);
 }
 
 void tb_lower_smem_load(TbLower *L, TirOp *op) {
@@ -416,6 +439,21 @@ void tb_lower_smem_load(TbLower *L, TirOp *op) {
     LLVMValueRef *e = tb_elems(L, v.total);
     RingMap A;
     if (ring_map(L, op, &R, op->res[0]->ty, &v, stage, &A)) {
+        if (v.mma >= 2 && !is_bool && v.tk <= 64 && kstep_per(&v) % A.vec == 0 && can_defer(L, op)) {
+            /* an operand of its dot alone: read K step by K step, like ldmatrix's */
+            TbLdm *d = tir_alloc(L->m->arena, sizeof *d);
+            memset(d, 0, sizeof *d);
+            d->ring = R;
+            d->view = v;
+            d->mapped = true;
+            d->map = A;
+            d->mt = mt;
+            memset(e, 0, (size_t)v.total * sizeof *e);
+            tb_set(L, op->res[0], v.total, e);
+            d->e = tb_val(L, op->res[0])->e;
+            L->ldm[op->res[0]->id] = d;
+            return;
+        }
         LLVMTypeRef vt = A.vec > 1 ? LLVMVectorType(mt, (unsigned)A.vec) : mt;
         for (int r0 = 0; r0 < v.total; r0 += A.vec) {
             LLVMValueRef x = LLVMBuildLoad2(L->b, vt, ring_map_addr(L, &R, &A, r0), "");
