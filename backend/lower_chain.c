@@ -94,9 +94,8 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand, bool w
     if (val->def && val->def->parent == blk && member_kind(val->def, &val->ty)) stack[sp++] = val->def;
     /* the store's pointer tile too, when it is computed for the store alone as an addptr
      * of per-row and per-column parts (two broadcasts): a pointer per element is two
-     * registers,
-     * and computed ahead of the store they are all live at once (a 128x256 GEMM epilogue
-     * with scalar stores: 128 pointers a thread next to the accumulators) */
+     * registers, and computed ahead of the store they are all live at once (a 128x256
+     * GEMM epilogue with scalar stores: 128 pointers a thread next to the accumulators) */
     TirOp *pd = with_ptr ? st->opnd[0]->def : NULL;
     bool ptr_member = pd && pd->parent == blk && pd->code == TIR_OP_ADDPTR && pd->nres == 1 &&
                       pd->nopnd == 2 && ptr_kind(pd, &val->ty) && L->uses[pd->res[0]->id] == 1 &&

@@ -5,8 +5,10 @@
  * (every other dimension, row-major) of 16-byte vectors along cdim; vector v of row r sits
  * at v ^ ((r / per_phase) % max_phase): the XOR swizzle that keeps both the copies (a
  * warp writing whole rows) and ldmatrix (8 rows of one 16-byte column) free of bank
- * conflicts.  Operands of dot come out through ldmatrix (.trans where the stored rows run
- * along K's partner), everything else element by element. */
+ * conflicts.  16-bit operands of dot come out through ldmatrix (.trans where the stored
+ * rows run along K's partner), K step by K step; other register tiles go in and out with
+ * addresses from the layout algebra (ring_map), tf32, i8 and f8 operands K step by K step
+ * too; element by element only where the maps do not apply. */
 #include "tb_internal.h"
 #include "layout.h"
 
@@ -33,7 +35,16 @@ typedef struct {
     LLVMValueRef addr;             /* its address in the stage */
 } LdmClass;
 
-enum { RING_CLASSES = 32 };
+/* A register tile's accesses to a stage, from the layout algebra: the stage's layout
+ * inverted and composed with the tile's map gives (register, lane, warp) -> element
+ * offset, the thread's part XOR the register's constant part c.  The bits of c that the
+ * thread part can also set pick an address register (one per distinct value: thread part
+ * XOR those bits, plus the stage); the rest are disjoint from it, so they are added, an
+ * immediate of the access.  Element by element (elem_addr), each register had an address
+ * of its own, loop-invariant and live through the K loop: the register-staged stores of a
+ * generic-stride 128x256x64 GEMM (8 warps) held 96 of them.  vec registers go in one
+ * access where they are consecutive in the stage. */
+enum { RING_CLASSES = 32, KSTEPS_MAX = 64 };
 typedef struct {
     TirLinear map;
     int32_t tbits;
@@ -54,7 +65,7 @@ struct TbLdm {
     LLVMValueRef stage, base2[2];
     TirScalar elem;
     LLVMValueRef *e;               /* the value's elements, filled step by step */
-    uint8_t done[64];              /* K steps emitted */
+    uint8_t done[KSTEPS_MAX];      /* K steps emitted */
     int ncls;
     LdmClass *cls;                 /* [TB_LDM_CLASSES] */
 };
@@ -134,16 +145,6 @@ static int32_t ring_offset_at(const Ring *R, const int32_t *c) {
     chunk ^= (row >> __builtin_ctz((unsigned)R->per_phase)) & (R->max_phase - 1);
     return row * R->shape[R->cdim] + (chunk << lv) + within;
 }
-
-/* A register tile's accesses to a stage, from the layout algebra: the stage's layout
- * inverted and composed with the tile's map gives (register, lane, warp) -> element
- * offset, the thread's part XOR the register's constant part c.  The bits of c that the
- * thread part can also set pick an address register (one per distinct value: thread part
- * XOR those bits, plus the stage); the rest are disjoint from it, so they are added, an
- * immediate of the access.  Element by element (elem_addr), each register had an address
- * of its own, loop-invariant and live through the K loop: the register-staged stores of a
- * generic-stride 128x256x64 GEMM (8 warps) held 96 of them.  vec registers go in one
- * access where they are consecutive in the stage. */
 
 /* The stage layout's map checked against ring_offset_at (the formula cp.async and
  * ldmatrix address with) at every offset. */
@@ -391,7 +392,7 @@ static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v
     memset(d->e, 0, (size_t)v->total * sizeof *d->e);
     tb_set(L, op->res[0], v->total, d->e);
     d->e = tb_val(L, op->res[0])->e;
-    if (v->tk <= (int)sizeof d->done && can_defer(L, op)) {
+    if (v->tk <= KSTEPS_MAX && can_defer(L, op)) {
         /* the dot asks for each K step just before its mmas (tb_smem_kstep): the
          * fragments of one step live in registers, not the whole K tile's */
         L->ldm[op->res[0]->id] = d;
@@ -439,7 +440,7 @@ void tb_lower_smem_load(TbLower *L, TirOp *op) {
     LLVMValueRef *e = tb_elems(L, v.total);
     RingMap A;
     if (ring_map(L, op, &R, op->res[0]->ty, &v, stage, &A)) {
-        if (v.mma >= 2 && !is_bool && v.tk <= 64 && kstep_per(&v) % A.vec == 0 && can_defer(L, op)) {
+        if (v.mma >= 2 && !is_bool && v.tk <= KSTEPS_MAX && kstep_per(&v) % A.vec == 0 && can_defer(L, op)) {
             /* an operand of its dot alone: read K step by K step, like ldmatrix's */
             TbLdm *d = tir_alloc(L->m->arena, sizeof *d);
             memset(d, 0, sizeof *d);
