@@ -248,8 +248,21 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
         char *c2 = NULL;
         size_t c2_len = 0;
         TbReport r2 = rep;
-        int e2 = ptxas_once(ptxas, dir, capped, capped_len, opt, kernel_name, &c2, &c2_len, &r2,
+        /* ptxas accepted this PTX uncapped, so a capped run that fails did not run (a
+         * process the machine could not start or that was killed, under load): tried again,
+         * so that the cubins chosen do not depend on the machine's load */
+        int e2 = 1;
+        for (int attempt = 0; attempt < 3 && e2; attempt++) {
+            free(c2);
+            c2 = NULL;
+            r2 = rep;
+            e2 = ptxas_once(ptxas, dir, capped, capped_len, opt, kernel_name, &c2, &c2_len, &r2,
                             NULL, NULL);
+        }
+        if (e2)
+            tb_diag(diag, ud, "warning: %s: ptxas failed three times on the register-capped compile "
+                              "(cap %d); the uncapped cubin is kept",
+                    kernel_name ? kernel_name : "?", cap);
         free(capped);
         if (e2 || r2.spill_stores != 0 || r2.spill_loads != 0 || r2.stack_bytes > rep.stack_bytes) {
             free(c2);
