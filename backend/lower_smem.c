@@ -147,16 +147,23 @@ static int32_t ring_offset_at(const Ring *R, const int32_t *c) {
 }
 
 /* The stage layout's map checked against ring_offset_at (the formula cp.async and
- * ldmatrix address with) at every offset. */
+ * ldmatrix address with) at every offset, once per buffer. */
 static const TirLinear *ring_linear(TbLower *L, const TirOp *op, const Ring *R) {
-    if (R->numel > (1 << 16)) return NULL;
-    const TirLinear *s = tir_layout_linear(L->m, op->opnd[0]->ty.layout, R->rank, R->shape, NULL);
-    if (!s || tir_lin_in_dim(s, TIR_LIN_OFFSET) < 0) return NULL;
-    for (int32_t o = 0; o < (int32_t)R->numel; o++) {
+    int id = op->opnd[0]->id;
+    bool cache = id >= 0 && id < L->nvals;
+    if (cache && L->ring_seen[id]) return L->ring_lin[id];
+    const TirLinear *s = R->numel > (1 << 16) ? NULL
+                         : tir_layout_linear(L->m, op->opnd[0]->ty.layout, R->rank, R->shape, NULL);
+    if (s && tir_lin_in_dim(s, TIR_LIN_OFFSET) < 0) s = NULL;
+    for (int32_t o = 0; s && o < (int32_t)R->numel; o++) {
         int32_t in[TIR_LIN_MAXDIMS] = {0}, c[TIR_LIN_MAXDIMS] = {0};
         in[tir_lin_in_dim(s, TIR_LIN_OFFSET)] = o;
         tir_lin_apply_coords(s, in, c);
-        if (ring_offset_at(R, c) != o) return NULL;
+        if (ring_offset_at(R, c) != o) s = NULL;
+    }
+    if (cache) {
+        L->ring_seen[id] = s ? 1 : 2;
+        L->ring_lin[id] = s;
     }
     return s;
 }

@@ -85,6 +85,10 @@ typedef struct TbLower {
     int *uses;                       /* by TirValue id: how many operands name it */
     uint8_t *deferred;               /* by TirValue id: its op is lowered with its chain's store */
     struct TbLdm **ldm;              /* by TirValue id: a dot operand ldmatrix reads per K step */
+    /* by shared buffer id: its stage layout's map, checked once (lower_smem.c ring_linear);
+     * ring_seen 1: checked, 2: no map */
+    const TirLinear **ring_lin;
+    uint8_t *ring_seen;
     /* Lowering a chain (lower_chain.c) chunk by chunk: while chain_sub > 0, tb_val shows a
      * value of chain_n elements as its elements [chain_lo, chain_lo + chain_sub), and
      * tb_set of chain_sub elements writes them there. */

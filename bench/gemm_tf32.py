@@ -1,6 +1,7 @@
-"""tf32 GEMM on the H200: tilec's examples/gemm_tf32.tile against Triton (tl.dot with
-input_precision="tf32", the same autotuned configs as bench/gemm.py) and cuBLAS
-(torch.matmul with TF32 allowed), one process, same f32 inputs, results checked.
+"""tf32 GEMM on the H200: tilec's examples/gemm_tf32.tile against Triton (bench/gemm.py's
+kernel on f32 inputs: tl.dot's input_precision defaults to the NVIDIA backend's
+default_dot_input_precision, "tf32", checked below) and cuBLAS (torch.matmul with TF32 allowed), one process,
+same f32 inputs, results checked.
 
     DISABLE_MMA_V3=1 python3 bench/gemm_tf32.py   (Triton restricted to mma.sync)
 
@@ -17,40 +18,18 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 
 import torch  # noqa: E402
 import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
 import triton.testing  # noqa: E402
 
 import tilec  # noqa: E402
-from gemm import _configs, strides, tflops  # noqa: E402
-
-
-@triton.autotune(configs=_configs(), key=["M", "N", "K"])
-@triton.jit
-def _tr_tf32(a, b, c, M, N, K, lda, ldb, ldc, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-             GROUP: tl.constexpr):
-    pid = tl.program_id(0)
-    per_group = GROUP * tl.cdiv(N, BN)
-    first_m = (pid // per_group) * GROUP
-    group_m = tl.minimum(tl.cdiv(M, BM) - first_m, GROUP)
-    pm = first_m + (pid % per_group) % group_m
-    pn = (pid % per_group) // group_m
-    rm = pm * BM + tl.arange(0, BM)
-    rn = pn * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    pa = a + rm[:, None].to(tl.int64) * lda + rk[None, :]
-    pb = b + rk[:, None].to(tl.int64) * ldb + rn[None, :]
-    acc = tl.zeros([BM, BN], dtype=tl.float32)
-    for k in range(0, K, BK):
-        av = tl.load(pa, mask=(rm[:, None] < M) & (rk[None, :] < K - k), other=0.0)
-        bv = tl.load(pb, mask=(rk[:, None] < K - k) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(av, bv, acc, input_precision="tf32")
-        pa += BK
-        pb += BK * ldb
-    tl.store(c + rm[:, None].to(tl.int64) * ldc + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+from gemm import strides, tflops, triton_matmul  # noqa: E402
 
 
 def main():
     mode = "mma.sync" if os.environ.get("DISABLE_MMA_V3") == "1" else "default"
+    from triton.backends.nvidia.compiler import CUDAOptions
+    if CUDAOptions.default_dot_input_precision != "tf32":
+        print("this Triton's f32 dot is not tf32 by default", file=sys.stderr)
+        return 2
     torch.backends.cuda.matmul.allow_tf32 = True
     dev = tilec.Device("cuda")
     kern = dev.load_source(os.path.join(REPO, "examples/gemm_tf32.tile")).kernel("gemm_tf32")
@@ -62,9 +41,8 @@ def main():
         want = torch.matmul(a.double(), b.double())
         bound = (2.0 ** -10 * torch.matmul(a.abs().double(), b.abs().double())).max().item()
         outs = {k: torch.full((M, N), float("nan"), device="cuda") for k in ("tilec", "triton", "cublas")}
-        grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)  # noqa: E731
         fns = {"tilec": kern.bind(a, b, outs["tilec"], M, N, K, *strides(a, b, outs["tilec"])),
-               "triton": lambda: _tr_tf32[grid](a, b, outs["triton"], M, N, K, K, N, N),
+               "triton": lambda: triton_matmul(a, b, outs["triton"]),
                "cublas": lambda: torch.matmul(a, b, out=outs["cublas"])}
         line = f"  {M}x{N}x{K}:"
         res = {}
