@@ -421,6 +421,15 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
 {
     tile_ctx *c = p->ctx;
     const AstKernel *kn = &p->file->kernels[k];
+    /* a bundle's variant records the div16 and eq1 masks only (docs/bundle.md): code
+     * compiled assuming div8 would be launched without that fact being checked */
+    for (int i = 0; i < c->nassumes; i++)
+        if (c->assumes[i].facts & TILE_ASSUME_DIV8) {
+            driver_error(c, "assumption on '%s': a bundle cannot record a divisible-by-8 "
+                            "fact (its variants carry div16 and eq1 masks); leave it out of "
+                            "--emit=bundle and --emit=header", c->assumes[i].name);
+            return TILE_ERR_INVALID;
+        }
     /* The extra facts go in as temporary assumptions so that the lowering applies them
      * exactly as it applies the user's; the user's list is restored after. */
     DriverAssume *saved = c->assumes;

@@ -125,8 +125,8 @@ static bool kernel_param(const AstKernel *kn, const char *name, const AstParam *
     return false;
 }
 
-/* Whether fact `facts` fits parameter `ap`: div16 for pointers and integers, one for
- * integers. */
+/* Whether fact `facts` fits parameter `ap`: div16 and div8 for pointers and integers,
+ * one for integers. */
 static const char *assumption_misfit(const AstParam *ap, unsigned facts)
 {
     int s = driver_param_scalar(ap);
@@ -135,6 +135,8 @@ static const char *assumption_misfit(const AstParam *ap, unsigned facts)
         return "only an integer parameter can be assumed equal to 1";
     if ((facts & TILE_ASSUME_DIV16) && !ap->is_ptr && !is_int)
         return "only pointer and integer parameters can be assumed divisible by 16";
+    if ((facts & TILE_ASSUME_DIV8) && !ap->is_ptr && !is_int)
+        return "only pointer and integer parameters can be assumed divisible by 8";
     return NULL;
 }
 
@@ -194,6 +196,9 @@ static void apply_assumptions(const tile_ctx *c, TirModule *m)
                     continue;
                 if ((as->facts & TILE_ASSUME_DIV16) && (t.ptr || is_int))
                     f->params[i].divisibility = 16;
+                else if ((as->facts & TILE_ASSUME_DIV8) && (t.ptr || is_int) &&
+                         f->params[i].divisibility < 8)
+                    f->params[i].divisibility = 8;
                 if ((as->facts & TILE_ASSUME_ONE) && is_int && !all)
                     f->params[i].equals_one = true;
             }

@@ -355,7 +355,7 @@ TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, 
 /* ---- launch assumptions ------------------------------------------------------------ */
 tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts)
 {
-    if (!c || !param || !*param || (facts & ~(unsigned)(TILE_ASSUME_DIV16 | TILE_ASSUME_ONE)))
+    if (!c || !param || !*param || (facts & ~(unsigned)(TILE_ASSUME_DIV16 | TILE_ASSUME_ONE | TILE_ASSUME_DIV8)))
         return TILE_ERR_INVALID;
     if (!strcmp(param, "*") && (facts & TILE_ASSUME_ONE)) {
         driver_error(c, "only a named integer parameter can be assumed equal to 1");

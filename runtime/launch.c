@@ -15,7 +15,7 @@
 /* One launch's checked arguments, by param index. */
 typedef struct LaunchArgs {
     RtValue vals[RT_MAX_PARAMS];
-    uint64_t div16, eq1;
+    uint64_t div16, div8, eq1;  /* div8: multiples of 8 that are not multiples of 16 */
 } LaunchArgs;
 
 /* ---- argument checks -------------------------------------------------------------- */
@@ -48,7 +48,7 @@ static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int
     if (nargs != k->nrt || (!args && nargs))
         return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s' takes %d argument%s, got %d", k->name,
                        k->nrt, k->nrt == 1 ? "" : "s", nargs);
-    la->div16 = la->eq1 = 0;
+    la->div16 = la->div8 = la->eq1 = 0;
     for (int i = 0; i < nargs; i++) {
         int pi = k->rt_param[i];
         const RtParam *p = &k->params[pi];
@@ -68,6 +68,8 @@ static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int
             *v = (RtValue){.i = (int64_t)u};
             if (u % 16 == 0)
                 la->div16 |= 1ull << pi;
+            else if (u % 8 == 0)
+                la->div8 |= 1ull << pi;
         } else if (tile_scalar_is_float(p->scalar)) {
             if (a->kind == TILE_RT_ARG_F64)
                 *v = (RtValue){.is_float = true, .f = a->f64};
@@ -92,6 +94,8 @@ static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int
             if (p->scalar != TILE_BOOL) {
                 if (a->i64 % 16 == 0)
                     la->div16 |= 1ull << pi;
+                else if (a->i64 % 8 == 0)
+                    la->div8 |= 1ull << pi;
                 if (a->i64 == 1)
                     la->eq1 |= 1ull << pi;
             }
@@ -272,8 +276,8 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
         char *cubin[RT_MAX_CUBINS];
         size_t len[RT_MAX_CUBINS];
         int n = 0;
-        tile_rt_status s = rt_jit_compile(k->m, k->index, inst->variant, inst->div16, inst->eq1,
-                                          cubin, len, &n);
+        tile_rt_status s = rt_jit_compile(k->m, k->index, inst->variant, inst->div16, inst->div8,
+                                          inst->eq1, cubin, len, &n);
         if (s == TILE_RT_OK && inst->alt >= n)
             s = rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name,
                         inst->text, inst->alt);
@@ -301,9 +305,9 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
 static void instance_text(const tile_rt_kernel *k, RtInstance *inst)
 {
     size_t n = (size_t)snprintf(inst->text, sizeof inst->text, "%s", inst->v->text);
-    const char *tag[2] = {"div16", "eq1"};
-    uint64_t masks[2] = {inst->div16, inst->eq1};
-    for (int f = 0; f < 2; f++) {
+    const char *tag[3] = {"div16", "div8", "eq1"};
+    uint64_t masks[3] = {inst->div16, inst->div8, inst->eq1};
+    for (int f = 0; f < 3; f++) {
         if (!masks[f] || n >= sizeof inst->text)
             continue;
         n += (size_t)snprintf(inst->text + n, sizeof inst->text - n, "; %s:", tag[f]);
@@ -316,26 +320,27 @@ static void instance_text(const tile_rt_kernel *k, RtInstance *inst)
         snprintf(inst->text + n, sizeof inst->text - n, "; registers uncapped");
 }
 
-/* The existing instance of variant vi under facts (div16, eq1) from its compile's cubin
- * alt, or NULL.  Caller holds k->lock. */
-static RtInstance *find_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t eq1,
-                                 int alt)
+/* The existing instance of variant vi under facts (div16, div8, eq1) from its compile's
+ * cubin alt, or NULL.  Caller holds k->lock. */
+static RtInstance *find_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t div8,
+                                 uint64_t eq1, int alt)
 {
     for (RtInstance *i = k->instances; i; i = i->next)
-        if (i->variant == vi && i->div16 == div16 && i->eq1 == eq1 && i->alt == alt &&
+        if (i->variant == vi && i->div16 == div16 && i->div8 == div8 && i->eq1 == eq1 &&
+            i->alt == alt &&
             (i->epoch == k->meta_epoch || !k->m->prog))
             return i;
     return NULL;
 }
 
-/* The instance of variant vi under facts (div16, eq1) from its compile's cubin alt, made
- * and loaded on first need (from job's cubins when a batch compiled it).  Caller holds
- * k->lock. */
-static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t eq1,
-                                   int alt, RtJitJob *job, RtInstance **out)
+/* The instance of variant vi under facts (div16, div8, eq1) from its compile's cubin alt,
+ * made and loaded on first need (from job's cubins when a batch compiled it).  Caller
+ * holds k->lock. */
+static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t div8,
+                                   uint64_t eq1, int alt, RtJitJob *job, RtInstance **out)
 {
     uint64_t epoch = k->meta_epoch;
-    RtInstance *found = find_instance(k, vi, div16, eq1, alt);
+    RtInstance *found = find_instance(k, vi, div16, div8, eq1, alt);
     if (found) {
         *out = found;
         return found->failed ? rt_fail(k->m->rt, TILE_RT_ERR_COMPILE, "kernel '%s' variant %s "
@@ -347,6 +352,7 @@ static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div1
         return rt_fail(k->m->rt, TILE_RT_ERR_INVALID, "out of memory");
     inst->variant = vi;
     inst->div16 = div16;
+    inst->div8 = div8;
     inst->eq1 = eq1;
     inst->alt = alt;
     inst->epoch = epoch;
@@ -375,6 +381,8 @@ static uint64_t key_of(const tile_rt_kernel *k, const LaunchArgs *la, int64_t *v
         h = rt_fnv1a(h, &vals[i], sizeof vals[i]);
     }
     h = rt_fnv1a(h, &la->div16, sizeof la->div16);
+    if (la->div8)   /* keys without div8 facts hash as they did (the tuner's disk cache) */
+        h = rt_fnv1a(h, &la->div8, sizeof la->div8);
     return rt_fnv1a(h, &la->eq1, sizeof la->eq1);
 }
 
@@ -382,7 +390,7 @@ static bool choice_matches(const RtChoice *c, uint64_t keyhash, const tile_rt_ke
                            const LaunchArgs *la, const int64_t *keyvals, uint64_t epoch)
 {
     return c && c->keyhash == keyhash && c->epoch == epoch && c->div16 == la->div16 &&
-           c->eq1 == la->eq1 && c->nkey == k->meta->nkey &&
+           c->div8 == la->div8 && c->eq1 == la->eq1 && c->nkey == k->meta->nkey &&
            !memcmp(c->keyvals, keyvals, c->nkey * sizeof *keyvals);
 }
 
@@ -437,11 +445,11 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             char err[160];
             job_of[vi] = -1;
             if (where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 ||
-                find_instance(k, vi, la->div16, la->eq1, 0))
+                find_instance(k, vi, la->div16, la->div8, la->eq1, 0))
                 continue;
             job_of[vi] = njobs;
             jobs[njobs++] = (RtJitJob){.m = k->m, .k = k->index, .vi = vi, .div16 = la->div16,
-                                       .eq1 = la->eq1};
+                                       .div8 = la->div8, .eq1 = la->eq1};
         }
         if (!jobs || !job_of)
             njobs = 0;   /* out of memory: compile one by one below */
@@ -460,13 +468,14 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
         for (int j = 0; j < nc && !jit; j++)
             if (!strcmp(c[j]->v->text, v->text))
                 dup = j;
-        uint64_t d16 = jit ? la->div16 : v->div16, e1 = jit ? la->eq1 : v->eq1;
+        /* a bundle's variants carry no div8 facts (docs/bundle.md) */
+        uint64_t d16 = jit ? la->div16 : v->div16, d8 = jit ? la->div8 : 0, e1 = jit ? la->eq1 : v->eq1;
         if (dup >= 0 && __builtin_popcountll(c[dup]->div16 | c[dup]->eq1) >=
                             __builtin_popcountll(d16 | e1))
             continue;
         RtInstance *inst = NULL;
         RtJitJob *job = njobs && job_of[vi] >= 0 ? &jobs[job_of[vi]] : NULL;
-        tile_rt_status s = get_instance(k, vi, d16, e1, 0, job, &inst);
+        tile_rt_status s = get_instance(k, vi, d16, d8, e1, 0, job, &inst);
         if (s != TILE_RT_OK) {
             last = s;    /* a variant that does not build is skipped, others may */
             continue;
@@ -476,9 +485,9 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
         else
             c[nc++] = inst;
         /* the JIT's uncapped cubin of the same compile, a candidate of its own */
-        if (jit && all && ((job && job->ncubin > 1) || (!job && find_instance(k, vi, d16, e1, 1)))) {
+        if (jit && all && ((job && job->ncubin > 1) || (!job && find_instance(k, vi, d16, d8, e1, 1)))) {
             RtInstance *alt = NULL;
-            if (get_instance(k, vi, d16, e1, 1, job, &alt) == TILE_RT_OK)
+            if (get_instance(k, vi, d16, d8, e1, 1, job, &alt) == TILE_RT_OK)
                 c[nc++] = alt;
         }
     }
@@ -486,7 +495,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
     for (int j = 0, n0 = nc; j < n0 && !jit && all && k->m->rt->kind == TILE_RT_CUDA; j++) {
         RtInstance *alt = NULL;
         if (uncapped_code(k->m->rt, c[j]->v) &&
-            get_instance(k, c[j]->variant, c[j]->div16, c[j]->eq1, 1, NULL, &alt) == TILE_RT_OK)
+            get_instance(k, c[j]->variant, c[j]->div16, c[j]->div8, c[j]->eq1, 1, NULL, &alt) == TILE_RT_OK)
             c[nc++] = alt;
     }
     for (int j = 0; j < njobs; j++)
@@ -555,6 +564,7 @@ static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nar
     if (s == TILE_RT_OK) {
         c->keyhash = keyhash;
         c->div16 = la->div16;
+        c->div8 = la->div8;
         c->eq1 = la->eq1;
         c->epoch = epoch;
         c->nkey = k->meta->nkey;
@@ -634,7 +644,7 @@ tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsign
                 uint32_t nv = (flags & TILE_RT_PRECOMPILE_ALL) ? k->meta->nvariants : 1;
                 uint64_t d16 = pointer_facts(k);
                 for (uint32_t vi = 0; vi < nv && vi < k->meta->nvariants && n < cap; vi++)
-                    if (!find_instance(k, vi, d16, 0, 0))
+                    if (!find_instance(k, vi, d16, 0, 0, 0))
                         jobs[n++] = (RtJitJob){.m = mods[i], .k = j, .vi = vi, .div16 = d16};
             }
             pthread_mutex_unlock(&k->lock);
@@ -650,7 +660,7 @@ tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsign
             RtInstance *inst;
             pthread_mutex_lock(&k->lock);
             for (int a = 0; a < job->ncubin && s == TILE_RT_OK; a++)
-                s = get_instance(k, job->vi, job->div16, job->eq1, a, job, &inst);
+                s = get_instance(k, job->vi, job->div16, job->div8, job->eq1, a, job, &inst);
             pthread_mutex_unlock(&k->lock);
         } else if (s != TILE_RT_OK) {
             rt_fail(rt, s, "%s", job->err);

@@ -462,8 +462,9 @@ bool cli_parse_compile(int argc, char **argv, CliCompile *o, char *err, size_t e
     *o = (CliCompile){.c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))},
                       .emit = "cubin", .arch = "sm_90a",
                       .div16 = calloc(argc + 1, sizeof(char *)),
+                      .div8 = calloc(argc + 1, sizeof(char *)),
                       .one = calloc(argc + 1, sizeof(char *))};
-    if (!o->c.defines || !o->div16 || !o->one)
+    if (!o->c.defines || !o->div16 || !o->div8 || !o->one)
         return args_fail(&g, "out of memory");
     for (int i = 1; i < argc && !g.failed; i++) {
         const char *a = argv[i], *v;
@@ -472,6 +473,7 @@ bool cli_parse_compile(int argc, char **argv, CliCompile *o, char *err, size_t e
         else if ((v = opt_value(&g, &i, "--arch"))) o->arch = v;
         else if ((v = opt_value(&g, &i, "--print-after"))) o->print_after = v;
         else if ((v = opt_value(&g, &i, "--assume-div16"))) o->div16[o->ndiv16++] = v;
+        else if ((v = opt_value(&g, &i, "--assume-div8"))) o->div8[o->ndiv8++] = v;
         else if ((v = opt_value(&g, &i, "--assume-one"))) o->one[o->none++] = v;
         else if (!strcmp(a, "--div16")) o->all_div16 = true;
         else if (!strcmp(a, "--report")) o->report = true;
@@ -541,8 +543,9 @@ void cli_compile_free(CliCompile *o)
 {
     free(o->c.defines);
     free(o->div16);
+    free(o->div8);
     free(o->one);
-    o->c.defines = o->div16 = o->one = NULL;
+    o->c.defines = o->div16 = o->div8 = o->one = NULL;
 }
 
 void cli_run_free(CliRun *o)

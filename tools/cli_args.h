@@ -61,8 +61,8 @@ typedef struct CliCompile {
     CliCommon c;
     const char *out_path, *emit, *arch, *print_after;
     int emit_kind;                   /* tile_emit_kind */
-    const char **div16, **one;       /* --assume-div16= and --assume-one= lists */
-    int ndiv16, none;
+    const char **div16, **div8, **one; /* --assume-div16=, --assume-div8=, --assume-one= lists */
+    int ndiv16, ndiv8, none;
     bool report, all_div16;
 } CliCompile;
 

@@ -23,7 +23,8 @@
 static const char usage_text[] =
     "usage: tilec FILE.tile [-o OUT] [--emit=tir|llvm|ptx|cubin|bundle|header] [--arch=sm_90a]\n"
     "             [-D NAME=V[,V...]]... [--kernel NAME] [--print-after=PASS|all] [--debug]\n"
-    "             [-O0|-O3] [-v] [--report] [--div16] [--assume-div16=P,...] [--assume-one=P,...]\n"
+    "             [-O0|-O3] [-v] [--report] [--div16] [--assume-div16=P,...] [--assume-div8=P,...]\n"
+    "             [--assume-one=P,...]\n"
     "       tilec run FILE.tile --kernel NAME [--device=cuda|interp] [--grid=X[,Y[,Z]]]\n"
     "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] ARG... [--save NAME=PATH]...\n"
     "  ARG: name=VALUE (scalar), name=@PATH[:SHAPE] (a .npy file or raw little-endian\n"
@@ -45,7 +46,8 @@ static const char compile_help[] =
     "  --report            one line per variant: registers, shared memory, spills, flops and\n"
     "                      global bytes per program (the code itself only with -o)\n"
     "  --div16             compile for launches whose pointers and integers are multiples of 16\n"
-    "  --assume-div16=P,.. the same for the named parameters; --assume-one=P,..: integers == 1\n"
+    "  --assume-div16=P,.. the same for the named parameters; --assume-div8=P,..: multiples\n"
+    "                      of 8 (8-byte aligned); --assume-one=P,..: integers == 1\n"
     "  -O0, -O3            LLVM's and ptxas' optimisation off / on (default -O3)\n"
     "  --debug             keep assert() checks\n"
     "  -v                  the variants chosen and each compile phase's time on stderr\n"
@@ -378,6 +380,9 @@ static int cmd_compile(int argc, char **argv)
         tile_ctx_assume(ctx, "*", TILE_ASSUME_DIV16);
     for (int i = 0; i < o.ndiv16; i++)
         if (!cli_assume_list(ctx, o.div16[i], TILE_ASSUME_DIV16, "--assume-div16", err, sizeof err))
+            usage_error("%s", err);
+    for (int i = 0; i < o.ndiv8; i++)
+        if (!cli_assume_list(ctx, o.div8[i], TILE_ASSUME_DIV8, "--assume-div8", err, sizeof err))
             usage_error("%s", err);
     for (int i = 0; i < o.none; i++)
         if (!cli_assume_list(ctx, o.one[i], TILE_ASSUME_ONE, "--assume-one", err, sizeof err))

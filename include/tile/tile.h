@@ -77,13 +77,16 @@ tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out);
 /* Launch facts the compiled code may assume, as the runtime specializes a launch (like
  * Triton): TILE_ASSUME_DIV16 for a pointer parameter means its address is 16-byte
  * aligned, for an integer parameter that its value is a multiple of 16;
+ * TILE_ASSUME_DIV8 the same for 8 (an address 8-byte aligned, a multiple of 8: for 16-bit
+ * elements a row stride of 8 keeps 16-byte rows, so a 3000-wide f16 matrix still gets
+ * 16-byte accesses; DIV16 implies it);
  * TILE_ASSUME_ONE (integers only) that its value is 1.  `param` names a parameter (of
  * any kernel compiled with this context; a name no kernel has, or a fact that does not
  * fit the parameter's type, is an error when compiling), or "*" for every pointer and
- * integer parameter (TILE_ASSUME_DIV16 only).  Facts add up over calls for one name;
+ * integer parameter (TILE_ASSUME_DIV16 and TILE_ASSUME_DIV8 only).  Facts add up over calls for one name;
  * facts 0 removes the name's assumptions.  Code
  * compiled this way is only correct for launches that satisfy the facts. */
-enum { TILE_ASSUME_DIV16 = 1, TILE_ASSUME_ONE = 2 };
+enum { TILE_ASSUME_DIV16 = 1, TILE_ASSUME_ONE = 2, TILE_ASSUME_DIV8 = 4 };
 tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts);
 void tile_ctx_clear_assumptions(tile_ctx *c);
 /* Collect the time spent in each compile phase (see tile_ctx_timings). */

@@ -14,6 +14,10 @@
 # `tilec --report --div16 --assume-one=UNIT`: the row-major layout the runtime launches for
 # the common case (it specializes integers equal to 1; the div16 form above is then the
 # transposed-operand specialization); every variant must compile, with the same spill rule.
+# With DIV8 (and UNIT) a fourth form, div8+unit: pointers 16-byte aligned, integers multiples
+# of 8 (not of 16), UNIT strides 1 (`--assume-div8=* --assume-div16=POINTERS
+# --assume-one=UNIT`): what the runtime launches for a row-major GEMM whose sizes are
+# multiples of 8 only, 4000x3000x5000 say; same spill rule.
 # UNIT_XFAIL: that form is known not to compile yet (TILEC_DOT_UNIT_FORM_BROKEN): it must
 # still fail, so that the fix shows as a failure asking to empty the list.
 # With EXPECT_ERROR (a regex), the example must not compile for ARCH: tb_compile fails
@@ -125,6 +129,24 @@ if(DEFINED UNIT AND NOT UNIT STREQUAL "")
   endif()
   message(STATUS "div16+unit:\n${out}")
   check_spills(unit "${lines}")
+  if(DIV8)
+    file(READ ${EXAMPLE} src)
+    string(REGEX MATCHALL "[a-z_0-9]+: \\*[a-z0-9]+" ptrs "${src}")
+    list(TRANSFORM ptrs REPLACE ":.*" "")
+    list(JOIN ptrs "," ptrs)
+    execute_process(COMMAND ${TILEC} ${EXAMPLE} --arch=${ARCH} --emit=cubin --report
+                            "--assume-div8=*" --assume-div16=${ptrs} --assume-one=${UNIT}
+                            ${defs} -o /dev/null
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    string(REGEX MATCHALL "[^\n]*regs=[^\n]*" lines "${out}")
+    list(LENGTH lines nlines)
+    if(NOT rc EQUAL 0 OR NOT nlines EQUAL nv)
+      message(FATAL_ERROR "tilec (div8+unit, pointers ${ptrs}) failed (${rc}) or reported "
+                          "${nlines} of ${nv} variants:\n${err}\n${out}")
+    endif()
+    message(STATUS "div8+unit (pointers ${ptrs} div16):\n${out}")
+    check_spills(div8 "${lines}")
+  endif()
 endif()
 if(spill_errors)
   message(FATAL_ERROR "spills not in ${SPILL_LIST}:${spill_errors}")

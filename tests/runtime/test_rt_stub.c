@@ -108,11 +108,11 @@ static void test_launch(void)
               "takes 3 arguments, got 3");
     CHECK(stub_nlaunches() == 0 && stub_nmodules() == 0);
 
-    /* n = 1000: a multiple of 8, not of 16: no div16 fact for n; both pointers have it */
+    /* n = 1000: a multiple of 8, not of 16: a div8 fact for n; both pointers have div16 */
     CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
     CHECK(stub_nlaunches() == 1 && stub_nmodules() == 1);
     const StubLaunch *l = stub_launch(0);
-    CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: x out"));
+    CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: x out; div8: n"));
     /* untuned: variant 0 (BLOCK=128, warps=1): cdiv(1000, 128) programs of 32 threads */
     CHECK(l && l->grid[0] == 8 && l->grid[1] == 1 && l->grid[2] == 1);
     CHECK(l && l->block[0] == 32 && l->block[1] == 1 && l->block[2] == 1 && l->smem == 0);
@@ -132,16 +132,26 @@ static void test_launch(void)
     CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
     CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: x out; eq1: n"));
     CHECK(stub_nmodules() == 3 && stub_launch(2)->grid[0] == 1);
-    /* n = 8, -16: 8 is no multiple of 16, -16 is */
+    /* n = 8: no multiple of 16, a multiple of 8 */
     set_args(a, x, out, 8);
     CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
-    CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: x out"));
+    CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: x out; div8: n"));
     CHECK(stub_nmodules() == 3);   /* the facts of n = 1000 again: that module */
-    /* x 4 bytes past an allocation's start: aligned to its f32 elements, not to 16 */
+    /* n = 1004: a multiple of neither */
+    set_args(a, x, out, 1004);
+    CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
+    CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: x out"));
+    CHECK(stub_nmodules() == 4);
+    /* x 4 bytes past an allocation's start: aligned to its f32 elements, not to 8 or 16 */
     set_args(a, (char *)x + 4, out, 1000);
     CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
-    CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: out"));
-    CHECK(stub_nmodules() == 4 && stub_launch(4)->params[0] == (uintptr_t)x + 4);
+    CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: out; div8: n"));
+    CHECK(stub_nmodules() == 5 && stub_launch(5)->params[0] == (uintptr_t)x + 4);
+    /* x 8 bytes past: 8-byte aligned, not 16 */
+    set_args(a, (char *)x + 8, out, 1000);
+    CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
+    CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: out; div8: x n"));
+    CHECK(stub_nmodules() == 6);
     /* x 2 bytes off: not aligned to f32, refused before the driver */
     set_args(a, (char *)x + 2, out, 1000);
     CHECK_ERR(tile_rt_launch(k, a, 3, NULL, NULL), TILE_RT_ERR_ARGS, tile_rt_last_error(rt),
@@ -154,7 +164,7 @@ static void test_launch(void)
     set_args(a, x, out, -((int64_t)1 << 31));
     CHECK_ERR(tile_rt_launch(k, a, 3, NULL, NULL), TILE_RT_ERR_ARGS, tile_rt_last_error(rt),
               "is outside [0, 2147483647]");
-    CHECK(stub_nlaunches() == 5);
+    CHECK(stub_nlaunches() == 7);
     /* a grid given by the caller: zeros mean 1 */
     set_args(a, x, out, 1000);
     int64_t g[3] = {5, 0, 3};
