@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,61 +95,88 @@ void tb_parse_ptxas_info(const char *log, const char *kernel_name, TbReport *r) 
     }
 }
 
-/* One ptxas run of `ptx` in `dir`: the cubin (malloc'd) and its -v report, or errors. */
-static int ptxas_once(const char *ptxas, const char *dir, const char *ptx, size_t ptx_len,
-                      const TbOptions *opt, const char *kernel_name, char **cubin,
-                      size_t *cubin_len, TbReport *report, TirDiagFn diag, void *ud) {
-    char in[1100], outp[1100], logp[1100];
-    snprintf(in, sizeof in, "%s/k.ptx", dir);
-    snprintf(outp, sizeof outp, "%s/k.cubin", dir);
-    snprintf(logp, sizeof logp, "%s/log.txt", dir);
-    int errors = 0;
-    FILE *f = fopen(in, "wb");
+/* One ptxas run of `ptx` in `dir`, in two halves so that runs can overlap: ptxas_start
+ * writes DIR/kTAG.ptx and starts ptxas on it (its -v log in DIR/logTAG.txt), ptxas_finish
+ * waits for it and takes the cubin (malloc'd) and the report, or reports errors (diag NULL:
+ * none).  Every ptxas process of this library counts in `ptxas_running`. */
+typedef struct PtxasRun {
+    char in[1100], out[1100], log[1100];
+    pid_t pid;
+    bool started;
+} PtxasRun;
+
+static _Atomic int ptxas_running;
+
+static int ptxas_start(PtxasRun *r, const char *ptxas, const char *dir, int tag, const char *ptx,
+                       size_t ptx_len, const TbOptions *opt, TirDiagFn diag, void *ud) {
+    snprintf(r->in, sizeof r->in, "%s/k%d.ptx", dir, tag);
+    snprintf(r->out, sizeof r->out, "%s/k%d.cubin", dir, tag);
+    snprintf(r->log, sizeof r->log, "%s/log%d.txt", dir, tag);
+    r->started = false;
+    FILE *f = fopen(r->in, "wb");
     if (!f || fwrite(ptx, 1, ptx_len, f) != ptx_len) {
-        tb_diag(diag, ud, "error: cannot write %s", in);
+        tb_diag(diag, ud, "error: cannot write %s", r->in);
         if (f) fclose(f);
-        errors = 1;
-        goto cleanup;
+        unlink(r->in);
+        return 1;
     }
     fclose(f);
     char archopt[64];
     snprintf(archopt, sizeof archopt, "-arch=%s", opt && opt->arch ? opt->arch : "sm_90a");
     char *argv[] = {(char *)ptxas, archopt, "-v", (opt && opt->opt_level == 0) ? "-O0" : "-O3",
-                    "-o", outp, in, NULL};
+                    "-o", r->out, r->in, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, logp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
+    int rc = posix_spawn(&r->pid, ptxas, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
         tb_diag(diag, ud, "error: cannot run %s: %s", ptxas, strerror(rc));
-        errors = 1;
-        goto cleanup;
+        unlink(r->in);
+        unlink(r->log);
+        return 1;
     }
+    r->started = true;
+    atomic_fetch_add(&ptxas_running, 1);
+    return 0;
+}
+
+static int ptxas_finish(PtxasRun *r, const char *kernel_name, char **cubin, size_t *cubin_len,
+                        TbReport *report, TirDiagFn diag, void *ud) {
+    int errors = 0;
+    if (!r->started) return 1;
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR) {}
+    atomic_fetch_sub(&ptxas_running, 1);
+    r->started = false;
     size_t loglen = 0;
-    char *log = read_file(logp, &loglen);
+    char *log = read_file(r->log, &loglen);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         tb_diag(diag, ud, "%s: error: ptxas rejected the PTX:\n%s", kernel_name ? kernel_name : "?",
                 log ? log : "(no output)");
         errors = 1;
     } else {
         if (log) tb_parse_ptxas_info(log, kernel_name, report);
-        *cubin = read_file(outp, cubin_len);
+        *cubin = read_file(r->out, cubin_len);
         if (!*cubin) {
             tb_diag(diag, ud, "error: ptxas wrote no cubin");
             errors = 1;
         }
     }
     free(log);
-cleanup:
-    unlink(in);
-    unlink(outp);
-    unlink(logp);
+    unlink(r->in);
+    unlink(r->out);
+    unlink(r->log);
     return errors;
+}
+
+static int ptxas_once(const char *ptxas, const char *dir, const char *ptx, size_t ptx_len,
+                      const TbOptions *opt, const char *kernel_name, char **cubin,
+                      size_t *cubin_len, TbReport *report, TirDiagFn diag, void *ud) {
+    PtxasRun r;
+    if (ptxas_start(&r, ptxas, dir, 0, ptx, ptx_len, opt, diag, ud)) return 1;
+    return ptxas_finish(&r, kernel_name, cubin, cubin_len, report, diag, ud);
 }
 
 /* Programs of `threads` threads using `regs` registers each that fit on one SM (65536
@@ -201,7 +229,13 @@ static char *with_register_cap(const char *ptx, size_t len, int cap, size_t *out
  * (128x256 and 256x128 with 8 warps: cap 128 at floor 136; the 8-warp tiles of 64
  * accumulators a thread at cap 80 after 128), and no other.  Without a floor (no dot) it
  * asks for cap < regs / 4, which an occupancy step never does (the lowest ratio there was
- * 0.60): those kernels' budget is unchanged. */
+ * 0.60): those kernels' budget is unchanged.
+ *
+ * The second step's cap is taken from the first's (the registers it leaves at most), so
+ * both caps are known once the uncapped run is done, and the two capped runs go at once
+ * when the machine has a CPU free for each (matmul 64x64x32 on 4 warps, 2 cores: ptxas
+ * 235-285 ms in all for its three runs one after the other, 130-215 with the two capped
+ * ones side by side).  The second is kept only when the first is, as one after the other. */
 int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
              char **cubin, size_t *cubin_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag,
              void *ud) {
@@ -231,52 +265,77 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
     int threads = opt ? opt->threads : 0;
     bool tune = !errors && threads > 0 && rep.regs > 0 && rep.spill_stores == 0 &&
                 rep.spill_loads == 0 && !(opt && opt->opt_level == 0);
-    TbAltCubin natural = {.cubin = NULL, .len = 0, .regs = rep.regs};
-    for (int step = 1; tune && step <= 2; step++) {
-        int want = programs_per_sm(rep.regs, threads) + 1;
+    /* the caps of the next one or two occupancy steps, the second one's from the first
+     * (what it leaves at most), so that both are known before either runs */
+    int caps[2], ncap = 0;
+    for (int est = rep.regs; tune && ncap < 2;) {
+        int want = programs_per_sm(est, threads) + 1;
         if (want > 32 || want > 2048 / threads) break;
         int cap = 65536 / (want * threads) / 8 * 8;
         if (cap > 255) cap = 255;
-        if (cap < 32 || cap >= rep.regs) break;
+        if (cap < 32 || cap >= est) break;
         /* Not tried: a cap that leaves the registers above the floor less than a quarter
-         * of what they took at rep.regs (see above; below the floor itself it must spill). */
+         * of what they took at est (see above; below the floor itself it must spill). */
         int floor = opt ? opt->live_floor : 0;
-        if (4 * (cap - floor) < rep.regs - floor) break;
-        size_t capped_len = 0;
-        char *capped = with_register_cap(ptx, ptx_len, cap, &capped_len);
-        if (!capped) break;
-        char *c2 = NULL;
-        size_t c2_len = 0;
-        TbReport r2 = rep;
+        if (4 * (cap - floor) < est - floor) break;
+        caps[ncap++] = est = cap;
+    }
+    char *cptx[2] = {NULL, NULL};
+    size_t cptx_len[2] = {0, 0};
+    for (int i = 0; i < ncap; i++)
+        if (!(cptx[i] = with_register_cap(ptx, ptx_len, caps[i], &cptx_len[i]))) ncap = i;
+    char *cc[2] = {NULL, NULL};
+    size_t cc_len[2] = {0, 0};
+    TbReport cr[2] = {rep, rep};
+    int ce[2] = {1, 1};
+    bool ran[2] = {false, false};
+    /* Both at once when the machine has a CPU free for each (a compile alone, as tilec -D
+     * or one JIT variant does); in a batch that already fills the CPUs, one after the
+     * other, the second only when the first is kept.  Either way the same cubins. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncap == 2 && atomic_load(&ptxas_running) + 2 <= ncpu) {
+        PtxasRun pr[2];
+        int se[2];
+        for (int i = 0; i < 2; i++)
+            se[i] = ptxas_start(&pr[i], ptxas, dir, 1 + i, cptx[i], cptx_len[i], opt, NULL, NULL);
+        for (int i = 0; i < 2; i++) {
+            ce[i] = se[i] ? 1 : ptxas_finish(&pr[i], kernel_name, &cc[i], &cc_len[i], &cr[i], NULL, NULL);
+            ran[i] = true;
+        }
+    }
+    TbAltCubin natural = {.cubin = NULL, .len = 0, .regs = rep.regs};
+    for (int i = 0; i < ncap; i++) {
         /* ptxas accepted this PTX uncapped, so a capped run that fails did not run (a
          * process the machine could not start or that was killed, under load): tried again,
          * so that the cubins chosen do not depend on the machine's load */
-        int e2 = 1;
-        for (int attempt = 0; attempt < 3 && e2; attempt++) {
-            free(c2);
-            c2 = NULL;
-            r2 = rep;
-            e2 = ptxas_once(ptxas, dir, capped, capped_len, opt, kernel_name, &c2, &c2_len, &r2,
-                            NULL, NULL);
+        for (int attempt = ran[i] ? 1 : 0; attempt < 3 && ce[i]; attempt++) {
+            free(cc[i]);
+            cc[i] = NULL;
+            cr[i] = rep;
+            ce[i] = ptxas_once(ptxas, dir, cptx[i], cptx_len[i], opt, kernel_name, &cc[i], &cc_len[i],
+                               &cr[i], NULL, NULL);
         }
-        if (e2)
+        if (ce[i])
             tb_diag(diag, ud, "warning: %s: ptxas failed three times on the register-capped compile "
                               "(cap %d); the uncapped cubin is kept",
-                    kernel_name ? kernel_name : "?", cap);
-        free(capped);
-        if (e2 || r2.spill_stores != 0 || r2.spill_loads != 0 || r2.stack_bytes > rep.stack_bytes) {
-            free(c2);
+                    kernel_name ? kernel_name : "?", caps[i]);
+        if (ce[i] || cr[i].spill_stores != 0 || cr[i].spill_loads != 0 ||
+            cr[i].stack_bytes > rep.stack_bytes)
             break;
-        }
         if (!natural.cubin) {
             natural.cubin = *cubin;
             natural.len = *cubin_len;
         } else {
             free(*cubin);
         }
-        *cubin = c2;
-        *cubin_len = c2_len;
-        rep = r2;
+        *cubin = cc[i];
+        *cubin_len = cc_len[i];
+        cc[i] = NULL;
+        rep = cr[i];
+    }
+    for (int i = 0; i < 2; i++) {
+        free(cc[i]);
+        free(cptx[i]);
     }
     if (report) *report = rep;
     if (alt && natural.cubin) *alt = natural;
