@@ -171,6 +171,9 @@ static int ptxas_finish(PtxasRun *r, const char *kernel_name, char **cubin, size
     return errors;
 }
 
+/* A TirDiagFn keeping the last message in ud (char[512]). */
+static void keep_message(void *ud, const char *msg) { snprintf(ud, 512, "%s", msg); }
+
 static int ptxas_once(const char *ptxas, const char *dir, const char *ptx, size_t ptx_len,
                       const TbOptions *opt, const char *kernel_name, char **cubin,
                       size_t *cubin_len, TbReport *report, TirDiagFn diag, void *ud) {
@@ -308,17 +311,19 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
         /* ptxas accepted this PTX uncapped, so a capped run that fails did not run (a
          * process the machine could not start or that was killed, under load): tried again,
          * so that the cubins chosen do not depend on the machine's load */
-        for (int attempt = ran[i] ? 1 : 0; attempt < 3 && ce[i]; attempt++) {
+        char why[512] = "";
+        for (int attempt = ran[i] ? 1 : 0; attempt < 4 && ce[i]; attempt++) {
+            if (attempt > 0) usleep(25000u << attempt);   /* 50, 100, 200 ms: let the load pass */
             free(cc[i]);
             cc[i] = NULL;
             cr[i] = rep;
             ce[i] = ptxas_once(ptxas, dir, cptx[i], cptx_len[i], opt, kernel_name, &cc[i], &cc_len[i],
-                               &cr[i], NULL, NULL);
+                               &cr[i], keep_message, why);
         }
         if (ce[i])
-            tb_diag(diag, ud, "warning: %s: ptxas failed three times on the register-capped compile "
-                              "(cap %d); the uncapped cubin is kept",
-                    kernel_name ? kernel_name : "?", caps[i]);
+            tb_diag(diag, ud, "warning: %s: ptxas failed four times on the register-capped compile "
+                              "(cap %d; last: %.300s); the uncapped cubin is kept",
+                    kernel_name ? kernel_name : "?", caps[i], why);
         if (ce[i] || cr[i].spill_stores != 0 || cr[i].spill_loads != 0 ||
             cr[i].stack_bytes > rep.stack_bytes)
             break;

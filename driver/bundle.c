@@ -329,9 +329,9 @@ static bool param_is_int(const AstParam *ap)
 /* The facts the context's assumptions give kernel k's parameters, as the masks of
  * docs/bundle.md (bit i: parameter i in declaration order, const params counted). */
 static void assumed_masks(const tile_ctx *c, const AstKernel *kn, uint64_t *div16,
-                          uint64_t *eq1)
+                          uint64_t *div8, uint64_t *eq1)
 {
-    *div16 = *eq1 = 0;
+    *div16 = *div8 = *eq1 = 0;
     for (int i = 0; i < kn->nparams && i < 64; i++) {
         const AstParam *ap = &kn->params[i];
         if (ap->is_const)
@@ -343,27 +343,39 @@ static void assumed_masks(const tile_ctx *c, const AstKernel *kn, uint64_t *div1
                 continue;
             if ((as->facts & TILE_ASSUME_DIV16) && (ap->is_ptr || param_is_int(ap)))
                 *div16 |= 1ull << i;
+            if ((as->facts & TILE_ASSUME_DIV8) && (ap->is_ptr || param_is_int(ap)))
+                *div8 |= 1ull << i;
             if ((as->facts & TILE_ASSUME_ONE) && param_is_int(ap) && !all)
                 *eq1 |= 1ull << i;
         }
     }
+    *div8 &= ~*div16;   /* divisible by 16 says more; the masks are disjoint */
 }
 
 /* The specializations written for every variant with code: the runtime picks the most
  * specialized admissible one.  Pointers from cudaMalloc/PyTorch are 256-byte aligned and
- * row lengths are usually multiples of 16, so these two cover most launches; the generic
- * one (the context's own assumptions only) always exists. */
-enum { FACTS_NONE, FACTS_POINTERS, FACTS_POINTERS_INTS, FACTS_COUNT };
+ * row lengths are usually multiples of 16, so pointers and integers divisible by 16 cover
+ * most launches; integers divisible by 8 (a 4000x3000x5000 GEMM's sizes) keep 16-byte rows
+ * of 2-byte elements; the generic one (the context's own assumptions only) always exists. */
+enum { FACTS_NONE, FACTS_POINTERS, FACTS_POINTERS_INTS8, FACTS_POINTERS_INTS, FACTS_COUNT };
 
-static uint64_t facts_mask(const AstKernel *kn, int set)
+typedef struct FactSet {
+    uint64_t div16, div8;      /* extra facts of one specialization, by parameter */
+} FactSet;
+
+static FactSet facts_set(const AstKernel *kn, int set)
 {
-    uint64_t m = 0;
+    FactSet m = {0, 0};
     for (int i = 0; i < kn->nparams && i < 64; i++) {
         const AstParam *ap = &kn->params[i];
         if (ap->is_const)
             continue;
-        if ((set >= FACTS_POINTERS && ap->is_ptr) || (set >= FACTS_POINTERS_INTS && param_is_int(ap)))
-            m |= 1ull << i;
+        if (set >= FACTS_POINTERS && ap->is_ptr)
+            m.div16 |= 1ull << i;
+        else if (set == FACTS_POINTERS_INTS && param_is_int(ap))
+            m.div16 |= 1ull << i;
+        else if (set == FACTS_POINTERS_INTS8 && param_is_int(ap))
+            m.div8 |= 1ull << i;
     }
     return m;
 }
@@ -388,7 +400,8 @@ static double variant_value(const TfVariant *v, const char *name, bool *is_float
 }
 
 static void put_variant_head(Buf *o, const ConstNames *cn, const TfVariant *v, uint32_t smem,
-                             uint64_t div16, uint64_t eq1, uint64_t flops, uint64_t bytes)
+                             uint64_t div16, uint64_t div8, uint64_t eq1, uint64_t flops,
+                             uint64_t bytes)
 {
     bool fl;
     for (int j = 0; j < cn->n; j++)
@@ -402,6 +415,7 @@ static void put_variant_head(Buf *o, const ConstNames *cn, const TfVariant *v, u
     put_u32(o, smem);
     put_u64(o, div16);
     put_u64(o, eq1);
+    put_u64(o, div8);   /* version 3 */
     put_u64(o, flops);
     put_u64(o, bytes);
 }
@@ -413,23 +427,14 @@ static void bundle_diag_at(void *ud, uint32_t loc, const char *msg)
     tf_error(&p->diag, loc, loc, "%s", msg);
 }
 
-/* Compiles variant v of kernel k under the context's assumptions plus `extra` (a
- * DIV16 assumption per parameter whose bit is set) and appends the variant record
- * with its cubin and PTX. */
+/* Compiles variant v of kernel k under the context's assumptions plus `extra` (a DIV16
+ * or DIV8 assumption per parameter whose bit is set) and appends the variant record with
+ * its cubin and PTX. */
 static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn,
-                                    const TfVariant *v, uint64_t extra, Buf *o)
+                                    const TfVariant *v, FactSet extra, Buf *o)
 {
     tile_ctx *c = p->ctx;
     const AstKernel *kn = &p->file->kernels[k];
-    /* a bundle's variant records the div16 and eq1 masks only (docs/bundle.md): code
-     * compiled assuming div8 would be launched without that fact being checked */
-    for (int i = 0; i < c->nassumes; i++)
-        if (c->assumes[i].facts & TILE_ASSUME_DIV8) {
-            driver_error(c, "assumption on '%s': a bundle cannot record a divisible-by-8 "
-                            "fact (its variants carry div16 and eq1 masks); leave it out of "
-                            "--emit=bundle and --emit=header", c->assumes[i].name);
-            return TILE_ERR_INVALID;
-        }
     /* The extra facts go in as temporary assumptions so that the lowering applies them
      * exactly as it applies the user's; the user's list is restored after. */
     DriverAssume *saved = c->assumes;
@@ -439,12 +444,13 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     for (int i = 0; i < nsaved && n < 64; i++)
         tmp[n++] = saved[i];
     for (int i = 0; i < kn->nparams && i < 64; i++)
-        if (extra >> i & 1)
-            tmp[n++] = (DriverAssume){(char *)kn->params[i].name, TILE_ASSUME_DIV16};
+        if ((extra.div16 | extra.div8) >> i & 1)
+            tmp[n++] = (DriverAssume){(char *)kn->params[i].name,
+                                      extra.div16 >> i & 1 ? TILE_ASSUME_DIV16 : TILE_ASSUME_DIV8};
     c->assumes = tmp;
     c->nassumes = n;
-    uint64_t div16, eq1;
-    assumed_masks(c, kn, &div16, &eq1);
+    uint64_t div16, div8, eq1;
+    assumed_masks(c, kn, &div16, &div8, &eq1);
 
     TirArena *a = tir_arena_new();
     TirModule *m = driver_lower_to(p, a, k, v, true);
@@ -484,7 +490,7 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     }
     if (s == TILE_OK) {
         /* The backend's shared scratch is static (in the cubin), so no dynamic bytes. */
-        put_variant_head(o, cn, v, 0, div16, eq1, rep.flops > 0 ? (uint64_t)rep.flops : 0,
+        put_variant_head(o, cn, v, 0, div16, div8, eq1, rep.flops > 0 ? (uint64_t)rep.flops : 0,
                          rep.global_bytes > 0 ? (uint64_t)rep.global_bytes : 0);
         put_u32(o, alt.cubin ? 3 : 2);
         put_str(o, c->arch);
@@ -517,7 +523,7 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
 typedef struct CodeJobs {
     int k;
     bool all, only_relevant;
-    const uint64_t *sets;
+    const FactSet *sets;
     int nsets;
     Buf *bufs;
 } CodeJobs;
@@ -616,17 +622,17 @@ static tile_status put_kernel(tile_program *p, int k, bool all, bool only_releva
     if (!with_code) {
         put_u32(o, (uint32_t)vs->n);
         for (int i = 0; i < vs->n; i++) {
-            put_variant_head(o, &cn, &vs->v[i], 0, 0, 0, 0, 0);
+            put_variant_head(o, &cn, &vs->v[i], 0, 0, 0, 0, 0, 0);
             put_u32(o, 0);
         }
     } else {
 #ifdef TILEC_HAVE_BACKEND
         /* Count first: the sets that add nothing (no pointer, no integer) are skipped. */
-        uint64_t sets[FACTS_COUNT];
+        FactSet sets[FACTS_COUNT];
         int nsets = 0;
         for (int f = 0; f < FACTS_COUNT; f++) {
-            uint64_t m = facts_mask(kn, f);
-            if (nsets == 0 || m != sets[nsets - 1])
+            FactSet m = facts_set(kn, f);
+            if (nsets == 0 || m.div16 != sets[nsets - 1].div16 || m.div8 != sets[nsets - 1].div8)
                 sets[nsets++] = m;
         }
         put_u32(o, (uint32_t)(vs->n * nsets));
@@ -685,7 +691,7 @@ tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code,
     }
     Buf file = {0};
     put(&file, "TILEBNDL", 8);
-    put_u32(&file, 2);   /* docs/bundle.md: version 2 (code kind 3) */
+    put_u32(&file, 3);   /* docs/bundle.md: version 3 (div8 masks; 2 added code kind 3) */
     put_u32(&file, 0);
     put_u64(&file, body.len);
     put_u64(&file, driver_fnv1a(DRIVER_FNV_BASIS, body.b, body.len));

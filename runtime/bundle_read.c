@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define RT_BUNDLE_MAGIC "TILEBNDL"
-#define RT_BUNDLE_VERSION 2u   /* 2 added code kind 3; version 1 files are read too */
+#define RT_BUNDLE_VERSION 3u   /* 3 added div8 masks, 2 code kind 3; versions 1 and 2 are read too */
 #define RT_HEADER_BYTES 32
 
 uint64_t rt_fnv1a(uint64_t h, const void *data, size_t n)
@@ -203,10 +203,13 @@ static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
         fail(r, "warps=%u is not a power of two up to 32 (%s)", v->warps, r->section);
     v->div16 = rd_u64(r);
     v->eq1 = rd_u64(r);
+    v->div8 = r->version >= 3 ? rd_u64(r) : 0;
     v->flops = rd_u64(r);
     v->bytes = rd_u64(r);
     uint64_t valid = k->nparams >= 64 ? ~0ull : ((1ull << k->nparams) - 1);
-    if (!r->failed && ((v->div16 | v->eq1) & ~valid))
+    if (!r->failed && (v->div16 & v->div8))
+        fail(r, "a parameter is both divisible by 16 and by 8 only (%s)", r->section);
+    if (!r->failed && ((v->div16 | v->div8 | v->eq1) & ~valid))
         fail(r, "specialization facts name a parameter past the %u of '%s' (%s)", k->nparams,
              k->name, r->section);
     for (uint32_t i = 0; i < k->nparams && !r->failed; i++) {
@@ -216,6 +219,8 @@ static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
             fail(r, "fact 'equals one' on non-integer parameter '%s' (%s)", p->name, r->section);
         if ((v->div16 >> i & 1) && !(is_int || p->is_pointer))
             fail(r, "fact 'divisible by 16' on float parameter '%s' (%s)", p->name, r->section);
+        if ((v->div8 >> i & 1) && !(is_int || p->is_pointer))
+            fail(r, "fact 'divisible by 8' on float parameter '%s' (%s)", p->name, r->section);
     }
     v->ncode = rd_count(r, RT_MAX_CODE, "code object");
     v->code = balloc(r, (v->ncode + 1) * sizeof *v->code);

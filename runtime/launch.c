@@ -458,7 +458,9 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
     /* bundles: for each variant text keep only the most specialized admissible one */
     for (uint32_t vi = 0; vi < km->nvariants && (all || nc == 0 || !jit); vi++) {
         const RtVariant *v = &km->variants[vi];
-        if (!jit && (((v->div16 & ~la->div16) | (v->eq1 & ~la->eq1)) || !consts_match(k, km, v)))
+        /* a div8 fact holds for an argument divisible by 16 too */
+        if (!jit && (((v->div16 & ~la->div16) | (v->div8 & ~(la->div8 | la->div16)) |
+                      (v->eq1 & ~la->eq1)) || !consts_match(k, km, v)))
             continue;
         uint32_t failed;
         char err[160];
@@ -468,10 +470,10 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
         for (int j = 0; j < nc && !jit; j++)
             if (!strcmp(c[j]->v->text, v->text))
                 dup = j;
-        /* a bundle's variants carry no div8 facts (docs/bundle.md) */
-        uint64_t d16 = jit ? la->div16 : v->div16, d8 = jit ? la->div8 : 0, e1 = jit ? la->eq1 : v->eq1;
-        if (dup >= 0 && __builtin_popcountll(c[dup]->div16 | c[dup]->eq1) >=
-                            __builtin_popcountll(d16 | e1))
+        uint64_t d16 = jit ? la->div16 : v->div16, d8 = jit ? la->div8 : v->div8, e1 = jit ? la->eq1 : v->eq1;
+        /* the most specialized: a div16 or eq1 fact counts twice a div8 one */
+        if (dup >= 0 && 2 * __builtin_popcountll(c[dup]->div16 | c[dup]->eq1) + __builtin_popcountll(c[dup]->div8) >=
+                            2 * __builtin_popcountll(d16 | e1) + __builtin_popcountll(d8))
             continue;
         RtInstance *inst = NULL;
         RtJitJob *job = njobs && job_of[vi] >= 0 ? &jobs[job_of[vi]] : NULL;

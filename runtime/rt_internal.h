@@ -64,6 +64,7 @@ typedef struct RtVariant {
     uint8_t *cfloat;
     uint32_t warps, stages, smem_bytes;
     uint64_t div16, eq1;     /* specialization facts this code assumes, by param index */
+    uint64_t div8;           /* divisible by 8 (not by 16), bundle version 3 */
     uint64_t flops, bytes;   /* per program; 0 unknown */
     RtCode *code;
     uint32_t ncode;
@@ -166,7 +167,7 @@ tile_rt_status rt_cuda_bind(tile_rt *rt);
  * specialization facts). */
 typedef struct RtInstance {
     uint32_t variant;
-    uint64_t div16, div8, eq1; /* div8: multiples of 8 but not of 16 (JIT only) */
+    uint64_t div16, div8, eq1; /* div8: multiples of 8 but not of 16 */
     int alt;                 /* which of the compile's cubins (JIT): 0, or 1 uncapped */
     uint64_t epoch;          /* the kernel's const epoch it was made for */
     bool failed;             /* compile or load failed: not tried again */

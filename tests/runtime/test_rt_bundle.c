@@ -159,12 +159,12 @@ static void hand_written(void)
     cut = file;
     cut.b[0] = 'X';
     CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE && strstr(err, "bad magic"));
-    bundle(&cut, &body, 3);
+    bundle(&cut, &body, 4);
     CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE &&
-          strstr(err, "version 3, this runtime reads 1 to 2"));
+          strstr(err, "version 4, this runtime reads 1 to 3"));
     bundle(&cut, &body, 0);
     CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE &&
-          strstr(err, "version 0, this runtime reads 1 to 2"));
+          strstr(err, "version 0, this runtime reads 1 to 3"));
     cut = file;
     cut.b[cut.n++] = 0;
     CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE && strstr(err, "trailing"));

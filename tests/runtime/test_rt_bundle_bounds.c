@@ -62,7 +62,7 @@ typedef struct Spec {
     uint8_t cfloat0;
     double cval0;                 /* variant 0's BLOCK when not 0 */
     uint32_t warps;
-    uint64_t div16, eq1;
+    uint64_t div16, eq1, div8;    /* div8: version 3 on */
     uint8_t kind;
     int64_t code_len_delta;       /* the last code object's length field minus its bytes */
     const uint8_t *grid_code;     /* the grid expression's bytes, else grid_len's */
@@ -71,7 +71,7 @@ typedef struct Spec {
 
 static Spec base(void)
 {
-    return (Spec){.version = 2, .nkernels = 1, .nparams = 3, .ngrid = 1, .nwhere = 1,
+    return (Spec){.version = 3, .nkernels = 1, .nparams = 3, .ngrid = 1, .nwhere = 1,
                   .nkey = 1, .ncnames = 1, .nvariants = 2, .ncode = 1, .isp0 = 1,
                   .sc0 = TILE_F32, .key0 = 1, .warps = 4, .kind = 2};
 }
@@ -144,6 +144,8 @@ static void kernel(W *w, const Spec *s, uint32_t ki)
             le(w, j == 0 && v == 0 ? s->cfloat0 : 0, 1);
         le(w, v == 0 ? s->warps : 4, 4), le(w, 2, 4), le(w, 0, 4);
         le(w, v == 0 ? s->div16 : 0, 8), le(w, v == 0 ? s->eq1 : 0, 8);
+        if (s->version >= 3)
+            le(w, v == 0 ? s->div8 : 0, 8);
         le(w, 100, 8), le(w, 4096, 8);
         le(w, s->ncode, 4);
         for (uint32_t c = 0; c < s->ncode; c++) {
@@ -201,8 +203,9 @@ static void reader_bounds(void)
     OK();
     /* header */
     OK(s_.version = 1);
-    BAD("version 0, this runtime reads 1 to 2", s_.version = 0);
-    BAD("version 3, this runtime reads 1 to 2", s_.version = 3);
+    OK(s_.version = 2);
+    BAD("version 0, this runtime reads 1 to 3", s_.version = 0);
+    BAD("version 4, this runtime reads 1 to 3", s_.version = 4);
     BAD("unknown flags 0x1", s_.flags = 1);
     BAD("truncated at byte", s_.payload_delta = 1);
     BAD("1 trailing bytes after the payload", s_.payload_delta = -1);
@@ -286,6 +289,11 @@ static void reader_bounds(void)
     BAD("fact 'equals one' on non-integer parameter 'x'", s_.eq1 = 1ull << 0);
     BAD("fact 'equals one' on non-integer parameter 'f'", s_.eq1 = 1ull << 2);
     BAD("fact 'divisible by 16' on float parameter 'f'", s_.div16 = 1ull << 2);
+    OK(s_.div8 = 1ull << 1);
+    OK(s_.div8 = 1ull << 0);
+    BAD("fact 'divisible by 8' on float parameter 'f'", s_.div8 = 1ull << 2);
+    BAD("specialization facts name a parameter past the 3 of 'k0'", s_.div8 = 1ull << 3);
+    BAD("both divisible by 16 and by 8 only", s_.div16 = 1ull << 1, s_.div8 = 1ull << 1);
     /* code kinds */
     OK(s_.kind = 1);
     OK(s_.kind = 3);

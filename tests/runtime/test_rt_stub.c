@@ -1,8 +1,9 @@
 /* The runtime's CUDA path without a GPU: tile_rt_open(TILE_RT_CUDA) loads the stub driver
  * (tests/stubcuda, through $TILE_LIBCUDA) and the test reads back what the runtime asked of
  * it: the argument-count check before anything reaches the driver, the packed parameters,
- * grid and block of each launch, the specialization facts (div16 only for multiples of 16,
- * not of 8; eq1; a pointer off 16 bytes), one module per distinct set of facts, the
+ * grid and block of each launch, the specialization facts (div16 for multiples of 16, div8
+ * for multiples of 8 only; eq1; a pointer off 16 bytes), one module per distinct set of
+ * facts, a bundle's records chosen by the same facts (argv[1]: tilec, to build it), the
  * autotuner's choice under deterministic virtual timings (the fastest variant, a failing
  * variant skipped, the final round between close ones), the in-memory choice per key, and
  * the tuning cache on disk keyed by the const parameters' values.
@@ -12,6 +13,9 @@
 #include "stubcuda.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static const char src[] =
@@ -315,7 +319,55 @@ static void test_bench(void)
     fix_close(&f);
 }
 
-int main(void)
+/* ---- a bundle's specializations ---------------------------------------------------- */
+/* tilec writes each variant under four sets of facts (none; pointers div16; pointers div16
+ * and integers div8; pointers and integers div16): a launch gets the most specialized record
+ * its arguments satisfy. */
+static void test_bundle_facts(const char *tilec)
+{
+    char tile[128], tb[128], cmd[512];
+    snprintf(tile, sizeof tile, "%s/scale.tile", cache);
+    snprintf(tb, sizeof tb, "%s/scale.tb", cache);
+    FILE *f = fopen(tile, "w");
+    CHECK(f && fwrite(src, 1, sizeof src - 1, f) == sizeof src - 1);
+    if (f)
+        fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --emit=bundle -D K=2 -o '%s'", tilec, tile, tb);
+    CHECK(system(cmd) == 0);
+    tile_rt *rt = open_stub(0);
+    tile_rt_module *m = NULL;
+    tile_rt_kernel *k = NULL;
+    CHECK(tile_rt_load_bundle_file(rt, tb, &m) == TILE_RT_OK);
+    CHECK(m && tile_rt_get_kernel(m, "scale", &k) == TILE_RT_OK);
+    void *x, *out;
+    CHECK(tile_rt_alloc(rt, 8192, &x) == TILE_RT_OK);
+    CHECK(tile_rt_alloc(rt, 8192, &out) == TILE_RT_OK);
+    stub_reset();
+    stub_set_nparams(3);
+    tile_rt_arg a[3];
+    static const struct { int64_t off, n; const char *want; } cases[] = {
+        {0, 1000, "BLOCK=128, K=2, warps=1, stages=2; div16: x out; div8: n"},
+        {0, 1024, "BLOCK=128, K=2, warps=1, stages=2; div16: x out n"},
+        {0, 1004, "BLOCK=128, K=2, warps=1, stages=2; div16: x out"},
+        {0, 8, "BLOCK=128, K=2, warps=1, stages=2; div16: x out; div8: n"},
+        /* x 8 bytes off: no record assumes less than div16 of a pointer but the generic one */
+        {8, 1000, "BLOCK=128, K=2, warps=1, stages=2"},
+    };
+    for (size_t i = 0; k && i < sizeof cases / sizeof cases[0]; i++) {
+        set_args(a, (char *)x + cases[i].off, out, cases[i].n);
+        CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
+        const char *got = tile_rt_last_variant(k);
+        CHECK(got && !strcmp(got, cases[i].want));
+        if (got && strcmp(got, cases[i].want))
+            fprintf(stderr, "  n=%lld: got '%s', want '%s'\n", (long long)cases[i].n, got, cases[i].want);
+    }
+    tile_rt_free(rt, x);
+    tile_rt_free(rt, out);
+    tile_rt_module_free(m);
+    tile_rt_close(rt);
+}
+
+int main(int argc, char **argv)
 {
     if (!getenv("TILE_LIBCUDA")) {
         fprintf(stderr, "set TILE_LIBCUDA to libstubcuda.so (CTest does)\n");
@@ -329,6 +381,10 @@ int main(void)
     test_tuning();
     test_tuning_batches();
     test_bench();
+    if (argc > 1)
+        test_bundle_facts(argv[1]);
+    else
+        fprintf(stderr, "no tilec given: the bundle's facts are not tested\n");
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
     if (system(cmd) != 0)
