@@ -361,6 +361,46 @@ static void test_bundle_facts(const char *tilec)
         if (got && strcmp(got, cases[i].want))
             fprintf(stderr, "  n=%lld: got '%s', want '%s'\n", (long long)cases[i].n, got, cases[i].want);
     }
+    tile_rt_module_free(m);
+    /* a parameter assumed equal to 1 at build time (a unit stride) gets no divisibility
+     * form, so the integer forms stay launchable with it */
+    static const char src2[] =
+        "kernel gather(x: *f32, out: *f32, n: i32, s: i32)\n"
+        "    tune BLOCK in [128, 256]\n"
+        "    grid(cdiv(n, BLOCK))\n"
+        "{\n"
+        "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+        "    let m = offs < n;\n"
+        "    store(out + offs, load(x + offs * s, mask=m), mask=m);\n"
+        "}\n";
+    snprintf(tile, sizeof tile, "%s/gather.tile", cache);
+    snprintf(tb, sizeof tb, "%s/gather.tb", cache);
+    f = fopen(tile, "w");
+    CHECK(f && fwrite(src2, 1, sizeof src2 - 1, f) == sizeof src2 - 1);
+    if (f)
+        fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --emit=bundle --assume-one=s -o '%s'", tilec, tile, tb);
+    CHECK(system(cmd) == 0);
+    m = NULL;
+    k = NULL;
+    CHECK(tile_rt_load_bundle_file(rt, tb, &m) == TILE_RT_OK);
+    CHECK(m && tile_rt_get_kernel(m, "gather", &k) == TILE_RT_OK);
+    stub_set_nparams(4);
+    static const struct { int64_t n; const char *want; } cases2[] = {
+        {1000, "BLOCK=128, warps=4, stages=2; div16: x out; div8: n; eq1: s"},
+        {1024, "BLOCK=128, warps=4, stages=2; div16: x out n; eq1: s"},
+    };
+    tile_rt_arg a2[4];
+    for (size_t i = 0; k && i < sizeof cases2 / sizeof cases2[0]; i++) {
+        set_args(a2, x, out, cases2[i].n);
+        a2[3] = (tile_rt_arg){.kind = TILE_RT_ARG_I64, .i64 = 1};
+        CHECK(tile_rt_launch(k, a2, 4, NULL, NULL) == TILE_RT_OK);
+        const char *got = tile_rt_last_variant(k);
+        CHECK(got && !strcmp(got, cases2[i].want));
+        if (got && strcmp(got, cases2[i].want))
+            fprintf(stderr, "  gather n=%lld: got '%s', want '%s'\n", (long long)cases2[i].n, got,
+                    cases2[i].want);
+    }
     tile_rt_free(rt, x);
     tile_rt_free(rt, out);
     tile_rt_module_free(m);
