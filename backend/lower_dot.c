@@ -255,6 +255,7 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
     /* tf32: each element converted once, at its K step (an A element serves BN/8 mmas, a
      * B element BM/16; the sm_90 conversion is an asm that LLVM does not merge) */
     bool once = passes == 1 && k == IN_TF32;
+    InKind kin = once ? IN_BITS : k;   /* what fragment() gets: the converted bits */
     LLVMValueRef *Ac = once ? tb_elems(L, va.total) : NULL, *Bc = once ? tb_elems(L, vb.total) : NULL;
     for (int ki = 0; ki < va.tk; ki++) {
         tb_smem_kstep(L, av, ki + 1);
@@ -272,8 +273,8 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
                 LLVMValueRef *be = (once ? Bc : B->e) + (nj * vb.tk + ki) * 2 * kw;
                 for (int p = 0; p < passes; p++) {
                     LLVMValueRef fa[4], fb[2];
-                    InKind ka = once ? IN_BITS : passes == 1 ? k : p == 0 ? IN_TF32_LO : IN_TF32_HI;
-                    InKind kb = once ? IN_BITS : passes == 1 ? k : p == 1 ? IN_TF32_LO : IN_TF32_HI;
+                    InKind ka = passes == 1 ? kin : p == 0 ? IN_TF32_LO : IN_TF32_HI;
+                    InKind kb = passes == 1 ? kin : p == 1 ? IN_TF32_LO : IN_TF32_HI;
                     fragment(L, ae, 4, kw, ka, fa);
                     fragment(L, be, 2, kw, kb, fb);
                     /* the small products first: they are added to the accumulator before

@@ -385,20 +385,27 @@ static bool can_defer(TbLower *L, TirOp *op) {
     return true;
 }
 
-static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v, LLVMValueRef stage) {
-    if (!ldmatrix_ok(op, R, v)) return false;
+/* A dot operand read K step by K step from ring R: its result's elements, empty until
+ * each step fills them (ldmatrix_kstep, mapped_kstep). */
+static TbLdm *ldm_new(TbLower *L, TirOp *op, const Ring *R, const TbView *v) {
     TbLdm *d = tir_alloc(L->m->arena, sizeof *d);
     memset(d, 0, sizeof *d);
     d->ring = *R;
     d->view = *v;
+    LLVMValueRef *e = tb_elems(L, v->total);
+    memset(e, 0, (size_t)v->total * sizeof *e);
+    tb_set(L, op->res[0], v->total, e);
+    d->e = tb_val(L, op->res[0])->e;
+    return d;
+}
+
+static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v, LLVMValueRef stage) {
+    if (!ldmatrix_ok(op, R, v)) return false;
+    TbLdm *d = ldm_new(L, op, R, v);
     d->stage = stage;
     d->elem = (TirScalar)op->res[0]->ty.elem;
     warp_base(L, v, d->base2);
     d->cls = tir_alloc(L->m->arena, sizeof(LdmClass) * TB_LDM_CLASSES);
-    d->e = tb_elems(L, v->total);
-    memset(d->e, 0, (size_t)v->total * sizeof *d->e);
-    tb_set(L, op->res[0], v->total, d->e);
-    d->e = tb_val(L, op->res[0])->e;
     if (v->tk <= KSTEPS_MAX && can_defer(L, op)) {
         /* the dot asks for each K step just before its mmas (tb_smem_kstep): the
          * fragments of one step live in registers, not the whole K tile's */
@@ -413,17 +420,22 @@ static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v
  * of `per` consecutive registers (tb_mma_offset's numbering). */
 static int kstep_per(const TbView *v) { return (v->mma == 2 ? 4 : 2) * v->kw; }
 
-/* A mapped operand's loads of K step ki (ring_map_addr, vectors of map.vec registers). */
+/* Registers r.. r + A->vec - 1 of a tile from the stage, one access (ring_map_addr) of
+ * elements of type mt. */
+static void mapped_load(TbLower *L, const Ring *R, RingMap *A, LLVMTypeRef mt, int r, LLVMValueRef *e) {
+    int w = A->vec;
+    LLVMValueRef x = LLVMBuildLoad2(L->b, w > 1 ? LLVMVectorType(mt, (unsigned)w) : mt, ring_map_addr(L, R, A, r), "");
+    LLVMSetAlignment(x, (unsigned)(R->eb * w));
+    for (int i = 0; i < w; i++) e[r + i] = w > 1 ? LLVMBuildExtractElement(L->b, x, tb_i32(L, i), "") : x;
+}
+
+/* A mapped operand's loads of K step ki (vectors of map.vec registers). */
 static void mapped_kstep(TbLower *L, TbLdm *d, int ki) {
     const TbView *v = &d->view;
-    int per = kstep_per(v), tiles = v->mma == 2 ? v->tm : v->tn, w = d->map.vec;
-    LLVMTypeRef vt = w > 1 ? LLVMVectorType(d->mt, (unsigned)w) : d->mt;
+    int per = kstep_per(v), tiles = v->mma == 2 ? v->tm : v->tn;
     for (int t = 0; t < tiles; t++)
-        for (int r0 = (t * v->tk + ki) * per, r = r0; r < r0 + per; r += w) {
-            LLVMValueRef x = LLVMBuildLoad2(L->b, vt, ring_map_addr(L, &d->ring, &d->map, r), "");
-            LLVMSetAlignment(x, (unsigned)(d->ring.eb * w));
-            for (int i = 0; i < w; i++) d->e[r + i] = w > 1 ? LLVMBuildExtractElement(L->b, x, tb_i32(L, i), "") : x;
-        }
+        for (int r = (t * v->tk + ki) * per; r < (t * v->tk + ki + 1) * per; r += d->map.vec)
+            mapped_load(L, &d->ring, &d->map, d->mt, r, d->e);
 }
 
 void tb_smem_kstep(TbLower *L, const TirValue *v, int ki) {
@@ -449,28 +461,16 @@ void tb_lower_smem_load(TbLower *L, TirOp *op) {
     if (ring_map(L, op, &R, op->res[0]->ty, &v, stage, &A)) {
         if (v.mma >= 2 && !is_bool && v.tk <= KSTEPS_MAX && kstep_per(&v) % A.vec == 0 && can_defer(L, op)) {
             /* an operand of its dot alone: read K step by K step, like ldmatrix's */
-            TbLdm *d = tir_alloc(L->m->arena, sizeof *d);
-            memset(d, 0, sizeof *d);
-            d->ring = R;
-            d->view = v;
+            TbLdm *d = ldm_new(L, op, &R, &v);
             d->mapped = true;
             d->map = A;
             d->mt = mt;
-            memset(e, 0, (size_t)v.total * sizeof *e);
-            tb_set(L, op->res[0], v.total, e);
-            d->e = tb_val(L, op->res[0])->e;
             L->ldm[op->res[0]->id] = d;
             return;
         }
-        LLVMTypeRef vt = A.vec > 1 ? LLVMVectorType(mt, (unsigned)A.vec) : mt;
-        for (int r0 = 0; r0 < v.total; r0 += A.vec) {
-            LLVMValueRef x = LLVMBuildLoad2(L->b, vt, ring_map_addr(L, &R, &A, r0), "");
-            LLVMSetAlignment(x, (unsigned)(R.eb * A.vec));
-            for (int i = 0; i < A.vec; i++) {
-                LLVMValueRef y = A.vec > 1 ? LLVMBuildExtractElement(L->b, x, tb_i32(L, i), "") : x;
-                e[r0 + i] = is_bool ? LLVMBuildICmp(L->b, LLVMIntNE, y, LLVMConstNull(L->i8), "") : y;
-            }
-        }
+        for (int r0 = 0; r0 < v.total; r0 += A.vec) mapped_load(L, &R, &A, mt, r0, e);
+        for (int i = 0; is_bool && i < v.total; i++)
+            e[i] = LLVMBuildICmp(L->b, LLVMIntNE, e[i], LLVMConstNull(L->i8), "");
         tb_set(L, op->res[0], v.total, e);
         return;
     }

@@ -49,8 +49,8 @@ static uint64_t compiler_identity(void)
     return v | 1;
 }
 
-void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, uint64_t div16, uint64_t div8,
-                  uint64_t eq1, const char *arch, char hex[33])
+void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const char *arch,
+                  char hex[33])
 {
     const tile_rt_kernel *kn = &m->kernels[k];
     uint64_t h[2] = {RT_FNV_BASIS, 0x84222325cbf29ce4ull};
@@ -70,10 +70,10 @@ void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, uint64_t div16, u
                 x = rt_fnv1a(x, &kn->const_i[p], sizeof kn->const_i[p]);
                 x = rt_fnv1a(x, &kn->const_f[p], sizeof kn->const_f[p]);
             }
-        x = rt_fnv1a(x, &div16, sizeof div16);
-        if (div8)   /* keys of compiles without div8 facts stay what they were */
-            x = rt_fnv1a(x, &div8, sizeof div8);
-        x = rt_fnv1a(x, &eq1, sizeof eq1);
+        x = rt_fnv1a(x, &f.div16, sizeof f.div16);
+        if (f.div8)   /* keys of compiles without div8 facts stay what they were */
+            x = rt_fnv1a(x, &f.div8, sizeof f.div8);
+        x = rt_fnv1a(x, &f.eq1, sizeof f.eq1);
         x = rt_fnv1a(x, arch, strlen(arch) + 1);
         h[i] = x;
     }
@@ -239,13 +239,13 @@ void rt_jit_free_pool(tile_rt_module *m)
 
 /* The assumptions of a compile: one tile_ctx_assume per parameter with facts. */
 static tile_rt_status assume_facts(tile_rt *rt, tile_ctx *tctx, const tile_rt_kernel *k,
-                                   uint64_t div16, uint64_t div8, uint64_t eq1)
+                                   RtFacts f)
 {
     tile_ctx_clear_assumptions(tctx);
     for (uint32_t i = 0; i < k->nparams; i++) {
-        unsigned f = (div16 >> i & 1 ? TILE_ASSUME_DIV16 : 0) | (div8 >> i & 1 ? TILE_ASSUME_DIV8 : 0) |
-                     (eq1 >> i & 1 ? TILE_ASSUME_ONE : 0);
-        if (f && tile_ctx_assume(tctx, k->params[i].name, f) != TILE_OK)
+        unsigned a = (f.div16 >> i & 1 ? TILE_ASSUME_DIV16 : 0) | (f.div8 >> i & 1 ? TILE_ASSUME_DIV8 : 0) |
+                     (f.eq1 >> i & 1 ? TILE_ASSUME_ONE : 0);
+        if (a && tile_ctx_assume(tctx, k->params[i].name, a) != TILE_OK)
             return rt_fail(rt, TILE_RT_ERR_COMPILE, "kernel '%s': assuming facts of '%s': %s",
                            k->name, k->params[i].name, tile_ctx_last_error(tctx));
     }
@@ -305,8 +305,8 @@ static bool unpack_cubins(const char *data, size_t dlen, char **cubin, size_t *l
     return true;
 }
 
-tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t div16,
-                              uint64_t div8, uint64_t eq1, char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS],
+tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f,
+                              char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS],
                               int *n)
 {
     tile_rt *rt = m->rt;
@@ -318,7 +318,7 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t di
     }
     *n = 0;
     char hex[33];
-    rt_cache_key(m, k, vi, div16, div8, eq1, arch, hex);
+    rt_cache_key(m, k, vi, f, arch, hex);
     char *entry = NULL;
     size_t elen = 0;
     if (rt_cache_read(rt, "jit", hex, &entry, &elen)) {
@@ -337,7 +337,7 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t di
     tile_rt_status s = TILE_RT_OK;
     s = rt_kernel_defines(kn, tctx, false);
     if (s == TILE_RT_OK)
-        s = assume_facts(rt, tctx, kn, div16, div8, eq1);
+        s = assume_facts(rt, tctx, kn, f);
     if (s == TILE_RT_OK && tile_ctx_set_arch(tctx, arch) != TILE_OK)
         s = rt_fail(rt, TILE_RT_ERR_UNSUPPORTED, "the compiler does not know arch %s", arch);
     if (s == TILE_RT_OK) {
@@ -419,7 +419,7 @@ static int by_cost(const void *a, const void *b)
 
 static void run_job(tile_rt *rt, RtJitJob *j)
 {
-    j->s = rt_jit_compile(j->m, j->k, j->vi, j->div16, j->div8, j->eq1, j->cubin, j->len, &j->ncubin);
+    j->s = rt_jit_compile(j->m, j->k, j->vi, j->f, j->cubin, j->len, &j->ncubin);
     j->err[0] = 0;
     if (j->s != TILE_RT_OK)
         snprintf(j->err, sizeof j->err, "%s", tile_rt_last_error(rt));

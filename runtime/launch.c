@@ -15,7 +15,7 @@
 /* One launch's checked arguments, by param index. */
 typedef struct LaunchArgs {
     RtValue vals[RT_MAX_PARAMS];
-    uint64_t div16, div8, eq1;  /* div8: multiples of 8 that are not multiples of 16 */
+    RtFacts f;                  /* div8: multiples of 8 that are not multiples of 16 */
 } LaunchArgs;
 
 /* ---- argument checks -------------------------------------------------------------- */
@@ -48,7 +48,7 @@ static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int
     if (nargs != k->nrt || (!args && nargs))
         return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s' takes %d argument%s, got %d", k->name,
                        k->nrt, k->nrt == 1 ? "" : "s", nargs);
-    la->div16 = la->div8 = la->eq1 = 0;
+    la->f = (RtFacts){0, 0, 0};
     for (int i = 0; i < nargs; i++) {
         int pi = k->rt_param[i];
         const RtParam *p = &k->params[pi];
@@ -67,9 +67,9 @@ static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int
                                a->buf.ptr, el);
             *v = (RtValue){.i = (int64_t)u};
             if (u % 16 == 0)
-                la->div16 |= 1ull << pi;
+                la->f.div16 |= 1ull << pi;
             else if (u % 8 == 0)
-                la->div8 |= 1ull << pi;
+                la->f.div8 |= 1ull << pi;
         } else if (tile_scalar_is_float(p->scalar)) {
             if (a->kind == TILE_RT_ARG_F64)
                 *v = (RtValue){.is_float = true, .f = a->f64};
@@ -93,11 +93,11 @@ static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int
             *v = (RtValue){.i = a->i64};
             if (p->scalar != TILE_BOOL) {
                 if (a->i64 % 16 == 0)
-                    la->div16 |= 1ull << pi;
+                    la->f.div16 |= 1ull << pi;
                 else if (a->i64 % 8 == 0)
-                    la->div8 |= 1ull << pi;
+                    la->f.div8 |= 1ull << pi;
                 if (a->i64 == 1)
-                    la->eq1 |= 1ull << pi;
+                    la->f.eq1 |= 1ull << pi;
             }
         }
     }
@@ -276,8 +276,7 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
         char *cubin[RT_MAX_CUBINS];
         size_t len[RT_MAX_CUBINS];
         int n = 0;
-        tile_rt_status s = rt_jit_compile(k->m, k->index, inst->variant, inst->div16, inst->div8,
-                                          inst->eq1, cubin, len, &n);
+        tile_rt_status s = rt_jit_compile(k->m, k->index, inst->variant, inst->f, cubin, len, &n);
         if (s == TILE_RT_OK && inst->alt >= n)
             s = rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name,
                         inst->text, inst->alt);
@@ -306,7 +305,7 @@ static void instance_text(const tile_rt_kernel *k, RtInstance *inst)
 {
     size_t n = (size_t)snprintf(inst->text, sizeof inst->text, "%s", inst->v->text);
     const char *tag[3] = {"div16", "div8", "eq1"};
-    uint64_t masks[3] = {inst->div16, inst->div8, inst->eq1};
+    uint64_t masks[3] = {inst->f.div16, inst->f.div8, inst->f.eq1};
     for (int f = 0; f < 3; f++) {
         if (!masks[f] || n >= sizeof inst->text)
             continue;
@@ -320,27 +319,24 @@ static void instance_text(const tile_rt_kernel *k, RtInstance *inst)
         snprintf(inst->text + n, sizeof inst->text - n, "; registers uncapped");
 }
 
-/* The existing instance of variant vi under facts (div16, div8, eq1) from its compile's
- * cubin alt, or NULL.  Caller holds k->lock. */
-static RtInstance *find_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t div8,
-                                 uint64_t eq1, int alt)
+/* The existing instance of variant vi under facts f from its compile's cubin alt, or
+ * NULL.  Caller holds k->lock. */
+static RtInstance *find_instance(tile_rt_kernel *k, uint32_t vi, RtFacts f, int alt)
 {
     for (RtInstance *i = k->instances; i; i = i->next)
-        if (i->variant == vi && i->div16 == div16 && i->div8 == div8 && i->eq1 == eq1 &&
-            i->alt == alt &&
+        if (i->variant == vi && rt_facts_eq(i->f, f) && i->alt == alt &&
             (i->epoch == k->meta_epoch || !k->m->prog))
             return i;
     return NULL;
 }
 
-/* The instance of variant vi under facts (div16, div8, eq1) from its compile's cubin alt,
- * made and loaded on first need (from job's cubins when a batch compiled it).  Caller
- * holds k->lock. */
-static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div16, uint64_t div8,
-                                   uint64_t eq1, int alt, RtJitJob *job, RtInstance **out)
+/* The instance of variant vi under facts f from its compile's cubin alt, made and loaded
+ * on first need (from job's cubins when a batch compiled it).  Caller holds k->lock. */
+static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, RtFacts f, int alt,
+                                   RtJitJob *job, RtInstance **out)
 {
     uint64_t epoch = k->meta_epoch;
-    RtInstance *found = find_instance(k, vi, div16, div8, eq1, alt);
+    RtInstance *found = find_instance(k, vi, f, alt);
     if (found) {
         *out = found;
         return found->failed ? rt_fail(k->m->rt, TILE_RT_ERR_COMPILE, "kernel '%s' variant %s "
@@ -351,9 +347,7 @@ static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, uint64_t div1
     if (!inst)
         return rt_fail(k->m->rt, TILE_RT_ERR_INVALID, "out of memory");
     inst->variant = vi;
-    inst->div16 = div16;
-    inst->div8 = div8;
-    inst->eq1 = eq1;
+    inst->f = f;
     inst->alt = alt;
     inst->epoch = epoch;
     inst->v = &k->meta->variants[vi];
@@ -380,17 +374,17 @@ static uint64_t key_of(const tile_rt_kernel *k, const LaunchArgs *la, int64_t *v
         vals[i] = la->vals[km->key[i]].i;
         h = rt_fnv1a(h, &vals[i], sizeof vals[i]);
     }
-    h = rt_fnv1a(h, &la->div16, sizeof la->div16);
-    if (la->div8)   /* keys without div8 facts hash as they did (the tuner's disk cache) */
-        h = rt_fnv1a(h, &la->div8, sizeof la->div8);
-    return rt_fnv1a(h, &la->eq1, sizeof la->eq1);
+    h = rt_fnv1a(h, &la->f.div16, sizeof la->f.div16);
+    if (la->f.div8)   /* keys without div8 facts hash as they did (the tuner's disk cache) */
+        h = rt_fnv1a(h, &la->f.div8, sizeof la->f.div8);
+    return rt_fnv1a(h, &la->f.eq1, sizeof la->f.eq1);
 }
 
 static bool choice_matches(const RtChoice *c, uint64_t keyhash, const tile_rt_kernel *k,
                            const LaunchArgs *la, const int64_t *keyvals, uint64_t epoch)
 {
-    return c && c->keyhash == keyhash && c->epoch == epoch && c->div16 == la->div16 &&
-           c->div8 == la->div8 && c->eq1 == la->eq1 && c->nkey == k->meta->nkey &&
+    return c && c->keyhash == keyhash && c->epoch == epoch && rt_facts_eq(c->f, la->f) &&
+           c->nkey == k->meta->nkey &&
            !memcmp(c->keyvals, keyvals, c->nkey * sizeof *keyvals);
 }
 
@@ -420,6 +414,13 @@ static tile_rt_status no_variant(tile_rt_kernel *k, const LaunchArgs *la)
                    k->name);
 }
 
+/* How specialized a set of facts is, to pick among a bundle's records: a div16 or eq1
+ * fact counts twice a div8 one. */
+static int facts_weight(RtFacts f)
+{
+    return 2 * __builtin_popcountll(f.div16 | f.eq1) + __builtin_popcountll(f.div8);
+}
+
 /* Admissible variants for this launch, as instances; the bundle's masks must be implied
  * by the launch's facts; the JIT compiles under the launch's facts. */
 static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool all,
@@ -445,11 +446,10 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             char err[160];
             job_of[vi] = -1;
             if (where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 ||
-                find_instance(k, vi, la->div16, la->div8, la->eq1, 0))
+                find_instance(k, vi, la->f, 0))
                 continue;
             job_of[vi] = njobs;
-            jobs[njobs++] = (RtJitJob){.m = k->m, .k = k->index, .vi = vi, .div16 = la->div16,
-                                       .div8 = la->div8, .eq1 = la->eq1};
+            jobs[njobs++] = (RtJitJob){.m = k->m, .k = k->index, .vi = vi, .f = la->f};
         }
         if (!jobs || !job_of)
             njobs = 0;   /* out of memory: compile one by one below */
@@ -459,8 +459,8 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
     for (uint32_t vi = 0; vi < km->nvariants && (all || nc == 0 || !jit); vi++) {
         const RtVariant *v = &km->variants[vi];
         /* a div8 fact holds for an argument divisible by 16 too */
-        if (!jit && (((v->div16 & ~la->div16) | (v->div8 & ~(la->div8 | la->div16)) |
-                      (v->eq1 & ~la->eq1)) || !consts_match(k, km, v)))
+        if (!jit && (((v->div16 & ~la->f.div16) | (v->div8 & ~(la->f.div8 | la->f.div16)) |
+                      (v->eq1 & ~la->f.eq1)) || !consts_match(k, km, v)))
             continue;
         uint32_t failed;
         char err[160];
@@ -470,14 +470,12 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
         for (int j = 0; j < nc && !jit; j++)
             if (!strcmp(c[j]->v->text, v->text))
                 dup = j;
-        uint64_t d16 = jit ? la->div16 : v->div16, d8 = jit ? la->div8 : v->div8, e1 = jit ? la->eq1 : v->eq1;
-        /* the most specialized: a div16 or eq1 fact counts twice a div8 one */
-        if (dup >= 0 && 2 * __builtin_popcountll(c[dup]->div16 | c[dup]->eq1) + __builtin_popcountll(c[dup]->div8) >=
-                            2 * __builtin_popcountll(d16 | e1) + __builtin_popcountll(d8))
+        RtFacts f = jit ? la->f : (RtFacts){v->div16, v->div8, v->eq1};
+        if (dup >= 0 && facts_weight(c[dup]->f) >= facts_weight(f))
             continue;
         RtInstance *inst = NULL;
         RtJitJob *job = njobs && job_of[vi] >= 0 ? &jobs[job_of[vi]] : NULL;
-        tile_rt_status s = get_instance(k, vi, d16, d8, e1, 0, job, &inst);
+        tile_rt_status s = get_instance(k, vi, f, 0, job, &inst);
         if (s != TILE_RT_OK) {
             last = s;    /* a variant that does not build is skipped, others may */
             continue;
@@ -487,9 +485,9 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
         else
             c[nc++] = inst;
         /* the JIT's uncapped cubin of the same compile, a candidate of its own */
-        if (jit && all && ((job && job->ncubin > 1) || (!job && find_instance(k, vi, d16, d8, e1, 1)))) {
+        if (jit && all && ((job && job->ncubin > 1) || (!job && find_instance(k, vi, f, 1)))) {
             RtInstance *alt = NULL;
-            if (get_instance(k, vi, d16, d8, e1, 1, job, &alt) == TILE_RT_OK)
+            if (get_instance(k, vi, f, 1, job, &alt) == TILE_RT_OK)
                 c[nc++] = alt;
         }
     }
@@ -497,7 +495,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
     for (int j = 0, n0 = nc; j < n0 && !jit && all && k->m->rt->kind == TILE_RT_CUDA; j++) {
         RtInstance *alt = NULL;
         if (uncapped_code(k->m->rt, c[j]->v) &&
-            get_instance(k, c[j]->variant, c[j]->div16, c[j]->div8, c[j]->eq1, 1, NULL, &alt) == TILE_RT_OK)
+            get_instance(k, c[j]->variant, c[j]->f, 1, NULL, &alt) == TILE_RT_OK)
             c[nc++] = alt;
     }
     for (int j = 0; j < njobs; j++)
@@ -565,9 +563,7 @@ static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nar
         s = rt_fail(rt, TILE_RT_ERR_INVALID, "out of memory");
     if (s == TILE_RT_OK) {
         c->keyhash = keyhash;
-        c->div16 = la->div16;
-        c->div8 = la->div8;
-        c->eq1 = la->eq1;
+        c->f = la->f;
         c->epoch = epoch;
         c->nkey = k->meta->nkey;
         memcpy(c->keyvals, keyvals, c->nkey * sizeof *keyvals);
@@ -646,8 +642,8 @@ tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsign
                 uint32_t nv = (flags & TILE_RT_PRECOMPILE_ALL) ? k->meta->nvariants : 1;
                 uint64_t d16 = pointer_facts(k);
                 for (uint32_t vi = 0; vi < nv && vi < k->meta->nvariants && n < cap; vi++)
-                    if (!find_instance(k, vi, d16, 0, 0, 0))
-                        jobs[n++] = (RtJitJob){.m = mods[i], .k = j, .vi = vi, .div16 = d16};
+                    if (!find_instance(k, vi, (RtFacts){d16, 0, 0}, 0))
+                        jobs[n++] = (RtJitJob){.m = mods[i], .k = j, .vi = vi, .f = {d16, 0, 0}};
             }
             pthread_mutex_unlock(&k->lock);
         }
@@ -662,7 +658,7 @@ tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsign
             RtInstance *inst;
             pthread_mutex_lock(&k->lock);
             for (int a = 0; a < job->ncubin && s == TILE_RT_OK; a++)
-                s = get_instance(k, job->vi, job->div16, job->div8, job->eq1, a, job, &inst);
+                s = get_instance(k, job->vi, job->f, a, job, &inst);
             pthread_mutex_unlock(&k->lock);
         } else if (s != TILE_RT_OK) {
             rt_fail(rt, s, "%s", job->err);

@@ -59,6 +59,16 @@ typedef struct RtCode {
     size_t len;
 } RtCode;
 
+/* Specialization facts about a launch's arguments, by param index: divisible by 16
+ * (pointers: 16-byte aligned), by 8 but not by 16, equal to 1. */
+typedef struct RtFacts {
+    uint64_t div16, div8, eq1;
+} RtFacts;
+static inline bool rt_facts_eq(RtFacts a, RtFacts b)
+{
+    return a.div16 == b.div16 && a.div8 == b.div8 && a.eq1 == b.eq1;
+}
+
 typedef struct RtVariant {
     double *cvals;           /* per const name */
     uint8_t *cfloat;
@@ -167,7 +177,7 @@ tile_rt_status rt_cuda_bind(tile_rt *rt);
  * specialization facts). */
 typedef struct RtInstance {
     uint32_t variant;
-    uint64_t div16, div8, eq1; /* div8: multiples of 8 but not of 16 */
+    RtFacts f;               /* the facts its code assumes */
     int alt;                 /* which of the compile's cubins (JIT): 0, or 1 uncapped */
     uint64_t epoch;          /* the kernel's const epoch it was made for */
     bool failed;             /* compile or load failed: not tried again */
@@ -183,7 +193,8 @@ typedef struct RtInstance {
 
 /* What one key chose; immutable once published (readers take it without a lock). */
 typedef struct RtChoice {
-    uint64_t keyhash, div16, div8, eq1, epoch;
+    uint64_t keyhash, epoch;
+    RtFacts f;
     int64_t keyvals[RT_MAX_PARAMS];
     uint32_t nkey;
     RtInstance *inst;
@@ -271,8 +282,8 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
  * disk cache: its cubins (tile_emit_variant_cubins: [0] registers capped for occupancy,
  * [1] where that cap applied, uncapped), each malloc'd, *n of them (1 or 2). */
 enum { RT_MAX_CUBINS = 2 };
-tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, uint64_t div16,
-                              uint64_t div8, uint64_t eq1, char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS],
+tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f,
+                              char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS],
                               int *n);
 /* One compile of a batch: inputs (m, k, vi, facts), then the result: the cubins or the
  * status and its message. */
@@ -280,7 +291,7 @@ typedef struct RtJitJob {
     tile_rt_module *m;
     int k;
     uint32_t vi;
-    uint64_t div16, div8, eq1;
+    RtFacts f;
     char *cubin[RT_MAX_CUBINS];
     size_t len[RT_MAX_CUBINS];
     int ncubin;
@@ -295,8 +306,8 @@ int rt_jit_threads(void);
 /* Frees the module's compiler instances. */
 void rt_jit_free_pool(tile_rt_module *m);
 /* The cache key of a compile, hex in `hex` (33 bytes). */
-void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, uint64_t div16, uint64_t div8,
-                  uint64_t eq1, const char *arch, char hex[33]);
+void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const char *arch,
+                  char hex[33]);
 /* Reads an entry: true with *data malloc'd when present and valid; a corrupt entry is
  * counted, removed and reported as absent. */
 bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, size_t *len);

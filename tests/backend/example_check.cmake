@@ -107,10 +107,26 @@ foreach(form ${FORMS})
   message(STATUS "${form}:\n${out}")
   check_spills(${form} "${lines}")
 endforeach()
-if(DEFINED UNIT AND NOT UNIT STREQUAL "")
-  execute_process(COMMAND ${TILEC} ${EXAMPLE} --arch=${ARCH} --emit=cubin --report --div16
-                          --assume-one=${UNIT} ${defs} -o /dev/null
+# tilec_form_run(FLAGS...): tilec --report of every variant under FLAGS, into rc/out/err;
+# tilec_form_check(FORM LABEL): it compiled every variant, and its spills are listed (macros:
+# check_spills sets spill_errors in the caller's scope).
+macro(tilec_form_run)
+  execute_process(COMMAND ${TILEC} ${EXAMPLE} --arch=${ARCH} --emit=cubin --report ${ARGN}
+                          ${defs} -o /dev/null
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+endmacro()
+macro(tilec_form_check form label)
+  string(REGEX MATCHALL "[^\n]*regs=[^\n]*" lines "${out}")
+  list(LENGTH lines nlines)
+  if(NOT rc EQUAL 0 OR NOT nlines EQUAL nv)
+    message(FATAL_ERROR "tilec (${label}) failed (${rc}) or reported ${nlines} of ${nv} "
+                        "variants:\n${err}\n${out}")
+  endif()
+  message(STATUS "${label}:\n${out}")
+  check_spills(${form} "${lines}")
+endmacro()
+if(DEFINED UNIT AND NOT UNIT STREQUAL "")
+  tilec_form_run(--div16 --assume-one=${UNIT})
   if(UNIT_XFAIL)
     if(rc EQUAL 0)
       message(FATAL_ERROR "div16+unit now compiles: remove this example from "
@@ -119,33 +135,14 @@ if(DEFINED UNIT AND NOT UNIT STREQUAL "")
     message(STATUS "div16+unit: fails as known (TILEC_DOT_UNIT_FORM_BROKEN):\n${err}")
     return()
   endif()
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "tilec (div16+unit, --assume-one=${UNIT}) failed (${rc}):\n${err}\n${out}")
-  endif()
-  string(REGEX MATCHALL "[^\n]*regs=[^\n]*" lines "${out}")
-  list(LENGTH lines nlines)
-  if(NOT nlines EQUAL nv)
-    message(FATAL_ERROR "${nv} variants but ${nlines} reports in the div16+unit form:\n${out}")
-  endif()
-  message(STATUS "div16+unit:\n${out}")
-  check_spills(unit "${lines}")
+  tilec_form_check(unit "div16+unit, --assume-one=${UNIT}")
   if(DIV8)
     file(READ ${EXAMPLE} src)
     string(REGEX MATCHALL "[a-z_0-9]+: \\*[a-z0-9]+" ptrs "${src}")
     list(TRANSFORM ptrs REPLACE ":.*" "")
     list(JOIN ptrs "," ptrs)
-    execute_process(COMMAND ${TILEC} ${EXAMPLE} --arch=${ARCH} --emit=cubin --report
-                            "--assume-div8=*" --assume-div16=${ptrs} --assume-one=${UNIT}
-                            ${defs} -o /dev/null
-                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    string(REGEX MATCHALL "[^\n]*regs=[^\n]*" lines "${out}")
-    list(LENGTH lines nlines)
-    if(NOT rc EQUAL 0 OR NOT nlines EQUAL nv)
-      message(FATAL_ERROR "tilec (div8+unit, pointers ${ptrs}) failed (${rc}) or reported "
-                          "${nlines} of ${nv} variants:\n${err}\n${out}")
-    endif()
-    message(STATUS "div8+unit (pointers ${ptrs} div16):\n${out}")
-    check_spills(div8 "${lines}")
+    tilec_form_run("--assume-div8=*" --assume-div16=${ptrs} --assume-one=${UNIT})
+    tilec_form_check(div8 "div8+unit, pointers ${ptrs} div16")
   endif()
 endif()
 if(spill_errors)

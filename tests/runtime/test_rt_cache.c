@@ -28,7 +28,7 @@ static tile_rt_stats compile_once(uint64_t div16, size_t *len_out)
     char *cubin[RT_MAX_CUBINS];
     size_t len[RT_MAX_CUBINS];
     int n = 0;
-    tile_rt_status s = rt_jit_compile(m, 0, 0, div16, 0, 0, cubin, len, &n);
+    tile_rt_status s = rt_jit_compile(m, 0, 0, (RtFacts){div16, 0, 0}, cubin, len, &n);
     if (s != TILE_RT_OK)
         fprintf(stderr, "%s\n", tile_rt_last_error(rt));
     /* vector_add BLOCK=1024: 26 registers already let 16 programs share an SM: one cubin */
@@ -169,7 +169,7 @@ static void uncapped_alternate(void)
         char *cubin[RT_MAX_CUBINS];
         size_t len[RT_MAX_CUBINS];
         int n = 0;
-        tile_rt_status s = rt_jit_compile(m, 0, vi, 0x3f, 0, 0, cubin, len, &n);
+        tile_rt_status s = rt_jit_compile(m, 0, vi, (RtFacts){0x3f, 0, 0}, cubin, len, &n);
         if (s != TILE_RT_OK)
             fprintf(stderr, "%s\n", tile_rt_last_error(rt));
         CHECK(s == TILE_RT_OK && n == 2);

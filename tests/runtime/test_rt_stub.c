@@ -320,31 +320,51 @@ static void test_bench(void)
 }
 
 /* ---- a bundle's specializations ---------------------------------------------------- */
+/* Kernel `name` of a bundle tilec builds (with `flags`) from `text`, written to the cache
+ * folder; NULL (a check failed) when that does not work. */
+static tile_rt_kernel *bundle_kernel(tile_rt *rt, const char *tilec, const char *name,
+                                     const char *text, const char *flags, tile_rt_module **m)
+{
+    char tile[160], tb[160], cmd[640];
+    snprintf(tile, sizeof tile, "%s/%s.tile", cache, name);
+    snprintf(tb, sizeof tb, "%s/%s.tb", cache, name);
+    FILE *f = fopen(tile, "w");
+    CHECK(f && fputs(text, f) >= 0);
+    if (f)
+        fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --emit=bundle %s -o '%s'", tilec, tile, flags, tb);
+    CHECK(system(cmd) == 0);
+    tile_rt_kernel *k = NULL;
+    *m = NULL;
+    CHECK(tile_rt_load_bundle_file(rt, tb, m) == TILE_RT_OK);
+    CHECK(*m && tile_rt_get_kernel(*m, name, &k) == TILE_RT_OK);
+    return k;
+}
+
+/* One launch of k, which must run the record `want` (its variant text with facts). */
+static void launch_runs(tile_rt_kernel *k, const tile_rt_arg *a, int nargs, const char *want)
+{
+    CHECK(tile_rt_launch(k, a, nargs, NULL, NULL) == TILE_RT_OK);
+    const char *got = tile_rt_last_variant(k);
+    CHECK(got && !strcmp(got, want));
+    if (got && strcmp(got, want))
+        fprintf(stderr, "  got '%s', want '%s'\n", got, want);
+}
+
 /* tilec writes each variant under four sets of facts (none; pointers div16; pointers div16
  * and integers div8; pointers and integers div16): a launch gets the most specialized record
  * its arguments satisfy. */
 static void test_bundle_facts(const char *tilec)
 {
-    char tile[128], tb[128], cmd[512];
-    snprintf(tile, sizeof tile, "%s/scale.tile", cache);
-    snprintf(tb, sizeof tb, "%s/scale.tb", cache);
-    FILE *f = fopen(tile, "w");
-    CHECK(f && fwrite(src, 1, sizeof src - 1, f) == sizeof src - 1);
-    if (f)
-        fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' '%s' --emit=bundle -D K=2 -o '%s'", tilec, tile, tb);
-    CHECK(system(cmd) == 0);
     tile_rt *rt = open_stub(0);
-    tile_rt_module *m = NULL;
-    tile_rt_kernel *k = NULL;
-    CHECK(tile_rt_load_bundle_file(rt, tb, &m) == TILE_RT_OK);
-    CHECK(m && tile_rt_get_kernel(m, "scale", &k) == TILE_RT_OK);
+    tile_rt_module *m;
+    tile_rt_kernel *k = bundle_kernel(rt, tilec, "scale", src, "-D K=2", &m);
     void *x, *out;
     CHECK(tile_rt_alloc(rt, 8192, &x) == TILE_RT_OK);
     CHECK(tile_rt_alloc(rt, 8192, &out) == TILE_RT_OK);
     stub_reset();
     stub_set_nparams(3);
-    tile_rt_arg a[3];
+    tile_rt_arg a[4];
     static const struct { int64_t off, n; const char *want; } cases[] = {
         {0, 1000, "BLOCK=128, K=2, warps=1, stages=2; div16: x out; div8: n"},
         {0, 1024, "BLOCK=128, K=2, warps=1, stages=2; div16: x out n"},
@@ -355,11 +375,7 @@ static void test_bundle_facts(const char *tilec)
     };
     for (size_t i = 0; k && i < sizeof cases / sizeof cases[0]; i++) {
         set_args(a, (char *)x + cases[i].off, out, cases[i].n);
-        CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
-        const char *got = tile_rt_last_variant(k);
-        CHECK(got && !strcmp(got, cases[i].want));
-        if (got && strcmp(got, cases[i].want))
-            fprintf(stderr, "  n=%lld: got '%s', want '%s'\n", (long long)cases[i].n, got, cases[i].want);
+        launch_runs(k, a, 3, cases[i].want);
     }
     tile_rt_module_free(m);
     /* a parameter assumed equal to 1 at build time (a unit stride) gets no divisibility
@@ -373,33 +389,16 @@ static void test_bundle_facts(const char *tilec)
         "    let m = offs < n;\n"
         "    store(out + offs, load(x + offs * s, mask=m), mask=m);\n"
         "}\n";
-    snprintf(tile, sizeof tile, "%s/gather.tile", cache);
-    snprintf(tb, sizeof tb, "%s/gather.tb", cache);
-    f = fopen(tile, "w");
-    CHECK(f && fwrite(src2, 1, sizeof src2 - 1, f) == sizeof src2 - 1);
-    if (f)
-        fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' '%s' --emit=bundle --assume-one=s -o '%s'", tilec, tile, tb);
-    CHECK(system(cmd) == 0);
-    m = NULL;
-    k = NULL;
-    CHECK(tile_rt_load_bundle_file(rt, tb, &m) == TILE_RT_OK);
-    CHECK(m && tile_rt_get_kernel(m, "gather", &k) == TILE_RT_OK);
+    k = bundle_kernel(rt, tilec, "gather", src2, "--assume-one=s", &m);
     stub_set_nparams(4);
     static const struct { int64_t n; const char *want; } cases2[] = {
         {1000, "BLOCK=128, warps=4, stages=2; div16: x out; div8: n; eq1: s"},
         {1024, "BLOCK=128, warps=4, stages=2; div16: x out n; eq1: s"},
     };
-    tile_rt_arg a2[4];
     for (size_t i = 0; k && i < sizeof cases2 / sizeof cases2[0]; i++) {
-        set_args(a2, x, out, cases2[i].n);
-        a2[3] = (tile_rt_arg){.kind = TILE_RT_ARG_I64, .i64 = 1};
-        CHECK(tile_rt_launch(k, a2, 4, NULL, NULL) == TILE_RT_OK);
-        const char *got = tile_rt_last_variant(k);
-        CHECK(got && !strcmp(got, cases2[i].want));
-        if (got && strcmp(got, cases2[i].want))
-            fprintf(stderr, "  gather n=%lld: got '%s', want '%s'\n", (long long)cases2[i].n, got,
-                    cases2[i].want);
+        set_args(a, x, out, cases2[i].n);
+        a[3] = (tile_rt_arg){.kind = TILE_RT_ARG_I64, .i64 = 1};
+        launch_runs(k, a, 4, cases2[i].want);
     }
     tile_rt_free(rt, x);
     tile_rt_free(rt, out);
