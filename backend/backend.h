@@ -58,8 +58,9 @@ typedef struct TbAltCubin {
 
 /* Lowers `kernel` (a kernel of m whose tiles all carry layouts) and produces `kind`:
  * *out is malloc'd (NUL-terminated for text), *len its size without the NUL.
- * report may be NULL; regs/spills are filled for TB_OUT_CUBIN only; so is alt (may be
- * NULL: the uncapped cubin is dropped).
+ * report may be NULL; regs/spills are filled for TB_OUT_CUBIN only; so is alt.  alt is
+ * for a caller whose tuner times the cubins: with it the register budget runs (tb_ptxas);
+ * NULL: one cubin, ptxas's own allocation, one ptxas run.
  * Returns the number of errors (0: success). */
 int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
             size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud);
@@ -68,7 +69,7 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
 bool tb_arch_known(const char *arch);
 
 /* Runs ptxas on PTX text: the cubin in *cubin (malloc'd) and the -v figures in report;
- * alt (may be NULL) as for tb_emit.  Returns 0 on success; errors (ptxas missing, ptxas'
+ * alt (may be NULL: no register budget) as for tb_emit.  Returns 0 on success; errors (ptxas missing, ptxas'
  * own messages) go to diag. */
 int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
              char **cubin, size_t *cubin_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag,

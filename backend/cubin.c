@@ -212,7 +212,8 @@ static char *with_register_cap(const char *ptx, size_t len, int cap, size_t *out
     return s;
 }
 
-/* The register budget.  ptxas first compiles with every register the block size
+/* The register budget, for a caller that times what it gets (alt non-NULL: the runtime's
+ * JIT, bundles).  ptxas first compiles with every register the block size
  * allows; when that spills nothing and a tighter budget would fit more programs on an
  * SM, ptxas compiles again at the budget of the next one or two occupancy steps, and
  * the tighter cubin is kept when it still spills nothing.  Memory-bound kernels hide
@@ -238,7 +239,13 @@ static char *with_register_cap(const char *ptx, size_t len, int cap, size_t *out
  * both caps are known once the uncapped run is done, and the two capped runs go at once
  * when the machine has a CPU free for each (matmul 64x64x32 on 4 warps, 2 cores: ptxas
  * 235-285 ms in all for its three runs one after the other, 130-215 with the two capped
- * ones side by side).  The second is kept only when the first is, as one after the other. */
+ * ones side by side).  The second is kept only when the first is, as one after the other.
+ *
+ * Without alt (one cubin: tilec --emit=cubin, tile_emit_variant) nothing can choose
+ * between the candidates by timing them, and neither wins everywhere, so ptxas runs once
+ * with its own allocation: a matmul variant's cubin is then one ptxas run (64x64x32 on 4
+ * warps: ~50 ms of ptxas instead of ~100-150 for three).  The capped cubins are tuning
+ * candidates, like the tune lists' values, compiled where a tuner times them. */
 int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
              char **cubin, size_t *cubin_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag,
              void *ud) {
@@ -266,7 +273,7 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
     int errors = ptxas_once(ptxas, dir, ptx, ptx_len, opt, kernel_name, cubin, cubin_len, &rep,
                             diag, ud);
     int threads = opt ? opt->threads : 0;
-    bool tune = !errors && threads > 0 && rep.regs > 0 && rep.spill_stores == 0 &&
+    bool tune = alt && !errors && threads > 0 && rep.regs > 0 && rep.spill_stores == 0 &&
                 rep.spill_loads == 0 && !(opt && opt->opt_level == 0);
     /* the caps of the next one or two occupancy steps, the second one's from the first
      * (what it leaves at most), so that both are known before either runs */

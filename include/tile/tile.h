@@ -234,8 +234,9 @@ tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_v
                          tile_output **outs, int *nouts);
 void tile_outputs_free(tile_output *outs, int nouts);
 /* Compiles variant `variant` of tile_variants_get(p, k, true, ...) (every variant for
- * the context's defines), as the runtime does for the variant it launches.  Same
- * ownership as tile_emit; report may be NULL. */
+ * the context's defines), as the runtime does for the variant it launches; a cubin is
+ * one ptxas run with ptxas's own register allocation (tile_emit_variant_cubins adds the
+ * register budget's candidates).  Same ownership as tile_emit; report may be NULL. */
 tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
                               char **out, size_t *len, tile_report *report);
 /* One cubin of a variant and the registers per thread ptxas gave it (-1: unknown). */
@@ -245,11 +246,12 @@ typedef struct tile_cubin {
     int regs;
 } tile_cubin;
 /* The cubins of variant `variant` (numbered as for tile_emit_variant) worth timing
- * against each other: out[0] is what tile_emit_variant makes for TILE_EMIT_CUBIN (the
- * registers capped where that fits more programs on an SM and spills nothing); out[1],
- * only where that cap applied, is ptxas's cubin with every register the block size
- * allows.  Which runs faster depends on the kernel and the GPU, so the runtime's tuner
- * times both.  *n is 1 or 2; report (may be NULL) describes out[0]. */
+ * against each other: out[0] has the registers capped where that fits more programs on
+ * an SM and spills nothing (the register budget: up to two more ptxas runs); out[1], only
+ * where that cap applied, is ptxas's cubin with every register the block size allows,
+ * which is what tile_emit_variant makes for TILE_EMIT_CUBIN.  Which runs faster depends
+ * on the kernel and the GPU, so the runtime's tuner times both.  *n is 1 or 2; report
+ * (may be NULL) describes out[0]. */
 tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_cubin out[2],
                                      int *n, tile_report *report);
 /* --report: compiles every variant (all_variants true) or the first of kernel k (-1:
