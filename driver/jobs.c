@@ -34,6 +34,7 @@ typedef struct Batch {
 
 typedef struct Worker {
     Batch *b;
+    tile_ctx *ctx;                 /* the worker's context, made like the caller's before any job */
     JobLog *log;                   /* the job being run */
     double phase_s[TILE_NPHASES];  /* the worker's compile time, added by the caller */
 } Worker;
@@ -146,7 +147,7 @@ static void *worker_main(void *arg)
     Worker *w = arg;
     Batch *b = w->b;
     const tile_program *p = b->p;
-    tile_ctx *c = ctx_like(p->ctx);
+    tile_ctx *c = w->ctx;
     tile_program *q = NULL;
     if (c && tile_program_load_source(c, p->file->path, p->file->src, p->file->len, &q) != TILE_OK)
         q = NULL;
@@ -196,13 +197,23 @@ tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, co
         pthread_mutex_destroy(&b.progress_lock);
         return s;
     }
+    /* The workers' contexts are copied here, before any job runs: a job may change the
+     * caller's context while it compiles (a bundle's records add their facts to its
+     * assumptions for the time of one compile), and a worker that copied it then would
+     * compile all its jobs under those facts (tools.parallel_bundle_same failed so under
+     * load: a generic record compiled with pointers assumed aligned). */
     Worker *ws = calloc((size_t)nt, sizeof *ws);
     pthread_t th[64];
     int started = 0;
     for (int i = 1; ws && i < nt; i++) {
         ws[i].b = &b;
+        ws[i].ctx = ctx_like(c);
+    }
+    for (int i = 1; ws && i < nt; i++) {
         if (pthread_create(&th[started], NULL, worker_main, &ws[i]) == 0)
             started++;
+        else
+            tile_ctx_free(ws[i].ctx);
     }
     /* The calling thread works too, on the caller's program, its messages kept like the
      * workers' (a thread that could not start leaves its share to it). */
