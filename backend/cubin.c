@@ -244,7 +244,7 @@ static char *with_register_cap(const char *ptx, size_t len, int cap, size_t *out
  * Without alt (one cubin: tilec --emit=cubin, tile_emit_variant) nothing can choose
  * between the candidates by timing them, and neither wins everywhere, so ptxas runs once
  * with its own allocation: a matmul variant's cubin is then one ptxas run (64x64x32 on 4
- * warps: ~50 ms of ptxas instead of ~100-150 for three).  The capped cubins are tuning
+ * warps, 2 cores: 50-78 ms of ptxas instead of 106-160 for three).  The capped cubins are tuning
  * candidates, like the tune lists' values, compiled where a tuner times them. */
 int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
              char **cubin, size_t *cubin_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag,

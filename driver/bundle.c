@@ -363,22 +363,14 @@ typedef struct FactSet {
     uint64_t div16, div8;      /* extra facts of one specialization, by parameter */
 } FactSet;
 
-/* Whether the context assumes parameter `name` equal to 1 (no divisibility form for it:
- * 1 is a multiple of neither, so such a record could never be launched). */
-static bool assumed_one(const tile_ctx *c, const char *name)
-{
-    for (int j = 0; j < c->nassumes; j++)
-        if ((c->assumes[j].facts & TILE_ASSUME_ONE) && !strcmp(c->assumes[j].name, name))
-            return true;
-    return false;
-}
-
-static FactSet facts_set(const tile_ctx *c, const AstKernel *kn, int set)
+/* Set `set`'s facts; parameters the context assumes equal to 1 (eq1) get none: 1 is a
+ * multiple of neither, so such a record could never be launched. */
+static FactSet facts_set(const AstKernel *kn, int set, uint64_t eq1)
 {
     FactSet m = {0, 0};
     for (int i = 0; i < kn->nparams && i < 64; i++) {
         const AstParam *ap = &kn->params[i];
-        if (ap->is_const || assumed_one(c, ap->name))
+        if (ap->is_const || (eq1 >> i & 1))
             continue;
         if (set >= FACTS_POINTERS && ap->is_ptr)
             m.div16 |= 1ull << i;
@@ -640,8 +632,10 @@ static tile_status put_kernel(tile_program *p, int k, bool all, bool only_releva
         /* Count first: the sets that add nothing (no pointer, no integer) are skipped. */
         FactSet sets[FACTS_COUNT];
         int nsets = 0;
+        uint64_t d16, d8, eq1;
+        assumed_masks(p->ctx, kn, &d16, &d8, &eq1);
         for (int f = 0; f < FACTS_COUNT; f++) {
-            FactSet m = facts_set(p->ctx, kn, f);
+            FactSet m = facts_set(kn, f, eq1);
             if (nsets == 0 || m.div16 != sets[nsets - 1].div16 || m.div8 != sets[nsets - 1].div8)
                 sets[nsets++] = m;
         }

@@ -133,10 +133,9 @@ static const char *assumption_misfit(const AstParam *ap, unsigned facts)
     bool is_int = !ap->is_ptr && s >= 0 && s != TIR_I1 && !tir_scalar_is_float((TirScalar)s);
     if ((facts & TILE_ASSUME_ONE) && !is_int)
         return "only an integer parameter can be assumed equal to 1";
-    if ((facts & TILE_ASSUME_DIV16) && !ap->is_ptr && !is_int)
-        return "only pointer and integer parameters can be assumed divisible by 16";
-    if ((facts & TILE_ASSUME_DIV8) && !ap->is_ptr && !is_int)
-        return "only pointer and integer parameters can be assumed divisible by 8";
+    if ((facts & (TILE_ASSUME_DIV16 | TILE_ASSUME_DIV8)) && !ap->is_ptr && !is_int)
+        return facts & TILE_ASSUME_DIV16 ? "only pointer and integer parameters can be assumed divisible by 16"
+                                         : "only pointer and integer parameters can be assumed divisible by 8";
     return NULL;
 }
 
