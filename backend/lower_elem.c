@@ -350,6 +350,73 @@ static bool lower_affine(TbLower *L, TirOp *op, TbVal **o, int n) {
     return true;
 }
 
+/* ---- offsets products inside loops ----
+ * A loop's pointer tile rebuilt from its factors (factor_ptrs) adds offsets defined before
+ * the loop, each `(x as i64) * (s as i64)` of 32-bit x and s: LLVM hoists those products,
+ * and their 64-bit values (two registers each, one per distinct row or column of the
+ * thread) stay live across the whole loop next to the accumulators, which is what spills
+ * (matmul 64x128x64 on 4 warps, strided operands: 28 such offsets, 44 bytes of spills;
+ * 12 with the products made here, docs/backend.md "dot").
+ * Inside the loop the product is instead one mul.wide.s32 of the 32-bit values at each
+ * use, in inline PTX that LLVM cannot hoist: the same value (sext(x) * sext(s) is what
+ * mul.wide.s32 computes), one register per row kept instead of two. */
+static const TirOp *enclosing_loop(const TirOp *op) {
+    for (const TirBlock *b = op->parent; b && b->parent; b = b->parent->parent)
+        if (b->parent->code == TIR_OP_FOR) return b->parent;
+    return NULL;
+}
+
+static bool inside(const TirOp *op, const TirOp *loop) {
+    for (const TirBlock *b = op->parent; b && b->parent; b = b->parent->parent)
+        if (b->parent == loop) return true;
+    return false;
+}
+
+/* The signed 32-bit value v is cast from (through a splat), lowered already; else NULL. */
+static TbVal *sext32_source(TbLower *L, const TirValue *v) {
+    const TirOp *d = v->def;
+    if (d && d->code == TIR_OP_SPLAT) d = d->opnd[0]->def;
+    if (!d || d->code != TIR_OP_CAST || d->opnd[0]->ty.ptr || d->opnd[0]->ty.elem != TIR_I32 ||
+        d->res[0]->ty.elem != TIR_I64 || !tb_lowered(L, d->opnd[0]))
+        return NULL;
+    return tb_val(L, d->opnd[0]);
+}
+
+/* The offsets operand `off` (n elements) of addptr `op` as products made here, or NULL.
+ * `off` may be a broadcast of the product: its elements are the product's registers
+ * (the same LLVM values), matched by identity. */
+static LLVMValueRef *loop_wide_offsets(TbLower *L, const TirOp *op, const TirValue *off, int n) {
+    const TirOp *loop = enclosing_loop(op), *m = off->def;
+    if (m && m->code == TIR_OP_BROADCAST) m = m->opnd[0]->def;
+    if (!loop || !m || m->code != TIR_OP_MUL || inside(m, loop) || off->ty.elem != TIR_I64 ||
+        !tb_lowered(L, off) || !tb_lowered(L, m->res[0]))
+        return NULL;
+    TbVal *x = sext32_source(L, m->opnd[0]), *y = sext32_source(L, m->opnd[1]);
+    TbVal *ov = tb_val(L, off), *mv = tb_val(L, m->res[0]);
+    if (!x || !y || !ov || !mv || ov->n != n || (x->n != mv->n && x->n != 1) ||
+        (y->n != mv->n && y->n != 1) || (x->n == 1 && y->n == 1))
+        return NULL;
+    int *src = tir_alloc(L->m->arena, (size_t)n * sizeof *src);
+    for (int i = 0; i < n; i++) {   /* all matched before any code is made */
+        int j = 0;
+        while (j < mv->n && mv->e[j] != ov->e[i]) j++;
+        if (j == mv->n || !x->e[x->n == 1 ? 0 : j] || !y->e[y->n == 1 ? 0 : j]) return NULL;
+        src[i] = j;
+    }
+    LLVMValueRef *e = tb_elems(L, n);
+    LLVMValueRef *made = tb_elems(L, mv->n);
+    for (int j = 0; j < mv->n; j++) made[j] = NULL;
+    for (int i = 0; i < n; i++) {
+        int j = src[i];
+        if (!made[j]) {
+            LLVMValueRef a[2] = {x->e[x->n == 1 ? 0 : j], y->e[y->n == 1 ? 0 : j]};
+            made[j] = tb_asm(L, L->i64, "mul.wide.s32 $0, $1, $2;", "=l,r,r", a, 2, true);
+        }
+        e[i] = made[j];
+    }
+    return e;
+}
+
 /* Elements of a comparison proven equal (aligned groups along the fastest dimension
  * inside one thread's run: the cmp's `const` attribute, which the layout pass records
  * from the axis analysis) share the first one's compare: fewer predicates live at
@@ -468,6 +535,7 @@ void tb_lower_elementwise(TbLower *L, TirOp *op) {
     for (int k = 0; k < op->nopnd && k < 3; k++) uniform = uniform && tb_uniform(o[k]);
     int *lead = op->code == TIR_OP_CMP && n > 1 ? cmp_groups(L, op, n) : NULL;
     if (op->code == TIR_OP_CMP && n > 1 && !uniform && lower_cmp_limit(L, op, o, n, lead)) return;
+    LLVMValueRef *wide = op->code == TIR_OP_ADDPTR && !uniform ? loop_wide_offsets(L, op, op->opnd[1], n) : NULL;
     LLVMValueRef *e = tb_elems(L, n);
 #define EL(k) (o[k]->e[o[k]->n == 1 ? 0 : i])
     for (int i = 0; i < n; i++) {
@@ -492,7 +560,7 @@ void tb_lower_elementwise(TbLower *L, TirOp *op) {
         }
         case TIR_OP_ADDPTR: {
             TirScalar os = (TirScalar)op->opnd[1]->ty.elem;
-            LLVMValueRef off = EL(1);
+            LLVMValueRef off = wide ? wide[i] : EL(1);
             if (LLVMGetIntTypeWidth(LLVMTypeOf(off)) < 64)
                 off = tir_scalar_is_signed(os) && os != TIR_I1 ? LLVMBuildSExt(L->b, off, L->i64, "")
                                                               : LLVMBuildZExt(L->b, off, L->i64, "");
