@@ -84,7 +84,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--shapes", help="MxNxK,... instead of the default rows (row-major operands)")
     args = ap.parse_args()
+    custom = None
+    if args.shapes:
+        try:
+            custom = [tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")]
+        except ValueError:
+            custom = []
+        if not custom or any(len(sh) != 3 or min(sh) < 1 for sh in custom):
+            print(f"gemm.py: --shapes wants MxNxK[,MxNxK...] of positive sizes, got '{args.shapes}'",
+                  file=sys.stderr)
+            return 2
     mode = "mma.sync" if os.environ.get("DISABLE_MMA_V3") == "1" else "default"
     dev = tilec.Device("cuda")
     src = open(os.path.join(REPO, "examples/matmul.tile")).read()
@@ -118,6 +129,8 @@ def main():
     shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 5000)]
     if args.quick:
         shapes = shapes[:1]
+    if custom:
+        shapes = custom
     rows = []
     print(f"GEMM TFLOP/s (Triton mode: {mode}); tilec / Triton / cuBLAS, max rel. error vs f32 matmul")
     for dt in (torch.float16, torch.bfloat16):

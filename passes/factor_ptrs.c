@@ -18,9 +18,11 @@
  * Only carried pointers whose every use in the body is the pointer of a load or store
  * that moves one element at a time (vec <= 1) or the one advance `addptr p, splat d`
  * feeding the yield, and whose loop result is unused: a vector access needs one pointer
- * per vector only, and there the tile costs no more than its factors.  Nor a tile with a
- * unit stride proven along a dimension (an unaligned row-major operand): see layout's
- * dot_scalar_layout. */
+ * per vector only, and there the tile costs no more than its factors.  That includes a
+ * tile with a unit stride but no alignment (an unaligned row-major operand: scalar
+ * accesses), left alone until session 10: carried whole it was one pointer per element,
+ * 32 rows by one column of a thread with the layout's 32 lanes along the unit stride, and
+ * matmul spilled up to 2.6 KB (layout's dot_scalar_layout). */
 #include "passes.h"
 #include "pass_util.h"
 
@@ -81,8 +83,10 @@ static TirOp *advance_of(Fp *F, TirBlock *body, TirValue *arg, TirOp *yield, int
             if (op->opnd[i] != arg) continue;
             seen++;
             if (is_access(op) && i == 0 && op->attr.i[1] <= 1) continue;
-            if (op->code == TIR_OP_ADDPTR && i == 0 && !adv && op->opnd[1]->def &&
-                op->opnd[1]->def->code == TIR_OP_SPLAT && yield->opnd[c] == op->res[0] &&
+            const TirOp *d = op->opnd[1]->def;
+            if (op->code == TIR_OP_ADDPTR && i == 0 && !adv && d &&
+                (d->code == TIR_OP_SPLAT || (d->code == TIR_OP_CONSTANT && tir_scalar_is_int((TirScalar)d->res[0]->ty.elem))) &&
+                yield->opnd[c] == op->res[0] &&
                 F->u.uses[op->res[0]->id] == 1) {
                 adv = op;
                 continue;
@@ -116,16 +120,11 @@ static void factor_carried(Fp *F, TirOp *loop, int c) {
     TirOp *yield = body->last;
     TirValue *init = loop->opnd[3 + c], *arg = body->args[1 + c], *res = loop->res[c];
     if (!tir_type_is_tile(arg->ty) || !arg->ty.ptr || F->u.uses[res->id] != 0) return;
-    /* a unit stride proven along a dimension: left alone (layout's dot_scalar_layout says
-     * why) */
-    for (int d = 0; init->id < F->u.n && d < init->ty.rank; d++)
-        if (F->ax[init->id].contig[d] > 1) return;
     TirOp *sp[SPINE_MAX];
     int n = spine(init, sp);
     if (n < 2) return; /* a bare splat: nothing to keep apart */
     TirOp *adv = advance_of(F, body, arg, yield, c);
     if (!adv) return;
-    TirValue *d = adv->opnd[1]->def->opnd[0];
     TirType i64 = tir_scalar_type(TIR_I64);
 
     TirBuilder b;
@@ -157,10 +156,18 @@ static void factor_carried(Fp *F, TirOp *loop, int c) {
     for (TirOp *op = body->first; op; op = op->next)
         if (is_access(op) && op->opnd[0] == arg) op->opnd[0] = cur;
 
-    /* the advance: o + d in 64 bits, extended as addptr extends it */
+    /* the advance: o + d in 64 bits, extended as addptr extends it (a constant tile's
+     * value is its one element's, already extended) */
     tir_builder_before(&b, adv);
-    TirValue *d64 = d->ty.elem == TIR_I64 ? d : tir_cast(&b, d, i64);
-    use(F, d);
+    const TirOp *dd = adv->opnd[1]->def;
+    TirValue *d64;
+    if (dd->code == TIR_OP_CONSTANT) {
+        d64 = tir_const_int(&b, i64, dd->attr.ival);
+    } else {
+        TirValue *d = dd->opnd[0];
+        d64 = d->ty.elem == TIR_I64 ? d : tir_cast(&b, d, i64);
+        use(F, d);
+    }
     TirValue *next = tir_binary(&b, TIR_OP_ADD, arg, d64);
     yield->opnd[c] = next;
     F->u.uses[adv->res[0]->id] = 0;

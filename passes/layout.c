@@ -277,15 +277,20 @@ static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int 
  * A dot's epilogue stores its accumulator through such a tile too (c + rows * stride_cm +
  * cols * stride_cn, scalar in a generic form): 128x256 on 8 warps had 128 rows x 1
  * column a thread, 128 row pointers live next to the 128 accumulators; 16 x 8 now.
- * A unit stride proven but no alignment (an unaligned row-major operand, e.g. a
- * 4000x3000x5000 GEMM) keeps the blocked layout, 32 lanes along it, and factor_ptrs
- * leaves that tile alone: on the H200 that GEMM ran 123 TFLOP/s so, 114 with this split
- * and 16 lanes along K, 80 with 2 lanes along K (16 rows of 4 bytes an instruction). */
-static int32_t dot_scalar_layout(TirModule *m, const int32_t *shape, int cdim, int warps) {
+ * A unit stride proven but no alignment (an unaligned row-major operand: a GEMM whose
+ * sizes are not multiples of 8) takes the same split with at least min_tc = 8 lanes along
+ * the unit stride (runs of 16 bytes of f16 a warp row).  Until session 10 such a tile kept
+ * the blocked layout, 32 lanes along K, whole (session 7, before factor_ptrs and the
+ * in-loop offset products: 123 TFLOP/s on the 4000x3000x5000 GEMM, 114 with 16 lanes
+ * along K, 80 with 2), and matmul spilled in 16 of its 42 variants on sm_90a, up to
+ * 2.6 KB.  Measured on the H200 at 4095^3, the tuner's best variant: 132.3 TFLOP/s so;
+ * factored with at least 32 / 16 / 8 lanes along K, 139.0 / 136.7 / 157.8 (spilling
+ * variants 7 / 4 / 2, docs/backend.md "dot"). */
+static int32_t dot_scalar_layout(TirModule *m, const int32_t *shape, int cdim, int warps, int min_tc) {
     int rdim = 1 - cdim;
     int64_t best = -1;
     int32_t bt = 32, bw = 1;
-    for (int32_t tc = 32; tc >= 1; tc /= 2)
+    for (int32_t tc = 32; tc >= min_tc; tc /= 2)
         for (int32_t wc = 1; wc <= warps; wc *= 2) {
             int64_t tr = 32 / tc, wr = warps / wc;
             int64_t ec = shape[cdim] / ((int64_t)tc * wc), er = shape[rdim] / (tr * wr);
@@ -366,8 +371,8 @@ static int32_t class_layout(Lay *L, int32_t root, int depth) {
         }
     }
     int vec = c->cdim >= 0 ? c->vec : 1;
-    if ((c->dot_load || c->dot_store) && vec <= 1 && c->contig <= 1 && c->rank == 2 && c->cdim >= 0)
-        c->layout = dot_scalar_layout(L->m, c->shape, c->cdim, warps);
+    if ((c->dot_load || c->dot_store) && vec <= 1 && c->rank == 2 && c->cdim >= 0)
+        c->layout = dot_scalar_layout(L->m, c->shape, c->cdim, warps, c->contig > 1 ? 8 : 1);
     if (c->layout <= 0) c->layout = blocked_layout(L->m, c->rank, c->shape, vec, c->cdim, warps);
     return c->layout;
 }

@@ -17,7 +17,10 @@
 # With DIV8 (and UNIT) a fourth form, div8+unit: pointers 16-byte aligned, integers multiples
 # of 8 (not of 16), UNIT strides 1 (`--assume-div8=* --assume-div16=POINTERS
 # --assume-one=UNIT`): what the runtime launches for a row-major GEMM whose sizes are
-# multiples of 8 only, 4000x3000x5000 say; same spill rule.
+# multiples of 8 only, 4000x3000x5000 say; same spill rule.  With DIV8 also a fifth form,
+# ptrs+unit: pointers 16-byte aligned and UNIT strides 1, nothing about the other integers
+# (`--assume-div16=POINTERS --assume-one=UNIT`): a row-major GEMM whose sizes are not
+# multiples of 8 (4095^3), and a bundle's pointers-only records; same spill rule.
 # UNIT_XFAIL: that form is known not to compile yet (TILEC_DOT_UNIT_FORM_BROKEN): it must
 # still fail, so that the fix shows as a failure asking to empty the list.
 # With EXPECT_ERROR (a regex), the example must not compile for ARCH: tb_compile fails
@@ -143,6 +146,8 @@ if(DEFINED UNIT AND NOT UNIT STREQUAL "")
     list(JOIN ptrs "," ptrs)
     tilec_form_run("--assume-div8=*" --assume-div16=${ptrs} --assume-one=${UNIT})
     tilec_form_check(div8 "div8+unit, pointers ${ptrs} div16")
+    tilec_form_run(--assume-div16=${ptrs} --assume-one=${UNIT})
+    tilec_form_check(ptrs "ptrs+unit, pointers ${ptrs} div16")
   endif()
 endif()
 if(spill_errors)

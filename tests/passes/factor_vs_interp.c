@@ -7,6 +7,9 @@
  * least two i64 offsets, so the comparison is not vacuous.  The strides cover row-major
  * operands, transposed A and B (a stride of 1 across rows), padded leading dimensions and
  * a strided C; sizes cover masked M/N/K tails, K = 0 and several K steps.
+ * inputs/factor_matmul_unit.tir is the unit form (tilec --emit=tir --assume-one=stride_ak,
+ * stride_bn,stride_cn --assume-div16=a,b,c: unit strides, no alignment of the rows): its
+ * loads have a unit stride but move one element at a time, factored since session 10.
  * Usage: factor_vs_interp FILE.tir */
 #include "interp.h"
 #include "passes.h"
@@ -91,8 +94,20 @@ int main(int argc, char **argv) {
         {16, 16, 0, 1, 1, 16, 1, 16, 1},         /* K = 0: the loop never runs */
         {128, 64, 160, 3, 384, 64 * 2, 2, 64, 1},/* strides > 1 in both dimensions */
     };
-    for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
-        const Case *c = &cases[s];
+    /* The unit form (the parameters marked {one}: row-major operands, pointers aligned,
+     * sizes anything) runs row-major cases with odd leading dimensions only. */
+    static const Case unit_cases[] = {
+        {64, 64, 32, 33, 1, 65, 1, 67, 1},       /* row-major, padded rows */
+        {48, 80, 40, 41, 1, 81, 1, 83, 1},       /* masked tails in M, N and K */
+        {100, 70, 95, 97, 1, 71, 1, 71, 1},      /* K not a multiple of 8 */
+        {16, 16, 0, 17, 1, 16, 1, 16, 1},        /* K = 0: the loop never runs */
+        {128, 64, 161, 161, 1, 65, 1, 65, 1},    /* several K steps and a tail */
+    };
+    bool unit = strstr(text, "{one}") != NULL;
+    const Case *cs = unit ? unit_cases : cases;
+    size_t ncases = unit ? sizeof unit_cases / sizeof unit_cases[0] : sizeof cases / sizeof cases[0];
+    for (size_t s = 0; s < ncases; s++) {
+        const Case *c = &cs[s];
         size_t na = span(c->M, c->K, c->am, c->ak), nb = span(c->K, c->N, c->bk, c->bn),
                nc = span(c->M, c->N, c->cm, c->cn);
         uint16_t *a = malloc(na * 2), *b = malloc(nb * 2), *out[3];
