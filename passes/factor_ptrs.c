@@ -69,12 +69,11 @@ typedef struct {
     TirFunc *f;
     TirModule *m;
     Uses u;
-    const TirAxisInfo *ax;   /* of f before the pass */
     int changed;
 } Fp;
 
-/* The advance of arg in body: `addptr arg, splat d` whose only use is operand c of the
- * yield; NULL if arg has any use other than that and scalar accesses. */
+/* The advance of arg in body: `addptr arg, splat d` (or of a constant tile) whose only use
+ * is operand c of the yield; NULL if arg has any use other than that and scalar accesses. */
 static TirOp *advance_of(Fp *F, TirBlock *body, TirValue *arg, TirOp *yield, int c) {
     TirOp *adv = NULL;
     int seen = 0;
@@ -199,7 +198,6 @@ int pass_factor_ptrs(TirModule *m, TirPassContext *ctx) {
         F.u.uses = calloc((size_t)F.u.n + 1, sizeof *F.u.uses);
         if (!F.u.uses) abort();
         tir_walk_func(f, count_uses, &F.u);
-        F.ax = analysis_axisinfo(f);
         tir_walk_func(f, factor_op, &F);
         free(F.u.uses);
     }
