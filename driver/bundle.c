@@ -326,18 +326,19 @@ static bool param_is_int(const AstParam *ap)
     return !ap->is_ptr && s >= 0 && s != TIR_I1 && !tir_scalar_is_float((TirScalar)s);
 }
 
-/* The facts the context's assumptions give kernel k's parameters, as the masks of
- * docs/bundle.md (bit i: parameter i in declaration order, const params counted). */
-static void assumed_masks(const tile_ctx *c, const AstKernel *kn, uint64_t *div16,
-                          uint64_t *div8, uint64_t *eq1)
+/* The facts the context's assumptions and the nextra assumptions `extra` give kernel k's
+ * parameters, as the masks of docs/bundle.md (bit i: parameter i in declaration order,
+ * const params counted). */
+static void assumed_masks(const tile_ctx *c, const DriverAssume *extra, int nextra,
+                          const AstKernel *kn, uint64_t *div16, uint64_t *div8, uint64_t *eq1)
 {
     *div16 = *div8 = *eq1 = 0;
     for (int i = 0; i < kn->nparams && i < 64; i++) {
         const AstParam *ap = &kn->params[i];
         if (ap->is_const)
             continue;
-        for (int j = 0; j < c->nassumes; j++) {
-            const DriverAssume *as = &c->assumes[j];
+        for (int j = 0; j < c->nassumes + nextra; j++) {
+            const DriverAssume *as = j < c->nassumes ? &c->assumes[j] : &extra[j - c->nassumes];
             bool all = !strcmp(as->name, "*");
             if (!all && strcmp(as->name, ap->name))
                 continue;
@@ -437,27 +438,19 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
 {
     tile_ctx *c = p->ctx;
     const AstKernel *kn = &p->file->kernels[k];
-    /* The extra facts go in as temporary assumptions so that the lowering applies them
-     * exactly as it applies the user's; the user's list is restored after. */
-    DriverAssume *saved = c->assumes;
-    int nsaved = c->nassumes;
-    DriverAssume tmp[64 + 64];
+    /* The extra facts go in as assumptions of this compile alone, applied after the
+     * user's exactly as the user's are; the context itself is not touched. */
+    DriverAssume tmp[64];
     int n = 0;
-    for (int i = 0; i < nsaved && n < 64; i++)
-        tmp[n++] = saved[i];
     for (int i = 0; i < kn->nparams && i < 64; i++)
         if ((extra.div16 | extra.div8) >> i & 1)
             tmp[n++] = (DriverAssume){(char *)kn->params[i].name,
                                       extra.div16 >> i & 1 ? TILE_ASSUME_DIV16 : TILE_ASSUME_DIV8};
-    c->assumes = tmp;
-    c->nassumes = n;
     uint64_t div16, div8, eq1;
-    assumed_masks(c, kn, &div16, &div8, &eq1);
+    assumed_masks(c, tmp, n, kn, &div16, &div8, &eq1);
 
     TirArena *a = tir_arena_new();
-    TirModule *m = driver_lower_to(p, a, k, v, true);
-    c->assumes = saved;
-    c->nassumes = nsaved;
+    TirModule *m = driver_lower_to(p, a, k, v, true, tmp, n);
     TirFunc *f = m ? m->first : NULL;
     while (f && f->kind != TIR_FUNC_KERNEL)
         f = f->next;
@@ -633,7 +626,7 @@ static tile_status put_kernel(tile_program *p, int k, bool all, bool only_releva
         FactSet sets[FACTS_COUNT];
         int nsets = 0;
         uint64_t d16, d8, eq1;
-        assumed_masks(p->ctx, kn, &d16, &d8, &eq1);
+        assumed_masks(p->ctx, NULL, 0, kn, &d16, &d8, &eq1);
         for (int f = 0; f < FACTS_COUNT; f++) {
             FactSet m = facts_set(kn, f, eq1);
             if (nsets == 0 || m.div16 != sets[nsets - 1].div16 || m.div8 != sets[nsets - 1].div8)

@@ -176,9 +176,9 @@ bool driver_check_assumptions(tile_program *p, int only)
     return ok;
 }
 
-/* Copies the context's launch facts onto the kernel's parameter infos, which the
- * specialize pass turns into multiple_of hints and constants. */
-static void apply_assumptions(const tile_ctx *c, TirModule *m)
+/* Copies launch facts (the n assumptions `as`) onto the kernel's parameter infos, which
+ * the specialize pass turns into multiple_of hints and constants. */
+static void apply_assumptions(const DriverAssume *as_list, int n, TirModule *m)
 {
     for (TirFunc *f = m->first; f; f = f->next) {
         if (f->kind != TIR_FUNC_KERNEL || !f->params)
@@ -188,8 +188,8 @@ static void apply_assumptions(const tile_ctx *c, TirModule *m)
             if (tir_type_is_tile(t))
                 continue;
             bool is_int = !t.ptr && t.elem != TIR_I1 && !tir_scalar_is_float((TirScalar)t.elem);
-            for (int j = 0; j < c->nassumes; j++) {
-                const DriverAssume *as = &c->assumes[j];
+            for (int j = 0; j < n; j++) {
+                const DriverAssume *as = &as_list[j];
                 bool all = !strcmp(as->name, "*");
                 if (!all && (!f->params[i].name || strcmp(as->name, f->params[i].name)))
                     continue;
@@ -205,7 +205,8 @@ static void apply_assumptions(const tile_ctx *c, TirModule *m)
     }
 }
 
-TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full)
+TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full,
+                           const DriverAssume *extra, int nextra)
 {
     tile_ctx *c = p->ctx;
     TirModule *m = tir_module_new(a);
@@ -218,7 +219,8 @@ TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant 
      * bug shows as a verifier message rather than a pass misbehaving. */
     if (tir_verify_module(m, driver_sink, c))
         return NULL;
-    apply_assumptions(c, m);
+    apply_assumptions(c->assumes, c->nassumes, m);
+    apply_assumptions(extra, nextra, m);
     double t1 = driver_now();
     driver_time(c, TILE_PHASE_IRGEN, t1 - t0);
     TirPassContext pc = {
@@ -237,7 +239,7 @@ TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant 
 
 TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v)
 {
-    return driver_lower_to(p, a, k, v, false);
+    return driver_lower_to(p, a, k, v, false, NULL, 0);
 }
 
 bool tile_emit_supported(tile_emit_kind kind)

@@ -81,9 +81,12 @@ int driver_param_scalar(const AstParam *p);
 /* Elaborates variant v of kernel k into a new module in `a`, applies the context's
  * launch assumptions and runs the pipeline up to `canonicalize` (the interpreter and
  * --emit=tir) or, with `full`, to its end (the GPU backend).  NULL after reporting
- * errors. */
+ * errors.  driver_lower_to also applies the nextra assumptions `extra` (a bundle
+ * record's facts), after the context's, for this compile only: the context is not
+ * touched, so compiles on other threads that copy it never see them. */
 TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v);
-TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full);
+TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full,
+                           const DriverAssume *extra, int nextra);
 /* Reports assumptions that name no parameter of kernel `only` (-1: of any kernel) or
  * do not fit its type; false when there was one. */
 bool driver_check_assumptions(tile_program *p, int only);

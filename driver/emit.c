@@ -65,7 +65,7 @@ static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, i
     if (rep)
         report_init(rep, p, k, vi, v);
     TirArena *a = tir_arena_new();
-    TirModule *m = driver_lower_to(p, a, k, v, kind != TILE_EMIT_TIR);
+    TirModule *m = driver_lower_to(p, a, k, v, kind != TILE_EMIT_TIR, NULL, 0);
     tile_status s = TILE_OK;
     if (!m) {
         s = TILE_ERR_COMPILE;

@@ -197,11 +197,13 @@ tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, co
         pthread_mutex_destroy(&b.progress_lock);
         return s;
     }
-    /* The workers' contexts are copied here, before any job runs: a job may change the
-     * caller's context while it compiles (a bundle's records add their facts to its
-     * assumptions for the time of one compile), and a worker that copied it then would
-     * compile all its jobs under those facts (tools.parallel_bundle_same failed so under
-     * load: a generic record compiled with pointers assumed aligned). */
+    /* The workers' contexts are copied here, before any job runs.  Until session 10 a
+     * bundle record's compile added its facts to the caller's context for its time, and a
+     * worker that copied the context then compiled all its jobs under them
+     * (tools.parallel_bundle_same failed so under load: a generic record compiled with
+     * pointers assumed aligned).  The records' facts are now the compile's own
+     * (driver_lower_to's `extra`); copying first still keeps the workers apart from
+     * anything a job might do to the caller's context. */
     Worker *ws = calloc((size_t)nt, sizeof *ws);
     pthread_t th[64];
     int started = 0;
