@@ -382,18 +382,19 @@ static TbVal *sext32_source(TbLower *L, const TirValue *v) {
     return tb_val(L, d->opnd[0]);
 }
 
-/* The offsets operand `off` (n elements) of addptr `op` as products made here, or NULL.
- * `off` may be a broadcast of the product: its elements are the product's registers
- * (the same LLVM values), matched by identity. */
-static LLVMValueRef *loop_wide_offsets(TbLower *L, const TirOp *op, const TirValue *off, int n) {
+/* The offsets operand `off` (n elements, lowered as ov) of addptr `op` as products made
+ * here, or NULL.  `off` may be a broadcast of the product: its elements are the product's
+ * registers (the same LLVM values), matched by identity. */
+static LLVMValueRef *loop_wide_offsets(TbLower *L, const TirOp *op, const TirValue *off,
+                                       const TbVal *ov, int n) {
     const TirOp *loop = enclosing_loop(op), *m = off->def;
     if (m && m->code == TIR_OP_BROADCAST) m = m->opnd[0]->def;
     if (!loop || !m || m->code != TIR_OP_MUL || inside(m, loop) || off->ty.elem != TIR_I64 ||
-        !tb_lowered(L, off) || !tb_lowered(L, m->res[0]))
+        !tb_lowered(L, m->res[0]))
         return NULL;
     TbVal *x = sext32_source(L, m->opnd[0]), *y = sext32_source(L, m->opnd[1]);
-    TbVal *ov = tb_val(L, off), *mv = tb_val(L, m->res[0]);
-    if (!x || !y || !ov || !mv || ov->n != n || (x->n != mv->n && x->n != 1) ||
+    TbVal *mv = tb_val(L, m->res[0]);
+    if (!x || !y || !mv || ov->n != n || (x->n != mv->n && x->n != 1) ||
         (y->n != mv->n && y->n != 1) || (x->n == 1 && y->n == 1))
         return NULL;
     int *src = tir_alloc(L->m->arena, (size_t)n * sizeof *src);
@@ -535,7 +536,7 @@ void tb_lower_elementwise(TbLower *L, TirOp *op) {
     for (int k = 0; k < op->nopnd && k < 3; k++) uniform = uniform && tb_uniform(o[k]);
     int *lead = op->code == TIR_OP_CMP && n > 1 ? cmp_groups(L, op, n) : NULL;
     if (op->code == TIR_OP_CMP && n > 1 && !uniform && lower_cmp_limit(L, op, o, n, lead)) return;
-    LLVMValueRef *wide = op->code == TIR_OP_ADDPTR && !uniform ? loop_wide_offsets(L, op, op->opnd[1], n) : NULL;
+    LLVMValueRef *wide = op->code == TIR_OP_ADDPTR && !uniform ? loop_wide_offsets(L, op, op->opnd[1], o[1], n) : NULL;
     LLVMValueRef *e = tb_elems(L, n);
 #define EL(k) (o[k]->e[o[k]->n == 1 ? 0 : i])
     for (int i = 0; i < n; i++) {

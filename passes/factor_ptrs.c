@@ -83,9 +83,10 @@ static TirOp *advance_of(Fp *F, TirBlock *body, TirValue *arg, TirOp *yield, int
             seen++;
             if (is_access(op) && i == 0 && op->attr.i[1] <= 1) continue;
             const TirOp *d = op->code == TIR_OP_ADDPTR && op->nopnd == 2 ? op->opnd[1]->def : NULL;
-            if (i == 0 && !adv && d &&
-                (d->code == TIR_OP_SPLAT || (d->code == TIR_OP_CONSTANT && tir_scalar_is_int((TirScalar)d->res[0]->ty.elem))) &&
-                yield->opnd[c] == op->res[0] &&
+            bool by_splat = d && (d->code == TIR_OP_SPLAT ||
+                                  (d->code == TIR_OP_CONSTANT &&
+                                   tir_scalar_is_int((TirScalar)d->res[0]->ty.elem)));
+            if (i == 0 && !adv && by_splat && yield->opnd[c] == op->res[0] &&
                 F->u.uses[op->res[0]->id] == 1) {
                 adv = op;
                 continue;

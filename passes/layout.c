@@ -278,14 +278,17 @@ static int32_t blocked_layout(TirModule *m, int rank, const int32_t *shape, int 
  * cols * stride_cn, scalar in a generic form): 128x256 on 8 warps had 128 rows x 1
  * column a thread, 128 row pointers live next to the 128 accumulators; 16 x 8 now.
  * A unit stride proven but no alignment (an unaligned row-major operand: a GEMM whose
- * sizes are not multiples of 8) takes the same split with at least min_tc = 8 lanes along
- * the unit stride (runs of 16 bytes of f16 a warp row).  Until session 10 such a tile kept
+ * sizes are not multiples of 8) takes the same split with at least min_tc =
+ * UNIT_STRIDE_MIN_LANES lanes along the unit stride (8: runs of 16 bytes of f16 a warp
+ * row).  Until session 10 such a tile kept
  * the blocked layout, 32 lanes along K, whole (session 7, before factor_ptrs and the
  * in-loop offset products: 123 TFLOP/s on the 4000x3000x5000 GEMM, 114 with 16 lanes
  * along K, 80 with 2), and matmul spilled in 16 of its 42 variants on sm_90a, up to
  * 2.6 KB.  Measured on the H200 at 4095^3, the tuner's best variant: 132.3 TFLOP/s so;
  * factored with at least 32 / 16 / 8 lanes along K, 139.0 / 136.7 / 157.8 (spilling
  * variants 7 / 4 / 2, docs/backend.md "dot"). */
+enum { UNIT_STRIDE_MIN_LANES = 8 };
+
 static int32_t dot_scalar_layout(TirModule *m, const int32_t *shape, int cdim, int warps, int min_tc) {
     int rdim = 1 - cdim;
     int64_t best = -1;
@@ -372,7 +375,8 @@ static int32_t class_layout(Lay *L, int32_t root, int depth) {
     }
     int vec = c->cdim >= 0 ? c->vec : 1;
     if ((c->dot_load || c->dot_store) && vec <= 1 && c->rank == 2 && c->cdim >= 0)
-        c->layout = dot_scalar_layout(L->m, c->shape, c->cdim, warps, c->contig > 1 ? 8 : 1);
+        c->layout = dot_scalar_layout(L->m, c->shape, c->cdim, warps,
+                                      c->contig > 1 ? UNIT_STRIDE_MIN_LANES : 1);
     if (c->layout <= 0) c->layout = blocked_layout(L->m, c->rank, c->shape, vec, c->cdim, warps);
     return c->layout;
 }
