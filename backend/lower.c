@@ -286,6 +286,29 @@ static TirOp *block_terminator(TirBlock *blk) {
     return blk->last && blk->last->code == TIR_OP_YIELD ? blk->last : NULL;
 }
 
+static bool has_dot(TirOp *op, void *ud) {
+    if (op->code != TIR_OP_DOT) return true;
+    *(bool *)ud = true;
+    return false;
+}
+
+/* After a loop of the kernel's body that holds a dot: the thread id read again, through
+ * inline PTX that LLVM cannot merge with the entry's read, and the entry builder moved to
+ * this point, so that the code after the loop builds its thread-dependent values (the
+ * remat pass's copies: the epilogue's rows, columns, masks) from here and they are not
+ * kept live through the loop.  Program ids are not read again: ptxas merges every read of
+ * %ctaid into one (passes/remat.c keeps scalars).  The exit block dominates everything
+ * after the loop in the body, so the values built here do. */
+static void fresh_ids(TbLower *L) {
+    LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(L->c, L->fn, "after.loop");
+    L->tid = tb_asm(L, L->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+    L->lane = LLVMBuildAnd(L->b, L->tid, tb_i32(L, 31), "lane");
+    L->warp = LLVMBuildLShr(L->b, L->tid, tb_i32(L, 5), "warp");
+    LLVMValueRef br = LLVMBuildBr(L->b, after);
+    LLVMPositionBuilderBefore(L->eb, br);
+    LLVMPositionBuilderAtEnd(L->b, after);
+}
+
 static void lower_for(TbLower *L, TirOp *op) {
     TbVal *lb = tb_val(L, op->opnd[0]), *ub = tb_val(L, op->opnd[1]), *st = tb_val(L, op->opnd[2]);
     if (!lb || !ub || !st) return;
@@ -344,6 +367,9 @@ static void lower_for(TbLower *L, TirOp *op) {
         tb_set(L, op->res[c], phi->n, phi->e);
     }
     LLVMPositionBuilderAtEnd(L->b, exitb);
+    bool dot = false;
+    tir_walk_block(body, has_dot, &dot);
+    if (dot && op->parent == L->f->body) fresh_ids(L);
     (void)flat_count;
 }
 
@@ -637,6 +663,7 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     }
     L->b = LLVMCreateBuilderInContext(c);
     L->eb = LLVMCreateBuilderInContext(c);
+    L->ab = LLVMCreateBuilderInContext(c);
     L->entry = LLVMAppendBasicBlockInContext(c, L->fn, "entry");
     LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c, L->fn, "start");
     L->exit_bb = LLVMAppendBasicBlockInContext(c, L->fn, "exit");
@@ -644,15 +671,18 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     L->tid = sreg(L, L->eb, "llvm.nvvm.read.ptx.sreg.tid.x");
     L->lane = LLVMBuildAnd(L->eb, L->tid, tb_i32(L, 31), "lane");
     L->warp = LLVMBuildLShr(L->eb, L->tid, tb_i32(L, 5), "warp");
+    LLVMPositionBuilderBefore(L->ab, LLVMGetFirstInstruction(L->entry));
     LLVMPositionBuilderAtEnd(L->b, start);
     lower_block(L, body);
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b))) LLVMBuildBr(L->b, L->exit_bb);
+    LLVMPositionBuilderAtEnd(L->eb, L->entry);
     LLVMBuildBr(L->eb, start);
     LLVMPositionBuilderAtEnd(L->b, L->exit_bb);
     LLVMBuildRetVoid(L->b);
     finish_scratch(L);
     LLVMDisposeBuilder(L->b);
     LLVMDisposeBuilder(L->eb);
+    LLVMDisposeBuilder(L->ab);
     if (L->errors) {
         LLVMDisposeModule(L->mod);
         return NULL;

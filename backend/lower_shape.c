@@ -334,7 +334,7 @@ static void emit_printf(TbLower *L, const char *fmt, LLVMValueRef *vals, int n) 
     LLVMValueRef buf = LLVMConstNull(gp);
     if (n > 0) {
         LLVMTypeRef at = LLVMArrayType2(L->i64, (uint64_t)n);
-        LLVMValueRef a = LLVMBuildAlloca(L->eb, at, "printf.args");
+        LLVMValueRef a = LLVMBuildAlloca(L->ab, at, "printf.args");
         LLVMSetAlignment(a, 8);
         for (int i = 0; i < n; i++) {
             LLVMValueRef idx[2] = {tb_i32(L, 0), tb_i32(L, i)};

@@ -73,7 +73,10 @@ typedef struct TbLower {
     LLVMContextRef c;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
-    LLVMBuilderRef eb;               /* at the end of the entry block: thread-invariant values */
+    LLVMBuilderRef eb;               /* at the end of the entry block: thread-invariant values
+                                      * (after a dot loop of the kernel's body: at that loop's
+                                      * exit; lower.c, fresh_ids) */
+    LLVMBuilderRef ab;               /* in the entry block, for allocas */
     LLVMValueRef fn;
     LLVMBasicBlockRef entry, exit_bb;
     TirModule *m;

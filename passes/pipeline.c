@@ -22,6 +22,8 @@ const TirPassInfo tir_pipeline[] = {
      "place shared-memory scratch of cross-warp ops by liveness (reuse across non-overlapping lifetimes)"},
     {"barriers", pass_barriers,
      "insert the fewest barriers, then prove every shared-memory write/read pair ordered"},
+    {"remat", pass_remat,
+     "compute again after a dot loop the cheap values it does not read, instead of keeping them live through it"},
 };
 const int tir_pipeline_len = (int)(sizeof tir_pipeline / sizeof tir_pipeline[0]);
 
