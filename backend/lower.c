@@ -292,16 +292,22 @@ static bool has_dot(TirOp *op, void *ud) {
     return false;
 }
 
-/* After a loop of the kernel's body that holds a dot: the thread id read again, through
- * inline PTX that LLVM cannot merge with the entry's read, and the entry builder moved to
- * this point, so that the code after the loop builds its thread-dependent values (the
- * remat pass's copies: the epilogue's rows, columns, masks) from here and they are not
- * kept live through the loop.  Program ids are not read again: ptxas merges every read of
- * %ctaid into one (passes/remat.c keeps scalars).  The exit block dominates everything
- * after the loop in the body, so the values built here do. */
+/* After a loop of the kernel's body that holds a dot: the thread id read again, and the
+ * entry builder moved to this point, so that the code after the loop builds its
+ * thread-dependent values (the remat pass's copies: the epilogue's rows, columns, masks)
+ * from here and they are not kept live through the loop.  A plain second read of %tid.x
+ * is not enough: ptxas hoisted it and the values made from it above the loop again
+ * (matmul 256x128x32 on 8 warps, div16: 4 bytes of spills), so the id comes from a
+ * shuffle of the entry's id from the thread's own lane (the same value; every lane is
+ * here, after a loop of the body), which ptxas does not move; the entry's id alone stays
+ * live.  Program ids are not read again: ptxas merges every read of %ctaid into one
+ * (passes/remat.c keeps scalars).  The exit block dominates everything after the loop in
+ * the body, so the values built here do. */
 static void fresh_ids(TbLower *L) {
     LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(L->c, L->fn, "after.loop");
-    L->tid = tb_asm(L, L->i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+    LLVMValueRef tid = L->tid;
+    L->tid = tb_asm(L, L->i32, "{ .reg .u32 ln; mov.u32 ln, %laneid; shfl.sync.idx.b32 $0, $1, ln, 31, -1; }",
+                    "=r,r", &tid, 1, true);
     L->lane = LLVMBuildAnd(L->b, L->tid, tb_i32(L, 31), "lane");
     L->warp = LLVMBuildLShr(L->b, L->tid, tb_i32(L, 5), "warp");
     LLVMValueRef br = LLVMBuildBr(L->b, after);
