@@ -23,14 +23,12 @@
  * spilled.  Values read inside the loop stay too: they are live through it anyway.
  *
  * The copies compute the same values, so LLVM would merge them with the originals; the
- * backend reads the thread id again after such a loop (lower.c, fresh_ids) through inline
- * PTX that it cannot merge, and the copies' per-thread terms (arange's lane and warp
- * parts) follow from that read.  Runs last: nothing after it may hoist or merge the
- * copies. */
+ * backend takes the thread id again after such a loop (lower.c, fresh_ids: the entry's id
+ * shuffled from the thread's own lane, which neither LLVM nor ptxas merges with it or
+ * moves above the loop), and the copies' per-thread terms (arange's lane and warp parts)
+ * follow from it.  Runs last: nothing after it may hoist or merge the copies. */
 #include "passes.h"
 #include "pass_util.h"
-
-#include <stdlib.h>
 
 #define REMAT_MAX_OPS 256
 #define REMAT_MAX_OPND 8
@@ -43,7 +41,6 @@ typedef struct {
     PassMap copy;      /* value made before the loop -> its copy after it */
     PassMap bad;       /* values whose chain is not cheap (memo) */
     TirBuilder b;
-    int ncopies;
 } Remat;
 
 /* Kept as they are: parameters, constants and scalars (see above). */
@@ -84,7 +81,6 @@ static TirValue *copy_of(Remat *R, TirValue *v) {
         to[i] = copy_of(R, d->opnd[i]);
     }
     TirOp *n = tir_op_clone(&R->b, d, from, to, d->nopnd);
-    R->ncopies++;
     pass_map_put(&R->copy, v, n->res[0]);
     return n->res[0];
 }
