@@ -286,12 +286,6 @@ static TirOp *block_terminator(TirBlock *blk) {
     return blk->last && blk->last->code == TIR_OP_YIELD ? blk->last : NULL;
 }
 
-static bool has_dot(TirOp *op, void *ud) {
-    if (op->code != TIR_OP_DOT) return true;
-    *(bool *)ud = true;
-    return false;
-}
-
 /* After a loop of the kernel's body that holds a dot: the thread id read again, and the
  * entry builder moved to this point, so that the code after the loop builds its
  * thread-dependent values (the remat pass's copies: the epilogue's rows, columns, masks)
@@ -373,9 +367,8 @@ static void lower_for(TbLower *L, TirOp *op) {
         tb_set(L, op->res[c], phi->n, phi->e);
     }
     LLVMPositionBuilderAtEnd(L->b, exitb);
-    bool dot = false;
-    tir_walk_block(body, has_dot, &dot);
-    if (dot && op->parent == L->f->body) fresh_ids(L);
+    /* the loops passes/remat.c copies after (the same test) */
+    if (op->parent == L->f->body && tir_op_holds(op, TIR_OP_DOT)) fresh_ids(L);
     (void)flat_count;
 }
 

@@ -342,6 +342,23 @@ bool tir_walk_block(TirBlock *blk, TirWalkFn fn, void *ud) {
 
 bool tir_walk_func(TirFunc *f, TirWalkFn fn, void *ud) { return tir_walk_block(f->body, fn, ud); }
 
+typedef struct {
+    int code;
+    bool found;
+} Holds;
+
+static bool holds_op(TirOp *op, void *ud) {
+    Holds *h = ud;
+    h->found = op->code == h->code;
+    return !h->found;
+}
+
+bool tir_op_holds(TirOp *op, int code) {
+    Holds h = {code, false};
+    for (int r = 0; r < op->nregion && !h.found; r++) tir_walk_block(op->region[r], holds_op, &h);
+    return h.found;
+}
+
 static void renumber_block(TirFunc *f, TirBlock *blk) {
     for (int i = 0; i < blk->nargs; i++) blk->args[i]->id = f->next_id++;
     for (TirOp *op = blk->first; op; op = op->next) {

@@ -310,6 +310,8 @@ void tir_func_renumber(TirFunc *f);                /* ids 0.. in print order */
 typedef bool (*TirWalkFn)(TirOp *op, void *ud);
 bool tir_walk_block(TirBlock *blk, TirWalkFn fn, void *ud);
 bool tir_walk_func(TirFunc *f, TirWalkFn fn, void *ud);
+/* Whether an op with opcode `code` sits in op's regions, at any depth. */
+bool tir_op_holds(TirOp *op, int code);
 
 /* ---- text form ----------------------------------------------------------------- */
 void tir_print_module(FILE *out, const TirModule *m);

@@ -92,14 +92,6 @@ static bool mark_read(TirOp *op, void *ud) {
     return true;
 }
 
-static bool has_dot(TirOp *op, void *ud) {
-    if (op->code == TIR_OP_DOT) {
-        *(bool *)ud = true;
-        return false;
-    }
-    return true;
-}
-
 typedef struct {
     Remat *R;
     int budget;
@@ -110,18 +102,15 @@ static bool rewrite_uses(TirOp *op, void *ud) {
     Remat *R = u->R;
     for (int i = 0; i < op->nopnd; i++) {
         TirValue *v = op->opnd[i];
-        if (!v || leaf(v) || v->def->parent != R->body || !pass_map_get(&R->before, v->def) ||
-            pass_map_get(&R->read_in, v))
-            continue;
-        if (chain_ok(R, v, &u->budget)) op->opnd[i] = copy_of(R, v);
+        /* chain_ok refuses what is not made before the loop in the body */
+        if (v && !leaf(v) && !pass_map_get(&R->read_in, v) && chain_ok(R, v, &u->budget))
+            op->opnd[i] = copy_of(R, v);
     }
     return true;
 }
 
 static void remat_loop(TirFunc *f, TirOp *loop) {
-    bool dot = false;
-    for (int r = 0; r < loop->nregion; r++) tir_walk_block(loop->region[r], has_dot, &dot);
-    if (!dot || !loop->next) return;
+    if (!tir_op_holds(loop, TIR_OP_DOT) || !loop->next) return;
     Remat R = {.f = f, .body = loop->parent};
     for (TirOp *op = R.body->first; op && op != loop; op = op->next) pass_map_put(&R.before, op, (void *)1);
     /* the loop reads its bound and step every iteration; its initial values only once */
