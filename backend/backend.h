@@ -26,7 +26,13 @@ typedef struct TbOptions {
      * largest `dot` accumulator's share plus one mma's operands), uses it for its own cubins
      * and returns it in TbReport.live_floor for a caller that runs tb_ptxas on the PTX. */
     int live_floor;
+    /* Which lowering (0 .. TB_LOWERINGS - 1; callers leave it 0): tb_emit tries the next
+     * ones where a cubin spills (backend/lower.c, fresh_ids, says what each changes). */
+    int lowering;
+    bool only_lowering;      /* true: `lowering` alone, no retries (tests) */
 } TbOptions;
+
+enum { TB_LOWERINGS = 4 };
 
 /* What ptxas (and the lowering) says about one kernel variant. -1: unknown. */
 typedef struct TbReport {
@@ -60,10 +66,15 @@ typedef struct TbAltCubin {
  * *out is malloc'd (NUL-terminated for text), *len its size without the NUL.
  * report may be NULL; regs/spills are filled for TB_OUT_CUBIN only; so is alt.  alt is
  * for a caller whose tuner times the cubins: with it the register budget runs (tb_ptxas);
- * NULL: one cubin, ptxas's own allocation, one ptxas run.
+ * NULL: one cubin, ptxas's own allocation, one ptxas run.  A cubin that spills is made again
+ * from the next lowerings (TbOptions.lowering) and the one that spills least kept.
+ * PTX and LLVM output is the first lowering's (no ptxas run says whether it spills).
  * Returns the number of errors (0: success). */
 int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
             size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud);
+
+/* Bytes of spill stores and loads in a report (0 when none or unknown). */
+int tb_spill_bytes(const TbReport *report);
 
 /* Whether arch is one the backend knows. */
 bool tb_arch_known(const char *arch);

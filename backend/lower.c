@@ -258,7 +258,15 @@ static void lower_sreg(TbLower *L, TirOp *op, const char *const names[3]) {
         return;
     }
     LLVMValueRef *e = tb_elems(L, 1);
-    e[0] = sreg(L, L->b, names[axis]);
+    static const char *const again[3] = {"mov.u32 $0, %ctaid.x;", "mov.u32 $0, %ctaid.y;",
+                                         "mov.u32 $0, %ctaid.z;"};
+    if (L->after_dot_loop && L->opt && (L->opt->lowering & 2) && op->code == TIR_OP_PROGRAM_ID)
+        /* lowering 2: a program id after a dot loop (the remat pass's copies of the scalars
+         * the epilogue needs) read again, opaque to LLVM, which would merge it with the
+         * entry's read and keep what it feeds live through the loop */
+        e[0] = tb_asm(L, L->i32, again[axis], "=r", NULL, 0, true);
+    else
+        e[0] = sreg(L, L->b, names[axis]);
     tb_set(L, op->res[0], 1, e);
 }
 
@@ -300,10 +308,36 @@ static TirOp *block_terminator(TirBlock *blk) {
 static void fresh_ids(TbLower *L) {
     LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(L->c, L->fn, "after.loop");
     LLVMValueRef tid = L->tid;
-    L->tid = tb_asm(L, L->i32, "{ .reg .u32 ln; mov.u32 ln, %laneid; shfl.sync.idx.b32 $0, $1, ln, 31, -1; }",
-                    "=r,r", &tid, 1, true);
+    L->after_dot_loop = true;
+    if (L->opt && (L->opt->lowering & 1))
+        /* tb_emit's lowerings 1 and 2: %tid.x read again inside the shuffle, so that not
+         * even the entry's id need live through the loop (ptxas may still place the read
+         * above it: on some variants this spills where lowering 0 does not, on others the
+         * other way round) */
+        L->tid = tb_asm(L, L->i32,
+                        "{ .reg .u32 ln, t; mov.u32 ln, %laneid; mov.u32 t, %tid.x; "
+                        "shfl.sync.idx.b32 $0, t, ln, 31, -1; }",
+                        "=r", NULL, 0, true);
+    else
+        L->tid = tb_asm(L, L->i32, "{ .reg .u32 ln; mov.u32 ln, %laneid; shfl.sync.idx.b32 $0, $1, ln, 31, -1; }",
+                        "=r,r", &tid, 1, true);
     L->lane = LLVMBuildAnd(L->b, L->tid, tb_i32(L, 31), "lane");
     L->warp = LLVMBuildLShr(L->b, L->tid, tb_i32(L, 5), "warp");
+    for (int i = 0; L->opt && (L->opt->lowering & 2) && i < L->f->body->nargs; i++) {
+        /* lowering 2: the integer parameters too, through inline PTX that LLVM does not
+         * look through, so that what the remat pass copied after the loop from them
+         * (cdiv(M, BM) in the GROUP swizzle) is made here and not merged with the
+         * values made before the loop; ptxas reads the parameter from the constant bank */
+        TirValue *a = L->f->body->args[i];
+        if (tir_type_is_tile(a->ty) || a->ty.ptr || (a->ty.elem != TIR_I32 && a->ty.elem != TIR_I64)) continue;
+        TbVal *x = tb_val(L, a);
+        if (!x || x->n != 1) continue;
+        bool wide = a->ty.elem == TIR_I64;
+        LLVMValueRef *e = tb_elems(L, 1);
+        e[0] = tb_asm(L, wide ? L->i64 : L->i32, wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;",
+                      wide ? "=l,l" : "=r,r", &x->e[0], 1, true);
+        tb_set(L, a, 1, e);
+    }
     LLVMValueRef br = LLVMBuildBr(L->b, after);
     LLVMPositionBuilderBefore(L->eb, br);
     LLVMPositionBuilderAtEnd(L->b, after);

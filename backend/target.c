@@ -201,8 +201,8 @@ static int live_floor(TirFunc *kernel, int threads) {
     return (int)((bytes + 4 * (int64_t)threads - 1) / (4 * (int64_t)threads)) + TB_DOT_LIVE_EXTRA;
 }
 
-int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
-            size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
+static int emit_once(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
+                     size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
     if (alt) *alt = (TbAltCubin){.cubin = NULL, .len = 0, .regs = -1};
     TbOptions defaults = {0};
     if (!opt) opt = &defaults;
@@ -325,4 +325,52 @@ done:
     LLVMContextDispose(ctx);
     LLVMDisposeTargetMachine(tm);
     return errors;
+}
+
+int tb_spill_bytes(const TbReport *r) {
+    return (r->spill_stores > 0 ? r->spill_stores : 0) + (r->spill_loads > 0 ? r->spill_loads : 0);
+}
+
+/* A cubin that spills is made again from the next lowerings (TbOptions.lowering), until
+ * one does not, and the one that spills least is kept (the earliest on a tie).  ptxas
+ * decides where values live, and a small change of the PTX moves its spills: over the dot
+ * examples' variants (docs/backend.md, "Lowerings") each lowering spills on some where
+ * another does not.  Only kernels with a loop-carried dot (live_floor > 0) differ between
+ * them, and only cubins that spill pay the further compiles. */
+int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
+            size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
+    TbReport own, *rep = report ? report : &own;
+    int errors = emit_once(m, kernel, opt, kind, out, len, rep, alt, diag, ud);
+    if (errors || kind != TB_OUT_CUBIN || !opt || !opt->opt_level || opt->lowering ||
+        opt->only_lowering || rep->live_floor <= 0)
+        return errors;
+    for (int l = 1; l < TB_LOWERINGS && tb_spill_bytes(rep) > 0; l++) {
+        TbOptions o2 = *opt;
+        o2.lowering = l;
+        char *out2 = NULL;
+        size_t len2 = 0;
+        TbReport rep2;
+        TbAltCubin alt2 = {0};
+        bool better = emit_once(m, kernel, &o2, kind, &out2, &len2, &rep2, alt ? &alt2 : NULL, diag, ud) == 0 &&
+                      tb_spill_bytes(&rep2) < tb_spill_bytes(rep);
+        TbReport *keep = better ? &rep2 : rep, *drop = better ? rep : &rep2;
+        keep->t_build += drop->t_build;
+        keep->t_opt += drop->t_opt;
+        keep->t_codegen += drop->t_codegen;
+        keep->t_ptxas += drop->t_ptxas;
+        if (better) {
+            free(*out);
+            *out = out2;
+            *len = len2;
+            *rep = rep2;
+            if (alt) {
+                free(alt->cubin);
+                *alt = alt2;
+            }
+        } else {
+            free(out2);
+            free(alt2.cubin);
+        }
+    }
+    return 0;
 }

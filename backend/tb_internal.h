@@ -98,6 +98,7 @@ typedef struct TbLower {
     int chain_n, chain_lo, chain_sub;
     int nvals;
     LLVMValueRef tid, lane, warp;    /* i32 */
+    bool after_dot_loop;             /* past a dot loop of the kernel's body (fresh_ids) */
     LLVMValueRef scratch;            /* ptr addrspace(3), sized at the end */
     int scratch_bytes;
     int errors;

@@ -10,23 +10,27 @@
  * it.
  *
  * For each `for` in a kernel's body (not nested) holding a dot, each operand of an op after
- * it (at any depth) whose value is a tile made before the loop, is not read inside it (nor
- * as its bound or step), and comes from a chain of cheap ops (pass_remat_cheap with the
- * shape ops, plus the hints; at most REMAT_MAX_OPS copies a loop) is replaced by a copy of
- * that chain, placed just before the top-level op after the loop that first needs it (the
- * same spills as all of them right after the loop, measured; the IR reads better).  The
- * chain's leaves are kept as they are: the
- * kernel's parameters and constants, which cost no register (ptxas reads parameters from
- * the constant bank where they are used), and every scalar.  Scalars stay because ptxas
- * merges every read of a program id into one: copying pm = pid / GROUP ... after the loop
- * made the program id and the division's terms live through it instead, and more variants
- * spilled.  Values read inside the loop stay too: they are live through it anyway.
+ * it (at any depth) whose value (a tile or a scalar) is made before the loop, is not read
+ * inside it (nor as its bound or step), and comes from a chain of cheap ops
+ * (pass_remat_cheap with the shape ops, plus the hints and program_id; at most
+ * REMAT_MAX_OPS copies a loop) is replaced by a copy of that chain, placed just before the
+ * top-level op after the loop that first needs it (the same spills as all of them right
+ * after the loop, measured; the IR reads better).  The chain's leaves are kept as they are:
+ * the kernel's parameters and constants, which cost no register (ptxas reads parameters
+ * from the constant bank where they are used).  Values read inside the loop stay too: they
+ * are live through it anyway.
  *
  * The copies compute the same values, so LLVM would merge them with the originals; the
  * backend takes the thread id again after such a loop (lower.c, fresh_ids: the entry's id
  * shuffled from the thread's own lane, which neither LLVM nor ptxas merges with it or
  * moves above the loop), and the copies' per-thread terms (arange's lane and warp parts)
- * follow from it.  Runs last: nothing after it may hoist or merge the copies. */
+ * follow from it.  The scalars' copies (the GROUP swizzle's pm * BM from the program id and
+ * cdiv(M, BM)) are merged with their originals in the backend's first lowering: ptxas
+ * merges every read of a program id into one, and copying them with the id read as it is
+ * made the id and the division's terms live through the loop instead.  They come apart in
+ * the lowerings that read the program ids and the integer parameters again after the loop
+ * (lower.c, lower_sreg and fresh_ids; tb_emit tries them where a cubin spills).  Runs last:
+ * nothing after it may hoist or merge the copies. */
 #include "passes.h"
 #include "pass_util.h"
 
@@ -43,15 +47,15 @@ typedef struct {
     TirBuilder b;
 } Remat;
 
-/* Kept as they are: parameters, constants and scalars (see above). */
+/* Kept as they are: parameters and constants (see above). */
 static bool leaf(const TirValue *v) {
-    return !v->def || v->def->code == TIR_OP_CONSTANT || !tir_type_is_tile(v->ty);
+    return !v->def || v->def->code == TIR_OP_CONSTANT;
 }
 
 static bool copyable_op(const TirOp *op) {
     if (op->nres != 1 || op->nopnd > REMAT_MAX_OPND) return false;
     switch ((TirOpcode)op->code) {
-    case TIR_OP_HINT_MULTIPLE_OF: case TIR_OP_HINT_MAX_CONTIGUOUS:
+    case TIR_OP_HINT_MULTIPLE_OF: case TIR_OP_HINT_MAX_CONTIGUOUS: case TIR_OP_PROGRAM_ID:
         return true;
     default:
         return pass_remat_cheap(op, true);

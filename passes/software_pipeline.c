@@ -211,6 +211,19 @@ static int blocked_cdim(const TirModule *m, int32_t lay, int rank) {
     return order[0];
 }
 
+/* The ring's contiguous dimension: the load's, except for a narrow fill of a byte-wide
+ * operand.  Its stores go element by element whatever the ring's order, but an 8-bit
+ * operand register holds 4 consecutive K elements (mma.sync's k-width 4, and ldmatrix
+ * cannot transpose bytes): with K contiguous in the stage the operand reads are 32-bit
+ * loads, 4 bytes each, not 4 byte loads and the shifts that pack them (in a 64x128x64
+ * e4m3 tile, B's byte reads were 192 values a thread in flight, and it spilled). */
+static int ring_cdim(const TirModule *m, const Piped *p, TirType lt) {
+    int cdim = blocked_cdim(m, lt.layout, lt.rank), op_idx, kw;
+    if (!p->narrow || tir_scalar_bytes((TirScalar)lt.elem) != 1 || lt.rank < 2) return cdim;
+    if (!tir_layout_dot_params(m, p->convert->res[0]->ty.layout, &op_idx, &kw) || kw != 4) return cdim;
+    return op_idx == 0 ? lt.rank - 1 : lt.rank - 2;
+}
+
 static void pipeline_loop(Swp *W, TirOp *loop) {
     int S = W->stages;
     TirBlock *body = loop->region[0];
@@ -262,7 +275,7 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     for (int i = 0; i < np; i++) {
         TirType lt = pp[i].load->res[0]->ty;
         TirType bt = tir_smem_type((TirScalar)lt.elem, S, lt.rank, lt.shape);
-        bt.layout = ring_layout(W->m, lt, blocked_cdim(W->m, lt.layout, lt.rank));
+        bt.layout = ring_layout(W->m, lt, ring_cdim(W->m, &pp[i], lt));
         TirOp *a = tir_op_new(&b, TIR_OP_SMEM_ALLOC, 0, NULL, 1, &bt, 0);
         pp[i].buf = a->res[0];
     }

@@ -2,7 +2,9 @@
  * backend passes) or a .tile file (front end, every variant of every kernel, the whole
  * pass pipeline, the backend passes), then the backend; prints the result:
  *   tb_compile [--arch=sm_XX] [--emit=tir|llvm|ptx|cubin] [--report] [-O0] [--debug]
- *              [--passes=LIST] [--div16] [-D NAME=V1,V2,...] FILE.tir|FILE.tile
+ *              [--passes=LIST] [--div16] [--lowering=N] [-D NAME=V1,V2,...] FILE.tir|FILE.tile
+ * --lowering=N: the backend's lowering N alone (TbOptions.lowering, only_lowering; without
+ * it: 0, then the next ones where a cubin spills, as tb_emit does for every caller).
  * --div16 (.tile): every pointer and integer parameter divisible by 16, as the runtime
  * specializes a launch with aligned buffers and sizes.
  * --emit=tir prints the IR after the passes; cubin prints nothing but the report.
@@ -207,6 +209,10 @@ int main(int argc, char **argv) {
         else if (strncmp(argv[i], "--passes=", 9) == 0) o.passes = argv[i] + 9;
         else if (strcmp(argv[i], "--report") == 0) o.report = true;
         else if (strcmp(argv[i], "--div16") == 0) o.div16 = true;
+        else if (strncmp(argv[i], "--lowering=", 11) == 0) {
+            o.tb.lowering = atoi(argv[i] + 11);
+            o.tb.only_lowering = true;
+        }
         else if (strcmp(argv[i], "-O0") == 0) o.tb.opt_level = 0;
         else if (strcmp(argv[i], "--debug") == 0) o.tb.debug = true;
         else if (strcmp(argv[i], "-D") == 0 && i + 1 < argc) defargs[ndef++] = argv[++i];
