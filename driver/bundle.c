@@ -495,6 +495,10 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     } else {
         TbOptions opt = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
                          .diag_at = bundle_diag_at, .diag_at_ud = p};
+        if (driver_lowering() >= 0) {
+            opt.lowering = driver_lowering();
+            opt.only_lowering = true;
+        }
         int before = p->diag.nerrors;
         if (tb_emit(m, f, &opt, TB_OUT_PTX, &ptx, &ptx_len, &rep, NULL, driver_sink, c) ||
             p->diag.nerrors > before || !ptx) {
@@ -510,7 +514,7 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
                 s = TILE_ERR_COMPILE;
             else
                 for (int l = 1; l < TB_LOWERINGS && tb_spill_bytes(&prep) > 0 && rep.live_floor > 0 &&
-                                opt.opt_level; l++)
+                                opt.opt_level && !opt.only_lowering; l++)
                     other_lowering(m, f, &opt, l, &ptx, &ptx_len, &cubin, &cubin_len, &prep, &alt, c);
             driver_time(c, TILE_PHASE_PTXAS, driver_now() - t0);
         }

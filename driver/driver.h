@@ -70,6 +70,10 @@ struct tile_variants {
 /* The sink every library message goes through: remembers it as the last error and
  * hands it to the user's callback. */
 void driver_sink(void *ud, const char *msg);
+
+/* $TILEC_LOWERING (tests: one of the backend's lowerings for every cubin, docs/backend.md,
+ * "Lowerings"): 0..3, else -1 (unset or not one of them: the usual choice). */
+int driver_lowering(void);
 /* A printf-style error without a source location ("error: MSG"). */
 void driver_error(tile_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -10,6 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+int driver_lowering(void)
+{
+    const char *e = getenv("TILEC_LOWERING");
+    if (!e || e[0] < '0' || e[0] > '3' || e[1]) return -1;
+    return e[0] - '0';
+}
+
 bool driver_have_backend(void)
 {
 #ifdef TILEC_HAVE_BACKEND
@@ -79,6 +86,10 @@ static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, i
             f = f->next;
         TbOptions o = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
                        .diag_at = diag_at, .diag_at_ud = p};
+        if (driver_lowering() >= 0) {
+            o.lowering = driver_lowering();
+            o.only_lowering = true;
+        }
         TbReport tb;
         TbAltCubin ta = {0};
         int before = p->diag.nerrors;

@@ -75,6 +75,9 @@ void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const 
             x = rt_fnv1a(x, &f.div8, sizeof f.div8);
         x = rt_fnv1a(x, &f.eq1, sizeof f.eq1);
         x = rt_fnv1a(x, arch, strlen(arch) + 1);
+        const char *low = getenv("TILEC_LOWERING");   /* a test's forced lowering (docs/backend.md) */
+        if (low && *low)
+            x = rt_fnv1a(x, low, strlen(low) + 1);
         h[i] = x;
     }
     snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);

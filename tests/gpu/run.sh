@@ -7,7 +7,8 @@
 # Runs the runtime tests and the GPU tests (ctest -L 'runtime|gpu'), the GPU example
 # comparison directly (its per-case lines; then tests/gpu/big_variants.txt, the biggest
 # variants pinned, tests/gpu/casts.txt and, under a timeout, tests/gpu/barriers.txt), the dot
-# examples (gpu_dot, under a timeout), the runtime benchmarks, then compute-sanitizer
+# examples (gpu_dot, under a timeout; again under each of the backend's other lowerings,
+# $TILEC_LOWERING), the runtime benchmarks, then compute-sanitizer
 # memcheck and racecheck on a few examples (gpu_examples --only=K --given-size; gpu_dot
 # --only=K --max-macs=N for matmul and batched_matmul).
 # Logs go to $OUT (if set) else ./gpu-logs; a short summary is printed last.
@@ -73,6 +74,15 @@ if [ -x "$B/tests/gpu/gpu_dot" ]; then
   [ $? = 124 ] && echo "FAIL gpu_dot: no result after 600 s (a hang)" >> "$LOG/gpu_dot.txt"
   note "gpu_dot: $(tail -1 "$LOG/gpu_dot.txt")"
   grep -E '^FAIL' "$LOG/gpu_dot.txt" | head -20 >> "$LOG/gpu_examples_failures.txt"
+  # the backend's other lowerings (docs/backend.md, "Lowerings"), each alone for every
+  # cubin: the 4096^3 cases left out; a cache of their own (the key has the lowering too)
+  for low in 1 2 3; do
+    TILEC_LOWERING=$low TILE_CACHE_DIR="$TILE_CACHE_DIR-lowering$low" timeout 600 \
+      "$B/tests/gpu/gpu_dot" --max-macs=1073741824 > "$LOG/gpu_dot_lowering$low.txt" 2>&1
+    note "gpu_dot, lowering $low: $(tail -1 "$LOG/gpu_dot_lowering$low.txt")"
+    grep -E '^FAIL' "$LOG/gpu_dot_lowering$low.txt" | sed "s/^/lowering $low: /" | head -20 \
+      >> "$LOG/gpu_examples_failures.txt"
+  done
 else
   note "gpu_dot: not built in $B"
 fi
