@@ -8,13 +8,18 @@ same inputs, results checked.
 DISABLE_MMA_V3 is read when Triton compiles a kernel, so one process measures one Triton
 mode; run it twice for both columns.  Every output is compared with torch.matmul in f32
 (relative error of the f16/bf16 result, bounded by the inputs' rounding and the
-accumulation order); the median of triton.testing.do_bench is reported as TFLOP/s.
+accumulation order).  Timing: --rounds rounds (default 5), each timing tilec, Triton and
+cuBLAS one after the other (triton.testing.do_bench, median of 100 ms of launches), the
+order rotating from round to round, so that a drift of the GPU's clocks over the run falls on
+all three alike; each column is the median over the rounds, and the ratio tilec/Triton is the
+median of the rounds' own ratios, printed with its lowest and highest.
 The bf16 kernel is matmul.tile with its element type replaced (written to a temporary
 file), so both types run the same code.
 """
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 
@@ -85,6 +90,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--shapes", help="MxNxK,... instead of the default rows (row-major operands)")
+    ap.add_argument("--rounds", type=int, default=5, help="timing rounds (see above)")
     args = ap.parse_args()
     custom = None
     if args.shapes:
@@ -96,6 +102,9 @@ def main():
             print(f"gemm.py: --shapes wants MxNxK[,MxNxK...] of positive sizes, got '{args.shapes}'",
                   file=sys.stderr)
             return 2
+    if args.rounds < 1:
+        print(f"gemm.py: --rounds wants a positive count, got {args.rounds}", file=sys.stderr)
+        return 2
     mode = "mma.sync" if os.environ.get("DISABLE_MMA_V3") == "1" else "default"
     dev = tilec.Device("cuda")
     src = open(os.path.join(REPO, "examples/matmul.tile")).read()
@@ -148,16 +157,26 @@ def main():
             for name, fn in fns.items():
                 fn()
                 torch.cuda.synchronize()
-                err = ((outs[name].float() - want).abs().max() / want.abs().max()).item()
-                ms = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
-                res[name] = tflops(M, N, K, ms)
-                res[name + "_err"] = err
+                res[name + "_err"] = ((outs[name].float() - want).abs().max() / want.abs().max()).item()
+            names = list(fns)
+            times = {name: [] for name in names}
+            for r in range(args.rounds):
+                for name in names[r % 3:] + names[:r % 3]:
+                    times[name].append(tflops(M, N, K, triton.testing.do_bench(
+                        fns[name], warmup=25, rep=100, return_mode="median")))
+            for name in names:
+                res[name] = statistics.median(times[name])
+            ratios = sorted(x / y for x, y in zip(times["tilec"], times["triton"]))
+            res["ratio"] = statistics.median(ratios)
+            res["ratio_min"], res["ratio_max"] = ratios[0], ratios[-1]
+            res["rounds"] = args.rounds
             res["tilec_variant"] = k.last_variant
             ok = res["tilec_err"] < 2e-2 and res["tilec_err"] == res["tilec_err"]
             res["ok"] = ok
             rows.append(res)
             print(f"  {res['dtype']:9s} {M}x{N}x{K}: tilec {res['tilec']:6.1f}  triton {res['triton']:6.1f}  "
-                  f"cublas {res['cublas']:6.1f}  ratio tilec/triton {res['tilec'] / res['triton']:.3f}  "
+                  f"cublas {res['cublas']:6.1f}  ratio tilec/triton {res['ratio']:.3f} "
+                  f"({res['ratio_min']:.3f}-{res['ratio_max']:.3f}, {args.rounds} rounds)  "
                   f"err {res['tilec_err']:.1e}/{res['triton_err']:.1e}/{res['cublas_err']:.1e}  "
                   f"{'ok' if ok else 'FAILED CHECK'}  [{res['tilec_variant']}]", flush=True)
     if args.json:
