@@ -390,15 +390,6 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     for (int a = 0; a < nahead; a++)  /* dropped ones: only dead slice ops still read them */
         if (arg_now[ahead_of[a]] == nargs[nkeep + a]) tir_replace_all_uses(W->f, body->args[1 + ahead_of[a]], nargs[nkeep + a]);
     TirValue *rd = nargs[nkeep + nahead], *wr = nargs[nkeep + nahead + 1];
-    /* move the body over */
-    while (body->first) {
-        TirOp *op = body->first;
-        tir_op_detach(op);
-        tir_op_insert_at_end(nb, op);
-    }
-    tir_replace_all_uses(W->f, body->args[0], niv);
-    for (int c = 0; c < ncar; c++) tir_replace_all_uses(W->f, body->args[1 + c], nargs[c]);
-    for (int c = 0; c < ncar; c++) tir_replace_all_uses(W->f, loop->res[c], nl->res[c]);
     /* top of the body: wait for this iteration's stage, then one barrier */
     TirBuilder tb;
     tir_builder_before(&tb, nb->first);
