@@ -73,6 +73,12 @@ typedef struct TbAltCubin {
 int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
             size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud);
 
+/* tb_emit to a cubin, with the PTX of the lowering it kept (*ptx malloc'd, NULL on error):
+ * what a bundle stores beside the cubin. */
+int tb_emit_cubin_ptx(TirModule *m, TirFunc *kernel, const TbOptions *opt, char **cubin,
+                      size_t *cubin_len, char **ptx, size_t *ptx_len, TbReport *report,
+                      TbAltCubin *alt, TirDiagFn diag, void *ud);
+
 /* Bytes of spill stores and loads in a report (0 when none or unknown). */
 int tb_spill_bytes(const TbReport *report);
 

@@ -201,8 +201,10 @@ static int live_floor(TirFunc *kernel, int threads) {
     return (int)((bytes + 4 * (int64_t)threads - 1) / (4 * (int64_t)threads)) + TB_DOT_LIVE_EXTRA;
 }
 
+/* One lowering to `kind`; for a cubin with ptx non-NULL, the PTX it came from too. */
 static int emit_once(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
-                     size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
+                     size_t *len, char **ptx_out, size_t *ptx_len, TbReport *report, TbAltCubin *alt,
+                     TirDiagFn diag, void *ud) {
     if (alt) *alt = (TbAltCubin){.cubin = NULL, .len = 0, .regs = -1};
     TbOptions defaults = {0};
     if (!opt) opt = &defaults;
@@ -311,6 +313,10 @@ static int emit_once(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutp
         o.live_floor = live;
         errors = tb_ptxas(ptx, plen, &o, kernel->name, out, len, report, alt, diag, ud);
         times.t_ptxas = now_s() - t3;
+        if (ptx_out && !errors) {
+            *ptx_out = dup_mem(ptx, plen);
+            *ptx_len = plen;
+        }
     }
     LLVMDisposeMemoryBuffer(buf);
 done_mod:
@@ -336,22 +342,27 @@ int tb_spill_bytes(const TbReport *r) {
  * decides where values live, and a small change of the PTX moves its spills: over the dot
  * examples' variants (docs/backend.md, "Lowerings") each lowering spills on some where
  * another does not.  Only kernels with a loop-carried dot (live_floor > 0) differ between
- * them, and only cubins that spill pay the further compiles. */
-int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
-            size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
+ * them, and only cubins that spill pay the further compiles.  The further compiles say
+ * nothing (no diag, no diag_at): one that fails is not kept, and the first one's messages
+ * are the ones that count. */
+static int emit_best(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
+                     size_t *len, char **ptx, size_t *ptx_len, TbReport *report, TbAltCubin *alt,
+                     TirDiagFn diag, void *ud) {
     TbReport own, *rep = report ? report : &own;
-    int errors = emit_once(m, kernel, opt, kind, out, len, rep, alt, diag, ud);
+    int errors = emit_once(m, kernel, opt, kind, out, len, ptx, ptx_len, rep, alt, diag, ud);
     if (errors || kind != TB_OUT_CUBIN || !opt || !opt->opt_level || opt->lowering ||
         opt->only_lowering || rep->live_floor <= 0)
         return errors;
     for (int l = 1; l < TB_LOWERINGS && tb_spill_bytes(rep) > 0; l++) {
         TbOptions o2 = *opt;
         o2.lowering = l;
-        char *out2 = NULL;
-        size_t len2 = 0;
+        o2.diag_at = NULL;
+        char *out2 = NULL, *ptx2 = NULL;
+        size_t len2 = 0, ptx2_len = 0;
         TbReport rep2;
         TbAltCubin alt2 = {0};
-        bool better = emit_once(m, kernel, &o2, kind, &out2, &len2, &rep2, alt ? &alt2 : NULL, diag, ud) == 0 &&
+        bool better = emit_once(m, kernel, &o2, kind, &out2, &len2, ptx ? &ptx2 : NULL, &ptx2_len, &rep2,
+                                alt ? &alt2 : NULL, NULL, NULL) == 0 &&
                       tb_spill_bytes(&rep2) < tb_spill_bytes(rep);
         TbReport *keep = better ? &rep2 : rep, *drop = better ? rep : &rep2;
         keep->t_build += drop->t_build;
@@ -362,6 +373,11 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
             free(*out);
             *out = out2;
             *len = len2;
+            if (ptx) {
+                free(*ptx);
+                *ptx = ptx2;
+                *ptx_len = ptx2_len;
+            }
             *rep = rep2;
             if (alt) {
                 free(alt->cubin);
@@ -369,8 +385,22 @@ int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, 
             }
         } else {
             free(out2);
+            free(ptx2);
             free(alt2.cubin);
         }
     }
     return 0;
+}
+
+int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
+            size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
+    return emit_best(m, kernel, opt, kind, out, len, NULL, NULL, report, alt, diag, ud);
+}
+
+int tb_emit_cubin_ptx(TirModule *m, TirFunc *kernel, const TbOptions *opt, char **cubin,
+                      size_t *cubin_len, char **ptx, size_t *ptx_len, TbReport *report,
+                      TbAltCubin *alt, TirDiagFn diag, void *ud) {
+    *ptx = NULL;
+    *ptx_len = 0;
+    return emit_best(m, kernel, opt, TB_OUT_CUBIN, cubin, cubin_len, ptx, ptx_len, report, alt, diag, ud);
 }

@@ -433,37 +433,6 @@ static void bundle_diag_at(void *ud, uint32_t loc, const char *msg)
 /* Compiles variant v of kernel k under the context's assumptions plus `extra` (a DIV16
  * or DIV8 assumption per parameter whose bit is set) and appends the variant record with
  * its cubin and PTX. */
-/* The backend's next lowerings of a variant whose cubin spills (tb_emit does the same for
- * the cubins it makes; a bundle keeps the PTX too, so it runs the two steps itself): each
- * kept, PTX and cubins, where it spills less. */
-static void other_lowering(TirModule *m, TirFunc *f, const TbOptions *opt, int l, char **ptx,
-                           size_t *ptx_len, char **cubin, size_t *cubin_len, TbReport *prep,
-                           TbAltCubin *alt, tile_ctx *c) {
-    TbOptions o2 = *opt;
-    o2.lowering = l;
-    char *ptx2 = NULL, *cubin2 = NULL;
-    size_t ptx2_len = 0, cubin2_len = 0;
-    TbReport rep2 = {0}, prep2 = {0};
-    TbAltCubin alt2 = {0};
-    if (tb_emit(m, f, &o2, TB_OUT_PTX, &ptx2, &ptx2_len, &rep2, NULL, driver_sink, c) == 0 && ptx2 &&
-        tb_ptxas(ptx2, ptx2_len, &o2, f->name, &cubin2, &cubin2_len, &prep2, &alt2, driver_sink, c) == 0 &&
-        cubin2 && tb_spill_bytes(&prep2) < tb_spill_bytes(prep)) {
-        free(*ptx);
-        free(*cubin);
-        free(alt->cubin);
-        *ptx = ptx2;
-        *ptx_len = ptx2_len;
-        *cubin = cubin2;
-        *cubin_len = cubin2_len;
-        *prep = prep2;
-        *alt = alt2;
-        return;
-    }
-    free(ptx2);
-    free(cubin2);
-    free(alt2.cubin);
-}
-
 static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn,
                                     const TfVariant *v, FactSet extra, Buf *o)
 {
@@ -488,36 +457,21 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     tile_status s = TILE_OK;
     char *ptx = NULL, *cubin = NULL;
     size_t ptx_len = 0, cubin_len = 0;
-    TbReport rep = {0}, prep = {0};
+    TbReport rep = {0};
     TbAltCubin alt = {0};
     if (!f) {
         s = TILE_ERR_COMPILE;
     } else {
         TbOptions opt = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
                          .diag_at = bundle_diag_at, .diag_at_ud = p};
-        if (driver_lowering() >= 0) {
-            opt.lowering = driver_lowering();
-            opt.only_lowering = true;
-        }
+        driver_lowering_options(&opt);
         int before = p->diag.nerrors;
-        if (tb_emit(m, f, &opt, TB_OUT_PTX, &ptx, &ptx_len, &rep, NULL, driver_sink, c) ||
-            p->diag.nerrors > before || !ptx) {
+        /* the cubin with the register budget (alt), the lowering that spills least, and
+         * that lowering's PTX, as the JIT's compiles (tb_emit) get */
+        if (tb_emit_cubin_ptx(m, f, &opt, &cubin, &cubin_len, &ptx, &ptx_len, &rep, &alt, driver_sink, c) ||
+            p->diag.nerrors > before || !cubin || !ptx)
             s = TILE_ERR_COMPILE;
-        } else {
-            double t0 = driver_now();
-            /* the register budget for occupancy, as the JIT's compiles (tb_emit) get */
-            opt.threads = (f->warps > 0 ? f->warps : 4) * 32;
-            opt.live_floor = rep.live_floor; /* no capped run that must spill */
-            if (tb_ptxas(ptx, ptx_len, &opt, f->name, &cubin, &cubin_len, &prep, &alt, driver_sink,
-                         c) ||
-                !cubin)
-                s = TILE_ERR_COMPILE;
-            else
-                for (int l = 1; l < TB_LOWERINGS && tb_spill_bytes(&prep) > 0 && rep.live_floor > 0 &&
-                                opt.opt_level && !opt.only_lowering; l++)
-                    other_lowering(m, f, &opt, l, &ptx, &ptx_len, &cubin, &cubin_len, &prep, &alt, c);
-            driver_time(c, TILE_PHASE_PTXAS, driver_now() - t0);
-        }
+        driver_time(c, TILE_PHASE_PTXAS, rep.t_ptxas);
         driver_time(c, TILE_PHASE_LLVM_IR, rep.t_build);
         driver_time(c, TILE_PHASE_LLVM_OPT, rep.t_opt);
         driver_time(c, TILE_PHASE_CODEGEN, rep.t_codegen);

@@ -74,6 +74,11 @@ void driver_sink(void *ud, const char *msg);
 /* $TILEC_LOWERING (tests: one of the backend's lowerings for every cubin, docs/backend.md,
  * "Lowerings"): 0..3, else -1 (unset or not one of them: the usual choice). */
 int driver_lowering(void);
+#ifdef TILEC_HAVE_BACKEND
+struct TbOptions;
+/* Sets o's lowering (alone) where $TILEC_LOWERING names one. */
+void driver_lowering_options(struct TbOptions *o);
+#endif
 /* A printf-style error without a source location ("error: MSG"). */
 void driver_error(tile_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

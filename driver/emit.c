@@ -17,6 +17,17 @@ int driver_lowering(void)
     return e[0] - '0';
 }
 
+#ifdef TILEC_HAVE_BACKEND
+void driver_lowering_options(TbOptions *o)
+{
+    int l = driver_lowering();
+    if (l >= 0) {
+        o->lowering = l;
+        o->only_lowering = true;
+    }
+}
+#endif
+
 bool driver_have_backend(void)
 {
 #ifdef TILEC_HAVE_BACKEND
@@ -86,10 +97,7 @@ static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, i
             f = f->next;
         TbOptions o = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
                        .diag_at = diag_at, .diag_at_ud = p};
-        if (driver_lowering() >= 0) {
-            o.lowering = driver_lowering();
-            o.only_lowering = true;
-        }
+        driver_lowering_options(&o);
         TbReport tb;
         TbAltCubin ta = {0};
         int before = p->diag.nerrors;
