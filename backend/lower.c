@@ -323,7 +323,8 @@ static void fresh_ids(TbLower *L) {
                         "=r,r", &tid, 1, true);
     L->lane = LLVMBuildAnd(L->b, L->tid, tb_i32(L, 31), "lane");
     L->warp = LLVMBuildLShr(L->b, L->tid, tb_i32(L, 5), "warp");
-    for (int i = 0; L->opt && (L->opt->lowering & 2) && i < L->f->body->nargs; i++) {
+    bool params_again = L->opt && (L->opt->lowering & 2);
+    for (int i = 0; params_again && i < L->f->body->nargs; i++) {
         /* lowering 2: the integer parameters too, through inline PTX that LLVM does not
          * look through, so that what the remat pass copied after the loop from them
          * (cdiv(M, BM) in the GROUP swizzle) is made here and not merged with the

@@ -42,6 +42,7 @@ typedef struct {
     TirOp *load, *convert;     /* the load and its convert_layout into the operand layout */
     TirValue *buf;
     bool narrow;               /* under 4 bytes per thread: load + smem_store, not cp.async */
+    bool bytes;                /* narrow, of 1-byte elements (ring_cdim, and_valid) */
 } Piped;
 
 /* ---- the address slice ---- */
@@ -122,28 +123,27 @@ static TirOp *emit0(TirBuilder *b, TirOpcode code, int nopnd, TirValue *const *o
 }
 
 /* mask & splat(valid), or splat(valid) when the load had no mask.  For a byte-wide stage
- * filled through registers (narrow: 4 elements a register's worth) whose mask is the usual
- * and of two broadcasts (a GEMM operand's rows and columns), valid goes into the narrower
+ * filled through registers (Piped.bytes) whose mask is the usual and of two broadcasts (a GEMM operand's rows and columns), valid goes into the narrower
  * of the two before its broadcast: one and a row or column, not one an element (a
  * 64x128x64 int8 tile: 96 fewer predicate ands a stage, and no spill).  Not for wider
  * elements: matmul's f16 128x256x64 on 8 warps (sm_90a, pointers-only form, its stages
  * filled through registers) then spilled 8-20 bytes where it spilled none. */
-static TirValue *and_valid(TirBuilder *b, TirValue *mask, TirValue *valid, TirType like, bool narrow) {
+static TirValue *and_valid(TirBuilder *b, TirValue *mask, TirValue *valid, TirType like, bool bytes) {
     TirType mt = like;
     mt.elem = TIR_I1;
     mt.ptr = 0;
-    TirOp *d = mask && narrow ? mask->def : NULL;
+    TirOp *d = mask && bytes ? mask->def : NULL;
     if (d && d->code == TIR_OP_AND && d->nopnd == 2 && d->opnd[0]->def && d->opnd[1]->def &&
         d->opnd[0]->def->code == TIR_OP_BROADCAST && d->opnd[1]->def->code == TIR_OP_BROADCAST) {
         TirValue *x = d->opnd[0]->def->opnd[0], *y = d->opnd[1]->def->opnd[0];
-        int narrow = tir_type_numel(y->ty) < tir_type_numel(x->ty) ? 1 : 0;
-        TirValue *n = narrow ? y : x;
+        int s = tir_type_numel(y->ty) < tir_type_numel(x->ty) ? 1 : 0;   /* the smaller one */
+        TirValue *n = s ? y : x;
         if (tir_type_is_tile(n->ty) && n->ty.elem == TIR_I1) {
             TirValue *sp = tir_op1(b, TIR_OP_SPLAT, n->ty, 1, &valid);
             TirValue *nv = tir_binary(b, TIR_OP_AND, n, sp);
-            TirValue *bn = tir_op1(b, TIR_OP_BROADCAST, d->opnd[narrow]->ty, 1, &nv);
-            TirValue *other = d->opnd[1 - narrow];
-            return narrow ? tir_binary(b, TIR_OP_AND, other, bn) : tir_binary(b, TIR_OP_AND, bn, other);
+            TirValue *bn = tir_op1(b, TIR_OP_BROADCAST, d->opnd[s]->ty, 1, &nv);
+            TirValue *other = d->opnd[1 - s];
+            return s ? tir_binary(b, TIR_OP_AND, other, bn) : tir_binary(b, TIR_OP_AND, bn, other);
         }
     }
     TirValue *sp = tir_op1(b, TIR_OP_SPLAT, mt, 1, &valid);
@@ -160,8 +160,7 @@ static void emit_copies(TirBuilder *b, Piped *pp, int np, const Slice *s, Env *e
         TirOp *ld = pp[i].load;
         TirValue *ptr = env_get(e, ld->opnd[0]);
         TirValue *mask = ld->nopnd > 1 ? env_get(e, ld->opnd[1]) : NULL;
-        TirValue *m = and_valid(b, mask, valid, ptr->ty,
-                                pp[i].narrow && tir_scalar_bytes((TirScalar)ld->res[0]->ty.elem) == 1);
+        TirValue *m = and_valid(b, mask, valid, ptr->ty, pp[i].bytes);
         if (pp[i].narrow) {
             /* under 4 bytes a thread (no alignment fact): an ordinary load into registers
              * and a store into the stage.  The load's address is known at the top of the
@@ -240,7 +239,7 @@ static int blocked_cdim(const TirModule *m, int32_t lay, int rank) {
  * e4m3 tile, B's byte reads were 192 values a thread in flight, and it spilled). */
 static int ring_cdim(const TirModule *m, const Piped *p, TirType lt) {
     int cdim = blocked_cdim(m, lt.layout, lt.rank), op_idx, kw;
-    if (!p->narrow || tir_scalar_bytes((TirScalar)lt.elem) != 1 || lt.rank < 2) return cdim;
+    if (!p->bytes || lt.rank < 2) return cdim;
     if (!tir_layout_dot_params(m, p->convert->res[0]->ty.layout, &op_idx, &kw) || kw != 4) return cdim;
     return op_idx == 0 ? lt.rank - 1 : lt.rank - 2;
 }
@@ -255,7 +254,9 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     for (TirOp *op = body->first; op && np < 8; op = op->next) {
         TirOp *conv;
         bool narrow;
-        if (qualifies(W, body, op, &conv, &narrow)) pp[np++] = (Piped){op, conv, NULL, narrow};
+        if (qualifies(W, body, op, &conv, &narrow))
+            pp[np++] = (Piped){op, conv, NULL, narrow,
+                               narrow && tir_scalar_bytes((TirScalar)op->res[0]->ty.elem) == 1};
     }
     if (!np) return;
     /* the address slice of every piped load, then the carried values it reads, and the
