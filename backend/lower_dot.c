@@ -201,6 +201,42 @@ static const char *mma_name(TirScalar a, TirScalar b, bool tf32) {
     }
 }
 
+/* ---- 8-bit floats on sm_90: f16 mmas ----
+ * sm_90 has no f8 mma.sync in hardware: ptxas turns each m16n8k32 e4m3 into two f16
+ * m16n8k16 on zero accumulators and four FADDs into the real one (SASS: HMMA ..., RZ),
+ * which on gemm_f8's 64x128x64 tile kept 64 partial sums live beside the accumulator
+ * and spilled.  Every e4m3 and e5m2 value is exact in f16 (f16 is e5m10), so the
+ * fragments are converted here (cvt.rn.f16x2.e{4m3,5m2}x2, one instruction per two
+ * values) and the two f16 mmas accumulate in place: the same exact products, summed in
+ * f32.  K order inside an instruction does not matter to a sum as long as A and B agree:
+ * f8 register r of thread t holds K 4t..4t+3 (+16 for the second pair of registers);
+ * its low two bytes are the f16 register at K 2t, 2t+1 of the first k16 mma and its high
+ * two bytes the one at K 8+2t, 9+2t, for A and for B alike. */
+static LLVMValueRef f8x2_to_f16x2(TbLower *L, LLVMValueRef x, bool hi, bool e5m2) {
+    if (hi) x = LLVMBuildLShr(L->b, x, tb_i32(L, 16), "");
+    LLVMValueRef h = LLVMBuildTrunc(L->b, x, LLVMInt16TypeInContext(L->c), "");
+    LLVMValueRef r = tb_asm(L, L->i32, e5m2 ? "cvt.rn.f16x2.e5m2x2 $0, $1;" : "cvt.rn.f16x2.e4m3x2 $0, $1;",
+                            "=r,h", &h, 1, false);
+    return LLVMBuildBitCast(L->b, r, LLVMVectorType(L->f16, 2), "");
+}
+
+/* One m16n8k32 f8 operand fragment (4 registers of A or 2 of B) as the f16 fragments of
+ * its two m16n8k16 halves: out[0..n-1] the first, out[n..2n-1] the second (n = 4 or 2). */
+static void f8_halves(TbLower *L, const LLVMValueRef *f, int nreg, bool e5m2, LLVMValueRef *out) {
+    if (nreg == 4)
+        for (int h = 0; h < 2; h++) {   /* A: rows g and g + 8, K low bytes then high */
+            out[4 * h + 0] = f8x2_to_f16x2(L, f[2 * h], false, e5m2);
+            out[4 * h + 1] = f8x2_to_f16x2(L, f[2 * h + 1], false, e5m2);
+            out[4 * h + 2] = f8x2_to_f16x2(L, f[2 * h], true, e5m2);
+            out[4 * h + 3] = f8x2_to_f16x2(L, f[2 * h + 1], true, e5m2);
+        }
+    else
+        for (int h = 0; h < 2; h++) {
+            out[2 * h + 0] = f8x2_to_f16x2(L, f[h], false, e5m2);
+            out[2 * h + 1] = f8x2_to_f16x2(L, f[h], true, e5m2);
+        }
+}
+
 static void mma(TbLower *L, const char *name, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *c) {
     LLVMValueRef args[10];
     for (int i = 0; i < 4; i++) args[i] = a[i];
@@ -257,6 +293,35 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
     bool once = passes == 1 && k == IN_TF32;
     InKind kin = once ? IN_BITS : k;   /* what fragment() gets: the converted bits */
     LLVMValueRef *Ac = once ? tb_elems(L, va.total) : NULL, *Bc = once ? tb_elems(L, vb.total) : NULL;
+    bool f8 = ea == TIR_F8E4M3 || ea == TIR_F8E5M2;
+    if (f8 && L->cc >= 90) {
+        const char *h16 = mma_name(TIR_F16, TIR_F16, false);
+        LLVMValueRef *Ah = tb_elems(L, vc.tm * 8), *Bh = tb_elems(L, vc.tn * 4);
+        for (int ki = 0; ki < va.tk; ki++) {
+            tb_smem_kstep(L, av, ki + 1);
+            tb_smem_kstep(L, bv, ki + 1);
+            /* each fragment converted once per K step (an A fragment serves every N tile) */
+            for (int mi = 0; mi < vc.tm; mi++) {
+                LLVMValueRef fa[4];
+                fragment(L, A->e + (mi * va.tk + ki) * 4 * kw, 4, kw, IN_8BIT, fa);
+                f8_halves(L, fa, 4, ea == TIR_F8E5M2, Ah + mi * 8);
+            }
+            for (int nj = 0; nj < vc.tn; nj++) {
+                LLVMValueRef fb[2];
+                fragment(L, B->e + (nj * vb.tk + ki) * 2 * kw, 2, kw, IN_8BIT, fb);
+                f8_halves(L, fb, 2, eb == TIR_F8E5M2, Bh + nj * 4);
+            }
+            for (int h = 0; h < 2; h++)
+                for (int mi = 0; mi < vc.tm; mi++)
+                    for (int ni = 0; ni < vc.tn; ni++) {
+                        int nj = mi % 2 ? vc.tn - 1 - ni : ni;
+                        mma(L, h16, Ah + mi * 8 + 4 * h, Bh + nj * 4 + 2 * h, acc + (mi * vc.tn + nj) * 4);
+                    }
+        }
+        L->flops += 2 * tir_type_numel(out->ty) * av->ty.shape[1];
+        tb_set(L, out, vc.total, acc);
+        return;
+    }
     for (int ki = 0; ki < va.tk; ki++) {
         tb_smem_kstep(L, av, ki + 1);
         tb_smem_kstep(L, bv, ki + 1);
