@@ -247,6 +247,37 @@ static void mma(TbLower *L, const char *name, LLVMValueRef *a, LLVMValueRef *b, 
     for (int i = 0; i < 4; i++) c[i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
 }
 
+/* dot's K steps for f8 operands on sm_90 (f8 register fragments -> f16 halves, two
+ * m16n8k16 mmas each), accumulating into acc; tb_lower_dot does the rest. */
+static void f8_ksteps(TbLower *L, const TirValue *av, const TirValue *bv, const TbView *va, const TbView *vb,
+                      const TbView *vc, const TbVal *A, const TbVal *B, LLVMValueRef *acc) {
+    const char *h16 = mma_name(TIR_F16, TIR_F16, false);
+    bool a5 = av->ty.elem == TIR_F8E5M2, b5 = bv->ty.elem == TIR_F8E5M2;
+    int kw = va->kw;
+    LLVMValueRef *Ah = tb_elems(L, vc->tm * 8), *Bh = tb_elems(L, vc->tn * 4);
+    for (int ki = 0; ki < va->tk; ki++) {
+        tb_smem_kstep(L, av, ki + 1);
+        tb_smem_kstep(L, bv, ki + 1);
+        /* each fragment converted once per K step (an A fragment serves every N tile) */
+        for (int mi = 0; mi < vc->tm; mi++) {
+            LLVMValueRef fa[4];
+            fragment(L, A->e + (mi * va->tk + ki) * 4 * kw, 4, kw, IN_8BIT, fa);
+            f8_halves(L, fa, 4, a5, Ah + mi * 8);
+        }
+        for (int nj = 0; nj < vc->tn; nj++) {
+            LLVMValueRef fb[2];
+            fragment(L, B->e + (nj * vb->tk + ki) * 2 * kw, 2, kw, IN_8BIT, fb);
+            f8_halves(L, fb, 2, b5, Bh + nj * 4);
+        }
+        for (int h = 0; h < 2; h++)
+            for (int mi = 0; mi < vc->tm; mi++)
+                for (int ni = 0; ni < vc->tn; ni++) {
+                    int nj = mi % 2 ? vc->tn - 1 - ni : ni;   /* serpentine, as below */
+                    mma(L, h16, Ah + mi * 8 + 4 * h, Bh + nj * 4 + 2 * h, acc + (mi * vc->tn + nj) * 4);
+                }
+    }
+}
+
 void tb_lower_dot(TbLower *L, TirOp *op) {
     TirValue *av = op->opnd[0], *bv = op->opnd[1], *cv = op->opnd[2], *out = op->res[0];
     TbView va, vb, vc;
@@ -293,36 +324,9 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
     bool once = passes == 1 && k == IN_TF32;
     InKind kin = once ? IN_BITS : k;   /* what fragment() gets: the converted bits */
     LLVMValueRef *Ac = once ? tb_elems(L, va.total) : NULL, *Bc = once ? tb_elems(L, vb.total) : NULL;
-    bool f8 = ea == TIR_F8E4M3 || ea == TIR_F8E5M2;
-    if (f8 && L->cc >= 90) {
-        const char *h16 = mma_name(TIR_F16, TIR_F16, false);
-        LLVMValueRef *Ah = tb_elems(L, vc.tm * 8), *Bh = tb_elems(L, vc.tn * 4);
-        for (int ki = 0; ki < va.tk; ki++) {
-            tb_smem_kstep(L, av, ki + 1);
-            tb_smem_kstep(L, bv, ki + 1);
-            /* each fragment converted once per K step (an A fragment serves every N tile) */
-            for (int mi = 0; mi < vc.tm; mi++) {
-                LLVMValueRef fa[4];
-                fragment(L, A->e + (mi * va.tk + ki) * 4 * kw, 4, kw, IN_8BIT, fa);
-                f8_halves(L, fa, 4, ea == TIR_F8E5M2, Ah + mi * 8);
-            }
-            for (int nj = 0; nj < vc.tn; nj++) {
-                LLVMValueRef fb[2];
-                fragment(L, B->e + (nj * vb.tk + ki) * 2 * kw, 2, kw, IN_8BIT, fb);
-                f8_halves(L, fb, 2, eb == TIR_F8E5M2, Bh + nj * 4);
-            }
-            for (int h = 0; h < 2; h++)
-                for (int mi = 0; mi < vc.tm; mi++)
-                    for (int ni = 0; ni < vc.tn; ni++) {
-                        int nj = mi % 2 ? vc.tn - 1 - ni : ni;
-                        mma(L, h16, Ah + mi * 8 + 4 * h, Bh + nj * 4 + 2 * h, acc + (mi * vc.tn + nj) * 4);
-                    }
-        }
-        L->flops += 2 * tir_type_numel(out->ty) * av->ty.shape[1];
-        tb_set(L, out, vc.total, acc);
-        return;
-    }
-    for (int ki = 0; ki < va.tk; ki++) {
+    bool f8_as_f16 = (ea == TIR_F8E4M3 || ea == TIR_F8E5M2) && L->cc >= 90;
+    if (f8_as_f16) f8_ksteps(L, av, bv, &va, &vb, &vc, A, B, acc);
+    for (int ki = 0; !f8_as_f16 && ki < va.tk; ki++) {
         tb_smem_kstep(L, av, ki + 1);
         tb_smem_kstep(L, bv, ki + 1);
         for (int mi = 0; once && mi < vc.tm; mi++)
