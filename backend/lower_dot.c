@@ -298,6 +298,9 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
                  tir_scalar_name(ea), tir_scalar_name(eb), L->cc);
         return;
     }
+    /* f8 on sm_90 and up runs f16 mmas (f8_ksteps): only sm_89 needs LLVM's f8 mma */
+    bool f8_as_f16 = (ea == TIR_F8E4M3 || ea == TIR_F8E5M2) && L->cc >= 90;
+    if (f8_as_f16) name = mma_name(TIR_F16, TIR_F16, false);
     if (!LLVMLookupIntrinsicID(name, strlen(name))) {
         tb_error(L, op, "this LLVM has no %s: dot of %s inputs needs a newer LLVM", name, tir_scalar_name(ea));
         return;
@@ -324,7 +327,6 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
     bool once = passes == 1 && k == IN_TF32;
     InKind kin = once ? IN_BITS : k;   /* what fragment() gets: the converted bits */
     LLVMValueRef *Ac = once ? tb_elems(L, va.total) : NULL, *Bc = once ? tb_elems(L, vb.total) : NULL;
-    bool f8_as_f16 = (ea == TIR_F8E4M3 || ea == TIR_F8E5M2) && L->cc >= 90;
     if (f8_as_f16) f8_ksteps(L, av, bv, &va, &vb, &vc, A, B, acc);
     for (int ki = 0; !f8_as_f16 && ki < va.tk; ki++) {
         tb_smem_kstep(L, av, ki + 1);
