@@ -1,6 +1,7 @@
 /* The JIT's disk cache: a variant compiles once; loading the source again in a fresh
  * device reads the cubin back (a counted cache hit, no compile); a corrupted or truncated
- * entry is rejected and recompiled; other facts or another arch are other entries.
+ * entry is rejected and recompiled; other facts, another arch or a forced lowering are
+ * other entries.
  * A parallel batch (tile_rt_precompile) compiles every variant of softmax and of
  * vector_add on several threads into the same bytes as one thread does, then hits the
  * cache for all of them.  A compile whose registers the budget capped caches both of its
@@ -247,6 +248,19 @@ int main(void)
     /* other specialization facts (n divisible by 16): another entry */
     st = compile_once(1ull << 3, &len);
     CHECK(st.jit_compiles == 1 && count_entries() == 2);
+
+    /* $TILEC_LOWERING=N (0..3, a forced lowering) is another entry; a value the driver
+     * ignores (docs/backend.md, "Lowerings") compiles the same cubin, and hits its entry */
+    setenv("TILEC_LOWERING", "2", 1);
+    st = compile_once(0, &len);
+    CHECK(st.jit_compiles == 1 && st.cache_hits == 0 && count_entries() == 3);
+    setenv("TILEC_LOWERING", "7", 1);
+    st = compile_once(0, &len);
+    CHECK(st.jit_compiles == 0 && st.cache_hits == 1 && count_entries() == 3);
+    setenv("TILEC_LOWERING", "", 1);
+    st = compile_once(0, &len);
+    CHECK(st.jit_compiles == 0 && st.cache_hits == 1 && count_entries() == 3);
+    unsetenv("TILEC_LOWERING");
 
     parallel_batch();
     uncapped_alternate();
