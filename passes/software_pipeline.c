@@ -36,6 +36,7 @@ typedef struct {
     TirModule *m;
     int stages;
     int errors;
+    PassOpVec bypassed;        /* and_valid's: ops its masks no longer read (erased if unused) */
 } Swp;
 
 typedef struct {
@@ -127,8 +128,11 @@ static TirOp *emit0(TirBuilder *b, TirOpcode code, int nopnd, TirValue *const *o
  * of the two before its broadcast: one and a row or column, not one an element (a
  * 64x128x64 int8 tile: 96 fewer predicate ands a stage, and no spill).  Not for wider
  * elements: matmul's f16 128x256x64 on 8 warps (sm_90a, pointers-only form, its stages
- * filled through registers) then spilled 8-20 bytes where it spilled none. */
-static TirValue *and_valid(TirBuilder *b, TirValue *mask, TirValue *valid, TirType like, bool bytes) {
+ * filled through registers) then spilled 8-20 bytes where it spilled none.  The and of the
+ * two broadcasts and the broadcast replaced go into `bypassed`: the pass erases them at its
+ * end where nothing else reads them. */
+static TirValue *and_valid(TirBuilder *b, TirValue *mask, TirValue *valid, TirType like, bool bytes,
+                           PassOpVec *bypassed) {
     TirType mt = like;
     mt.elem = TIR_I1;
     mt.ptr = 0;
@@ -143,6 +147,8 @@ static TirValue *and_valid(TirBuilder *b, TirValue *mask, TirValue *valid, TirTy
             TirValue *nv = tir_binary(b, TIR_OP_AND, n, sp);
             TirValue *bn = tir_op1(b, TIR_OP_BROADCAST, d->opnd[s]->ty, 1, &nv);
             TirValue *other = d->opnd[1 - s];
+            pass_opvec_push(bypassed, d);
+            pass_opvec_push(bypassed, d->opnd[s]->def);
             return s ? tir_binary(b, TIR_OP_AND, other, bn) : tir_binary(b, TIR_OP_AND, bn, other);
         }
     }
@@ -154,13 +160,13 @@ static TirValue *and_valid(TirBuilder *b, TirValue *mask, TirValue *valid, TirTy
 /* The copies of one iteration: each piped load's slice evaluated in env, copied into
  * `stage`, masked by `valid`, then one commit. */
 static void emit_copies(TirBuilder *b, Piped *pp, int np, const Slice *s, Env *e, TirValue *stage,
-                        TirValue *valid) {
+                        TirValue *valid, PassOpVec *bypassed) {
     clone_slice(b, s, e);
     for (int i = 0; i < np; i++) {
         TirOp *ld = pp[i].load;
         TirValue *ptr = env_get(e, ld->opnd[0]);
         TirValue *mask = ld->nopnd > 1 ? env_get(e, ld->opnd[1]) : NULL;
-        TirValue *m = and_valid(b, mask, valid, ptr->ty, pp[i].bytes);
+        TirValue *m = and_valid(b, mask, valid, ptr->ty, pp[i].bytes, bypassed);
         if (pp[i].narrow) {
             /* under 4 bytes a thread (no alignment fact): an ordinary load into registers
              * and a store into the stage.  The load's address is known at the top of the
@@ -312,7 +318,7 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
         pass_map_put(&e.map, body->args[0], iv);
         for (int c = 0; c < ncar; c++)
             if (used[1 + c]) pass_map_put(&e.map, body->args[1 + c], cur[c]);
-        emit_copies(&b, pp, np, &s, &e, i32c(&b, p), valid);
+        emit_copies(&b, pp, np, &s, &e, i32c(&b, p), valid, &W->bypassed);
         /* stages filled through registers: one stage's loads in flight at a time.  Nothing
          * else orders them, and ptxas issued every prologue stage's loads before the first
          * store (a 64x128x64 tile on 4 warps, 4 stages: 288 values a thread, and spills);
@@ -423,7 +429,7 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
         if (now != nargs[nkeep + a]) pass_map_put(&e.map, now, nargs[nkeep + a]);
     }
     /* the slice now names the moved ops, whose operands are the new block args */
-    emit_copies(&eb, pp, np, &s, &e, wr, valid);
+    emit_copies(&eb, pp, np, &s, &e, wr, valid, &W->bypassed);
     TirValue **yv = tir_alloc(W->m->arena, sizeof(TirValue *) * (size_t)nn);
     for (int k = 0; k < nkeep; k++) yv[k] = ny->opnd[keep_of[k]];
     for (int a = 0; a < nahead; a++) yv[nkeep + a] = env_get(&e, ny->opnd[ahead_of[a]]);
@@ -475,11 +481,18 @@ int pass_software_pipeline(TirModule *m, TirPassContext *ctx) {
     int errors = 0;
     for (TirFunc *f = m->first; f; f = f->next) {
         if (f->kind != TIR_FUNC_KERNEL || f->stages <= 1) continue;
-        Swp W = {ctx, f, m, f->stages, 0};
+        Swp W = {ctx, f, m, f->stages, 0, {0}};
         PassOpVec loops = {0};
         tir_walk_func(f, collect_loops, &loops);
         for (size_t i = 0; i < loops.n; i++) pipeline_loop(&W, loops.v[i]);
         free(loops.v);
+        /* in push order: an and before the broadcast it read (two loads of one mask push
+         * the same ops twice: the second finds them detached) */
+        for (size_t i = 0; i < W.bypassed.n; i++) {
+            TirOp *op = W.bypassed.v[i];
+            if (op->parent && tir_count_uses(f, op->res[0]) == 0) tir_op_erase(op);
+        }
+        free(W.bypassed.v);
         errors += W.errors;
     }
     return errors;
