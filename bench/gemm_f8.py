@@ -3,7 +3,7 @@ per-column f32 scales, f16 C) against Triton (the same kernel written in Triton)
 PyTorch's torch._scaled_mm (cuBLASLt, row-wise scales), one process, same inputs, results
 checked.
 
-    python3 bench/gemm_f8.py [--rounds N] [--json PATH] [--shapes MxNxK,...]
+    python3 bench/gemm_f8.py [--rounds N] [--json PATH] [--shapes MxNxK,...] [--source FILE]
     DISABLE_MMA_V3=1 python3 bench/gemm_f8.py ...   (Triton restricted to mma.sync)
 
 tilec runs f8 dots on sm_90 as f16 mma.sync (docs/backend.md); cuBLASLt uses wgmma's FP8
@@ -75,6 +75,8 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--shapes", help="MxNxK,... instead of the default rows")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--source", default=os.path.join(REPO, "examples/gemm_f8.tile"),
+                    help="the .tile file of kernel gemm_f8 (an experiment's tune space)")
     args = ap.parse_args()
     shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 5000)]
     if args.shapes:
@@ -91,7 +93,7 @@ def main():
         return 2
     mode = "mma.sync" if os.environ.get("DISABLE_MMA_V3") == "1" else "default"
     dev = tilec.Device("cuda")
-    kern = dev.load_source(os.path.join(REPO, "examples/gemm_f8.tile")).kernel("gemm_f8")
+    kern = dev.load_source(args.source).kernel("gemm_f8")
     f8 = torch.float8_e4m3fn
     rows = []
     ok_all = True
