@@ -6,6 +6,8 @@ checked.
     python3 bench/gemm_f8.py [--rounds N] [--json PATH] [--shapes MxNxK,...] [--source FILE]
     DISABLE_MMA_V3=1 python3 bench/gemm_f8.py ...   (Triton restricted to mma.sync)
 
+Each shape runs with B (K x N) row-major and column-major (--b-major): cuBLASLt takes only
+the column-major form, so its column is the same call in both rows.
 tilec runs f8 dots on sm_90 as f16 mma.sync (docs/backend.md); cuBLASLt uses wgmma's FP8
 tensor cores, which tilec does not use before the Hopper path.  Every output is compared
 with the f32 product of the same f8 values, scaled in f32 (the result's f16 rounding and
@@ -36,7 +38,7 @@ from gemm import _configs, tflops  # noqa: E402
 
 @triton.autotune(configs=_configs(), key=["M", "N", "K"])
 @triton.jit
-def _tr_gemm_f8(a, b, sa, sb, c, M, N, K, lda, ldb, ldc, BM: tl.constexpr, BN: tl.constexpr,
+def _tr_gemm_f8(a, b, sa, sb, c, M, N, K, lda, sbk, sbn, ldc, BM: tl.constexpr, BN: tl.constexpr,
                 BK: tl.constexpr, GROUP: tl.constexpr):
     pid = tl.program_id(0)
     per_group = GROUP * tl.cdiv(N, BN)
@@ -48,14 +50,14 @@ def _tr_gemm_f8(a, b, sa, sb, c, M, N, K, lda, ldb, ldc, BM: tl.constexpr, BN: t
     rn = pn * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
     pa = a + rm[:, None].to(tl.int64) * lda + rk[None, :]
-    pb = b + rk[:, None].to(tl.int64) * ldb + rn[None, :]
+    pb = b + rk[:, None].to(tl.int64) * sbk + rn[None, :].to(tl.int64) * sbn
     acc = tl.zeros([BM, BN], dtype=tl.float32)
     for k in range(0, K, BK):
         av = tl.load(pa, mask=(rm[:, None] < M) & (rk[None, :] < K - k), other=0.0)
         bv = tl.load(pb, mask=(rk[:, None] < K - k) & (rn[None, :] < N), other=0.0)
         acc = tl.dot(av, bv, acc)
         pa += BK
-        pb += BK * ldb
+        pb += BK * sbk
     s_a = tl.load(sa + rm, mask=rm < M, other=0.0)
     s_b = tl.load(sb + rn, mask=rn < N, other=0.0)
     acc = acc * s_a[:, None] * s_b[None, :]
@@ -67,7 +69,7 @@ def triton_gemm_f8(a, b, sa, sb, c):
     M, K = a.shape
     N = b.shape[1]
     grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)  # noqa: E731
-    _tr_gemm_f8[grid](a, b, sa, sb, c, M, N, K, a.stride(0), b.stride(0), c.stride(0))
+    _tr_gemm_f8[grid](a, b, sa, sb, c, M, N, K, a.stride(0), b.stride(0), b.stride(1), c.stride(0))
 
 
 def main():
@@ -75,6 +77,9 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--shapes", help="MxNxK,... instead of the default rows")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--b-major", choices=["row", "col", "both"], default="both",
+                    help="B (K x N) stored row-major (N contiguous), column-major (K contiguous, "
+                         "what cuBLASLt takes), or both rows")
     ap.add_argument("--source", default=os.path.join(REPO, "examples/gemm_f8.tile"),
                     help="the .tile file of kernel gemm_f8 (an experiment's tune space)")
     args = ap.parse_args()
@@ -98,7 +103,8 @@ def main():
     rows = []
     ok_all = True
     print(f"FP8 GEMM TFLOP/s (Triton mode: {mode}); max rel. error vs the f32 product of the f8 values")
-    for (M, N, K) in shapes:
+    majors = ["row", "col"] if args.b_major == "both" else [args.b_major]
+    for (M, N, K, major) in [(M, N, K, mj) for (M, N, K) in shapes for mj in majors]:
         a = (torch.randn(M, K, device="cuda") * 2).to(f8)
         b = (torch.randn(K, N, device="cuda") * 2).to(f8)
         sa = torch.rand(M, device="cuda") + 0.5
@@ -107,14 +113,15 @@ def main():
         outs = {k: torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
                 for k in ("tilec", "triton", "torch")}
         c = outs["tilec"]
-        bt = b.t().contiguous().t()   # column-major B for cuBLASLt
-        fns = {"tilec": kern.bind(a, b, sa, sb, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                  c.stride(0), c.stride(1)),
-               "triton": lambda: triton_gemm_f8(a, b, sa, sb, outs["triton"]),
+        bt = b.t().contiguous().t()   # column-major B: cuBLASLt's only form
+        bk = b if major == "row" else bt   # tilec's and Triton's B
+        fns = {"tilec": kern.bind(a, bk if bk.is_contiguous() else tilec.strided(bk), sa, sb, c, M, N, K,
+                                  a.stride(0), a.stride(1), bk.stride(0), bk.stride(1), c.stride(0), c.stride(1)),
+               "triton": lambda: triton_gemm_f8(a, bk, sa, sb, outs["triton"]),
                "torch": lambda: torch._scaled_mm(a, bt, scale_a=sa[:, None].contiguous(),
                                                  scale_b=sb[None, :].contiguous(), out_dtype=torch.float16,
                                                  out=outs["torch"])}
-        res = {"dtype": "f8e4m3", "M": M, "N": N, "K": K, "triton_mode": mode}
+        res = {"dtype": "f8e4m3", "M": M, "N": N, "K": K, "b_major": major, "triton_mode": mode}
         names = []
         for name, fn in fns.items():
             try:
@@ -147,7 +154,7 @@ def main():
         cols = "  ".join(f"{n} {res[n]:6.1f} (err {res[n + '_err']:.1e})" for n in names)
         ratio = f"  ratio tilec/triton {res['ratio']:.3f} ({res['ratio_min']:.3f}-{res['ratio_max']:.3f})" \
             if "ratio" in res else ""
-        print(f"  {M}x{N}x{K}: {cols}{ratio}  {'ok' if ok else 'FAILED CHECK'}  [{res['tilec_variant']}]",
+        print(f"  {M}x{N}x{K} B {major}-major: {cols}{ratio}  {'ok' if ok else 'FAILED CHECK'}  [{res['tilec_variant']}]",
               flush=True)
     if args.json:
         with open(args.json, "w") as f:
