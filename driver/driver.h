@@ -71,9 +71,6 @@ struct tile_variants {
  * hands it to the user's callback. */
 void driver_sink(void *ud, const char *msg);
 
-/* $TILEC_LOWERING (tests: one of the backend's lowerings for every cubin, docs/backend.md,
- * "Lowerings"): 0..3, else -1 (unset or not one of them: the usual choice). */
-int driver_lowering(void);
 #ifdef TILEC_HAVE_BACKEND
 struct TbOptions;
 /* Sets o's lowering (alone) where $TILEC_LOWERING names one. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int driver_lowering(void)
+int tile_forced_lowering(void)
 {
     const char *e = getenv("TILEC_LOWERING");
     if (!e || e[0] < '0' || e[0] > '3' || e[1]) return -1;
@@ -20,7 +20,7 @@ int driver_lowering(void)
 #ifdef TILEC_HAVE_BACKEND
 void driver_lowering_options(TbOptions *o)
 {
-    int l = driver_lowering();
+    int l = tile_forced_lowering();
     if (l >= 0) {
         o->lowering = l;
         o->only_lowering = true;

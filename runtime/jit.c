@@ -54,10 +54,9 @@ void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const 
 {
     const tile_rt_kernel *kn = &m->kernels[k];
     uint64_t h[2] = {RT_FNV_BASIS, 0x84222325cbf29ce4ull};
-    /* a test's forced lowering (docs/backend.md): hashed only where the driver takes it
-     * (driver_lowering: one digit 0..3); any other value changes no compile, nor the key */
-    const char *low = getenv("TILEC_LOWERING");
-    if (low && !(low[0] >= '0' && low[0] <= '3' && !low[1])) low = NULL;
+    /* a test's forced lowering (docs/backend.md): a value the compiler ignores changes no
+     * compile, nor the key */
+    int low = tile_forced_lowering();
     for (int i = 0; i < 2; i++) {
         uint64_t x = h[i];
         uint64_t ident = compiler_identity();
@@ -79,8 +78,8 @@ void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const 
             x = rt_fnv1a(x, &f.div8, sizeof f.div8);
         x = rt_fnv1a(x, &f.eq1, sizeof f.eq1);
         x = rt_fnv1a(x, arch, strlen(arch) + 1);
-        if (low)
-            x = rt_fnv1a(x, low, strlen(low) + 1);
+        if (low >= 0)
+            x = rt_fnv1a(x, &low, sizeof low);
         h[i] = x;
     }
     snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);

@@ -180,6 +180,9 @@ int tile_emit_kind_from_name(const char *name);
 const char *tile_emit_kind_name(tile_emit_kind k);
 /* Whether this build can produce `kind` (tir always; the others with a GPU backend). */
 bool tile_emit_supported(tile_emit_kind kind);
+/* The backend lowering $TILEC_LOWERING forces on every cubin (0..3, a test hook:
+ * docs/backend.md, "Lowerings"), or -1 (unset or another value: the usual choice). */
+int tile_forced_lowering(void);
 
 /* Emits kernel `k` (-1: every kernel of the file), its first variant or all variants
  * for the context's defines, as `kind`.  *out is malloc'd (NUL-terminated for text
