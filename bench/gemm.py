@@ -85,6 +85,42 @@ def tflops(M, N, K, ms):
     return 2.0 * M * N * K / (ms * 1e-3) / 1e12
 
 
+def check_args(prog, args, shapes):
+    """The shapes to run (args.shapes parsed, else `shapes`), or None after saying what is
+    wrong with --shapes or --rounds."""
+    if args.shapes:
+        try:
+            shapes = [tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")]
+        except ValueError:
+            shapes = []
+        if not shapes or any(len(sh) != 3 or min(sh) < 1 for sh in shapes):
+            print(f"{prog}: --shapes wants MxNxK[,MxNxK...] of positive sizes, got '{args.shapes}'",
+                  file=sys.stderr)
+            return None
+    if args.rounds < 1:
+        print(f"{prog}: --rounds wants a positive count, got {args.rounds}", file=sys.stderr)
+        return None
+    return shapes
+
+
+def timed_rounds(fns, names, rounds, M, N, K, res):
+    """TFLOP/s of each of `names` over `rounds` rounds (each timing every one once, the order
+    rotating), into res: each name's median, and the median tilec/triton ratio of the
+    rounds with its lowest and highest where both ran."""
+    times = {name: [] for name in names}
+    for r in range(rounds if names else 0):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            times[name].append(tflops(M, N, K, triton.testing.do_bench(
+                fns[name], warmup=25, rep=100, return_mode="median")))
+    for name in names:
+        res[name] = statistics.median(times[name])
+    if "tilec" in times and "triton" in times:
+        ratios = sorted(x / y for x, y in zip(times["tilec"], times["triton"]))
+        res["ratio"] = statistics.median(ratios)
+        res["ratio_min"], res["ratio_max"] = ratios[0], ratios[-1]
+    res["rounds"] = rounds
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -92,18 +128,11 @@ def main():
     ap.add_argument("--shapes", help="MxNxK,... instead of the default rows (row-major operands)")
     ap.add_argument("--rounds", type=int, default=5, help="timing rounds (see above)")
     args = ap.parse_args()
-    custom = None
-    if args.shapes:
-        try:
-            custom = [tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")]
-        except ValueError:
-            custom = []
-        if not custom or any(len(sh) != 3 or min(sh) < 1 for sh in custom):
-            print(f"gemm.py: --shapes wants MxNxK[,MxNxK...] of positive sizes, got '{args.shapes}'",
-                  file=sys.stderr)
-            return 2
-    if args.rounds < 1:
-        print(f"gemm.py: --rounds wants a positive count, got {args.rounds}", file=sys.stderr)
+    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 5000)]
+    if args.quick:
+        shapes = shapes[:1]
+    shapes = check_args("gemm.py", args, shapes)
+    if shapes is None:
         return 2
     mode = "mma.sync" if os.environ.get("DISABLE_MMA_V3") == "1" else "default"
     dev = tilec.Device("cuda")
@@ -135,11 +164,6 @@ def main():
             bad += not okc
             print(f"  check {str(dt)[6:]:8s} {M}x{N}x{K}{' B^T' if bt else ''}: {'ok' if okc else 'FAILED'} "
                   f"max err {(c.float() - want).abs().max().item():.3g} [{kernels[dt].last_variant}]", flush=True)
-    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 5000)]
-    if args.quick:
-        shapes = shapes[:1]
-    if custom:
-        shapes = custom
     rows = []
     print(f"GEMM TFLOP/s (Triton mode: {mode}); tilec / Triton / cuBLAS, max rel. error vs f32 matmul")
     for dt in (torch.float16, torch.bfloat16):
@@ -158,18 +182,7 @@ def main():
                 fn()
                 torch.cuda.synchronize()
                 res[name + "_err"] = ((outs[name].float() - want).abs().max() / want.abs().max()).item()
-            names = list(fns)
-            times = {name: [] for name in names}
-            for r in range(args.rounds):
-                for name in names[r % 3:] + names[:r % 3]:
-                    times[name].append(tflops(M, N, K, triton.testing.do_bench(
-                        fns[name], warmup=25, rep=100, return_mode="median")))
-            for name in names:
-                res[name] = statistics.median(times[name])
-            ratios = sorted(x / y for x, y in zip(times["tilec"], times["triton"]))
-            res["ratio"] = statistics.median(ratios)
-            res["ratio_min"], res["ratio_max"] = ratios[0], ratios[-1]
-            res["rounds"] = args.rounds
+            timed_rounds(fns, list(fns), args.rounds, M, N, K, res)
             res["tilec_variant"] = k.last_variant
             ok = res["tilec_err"] < 2e-2 and res["tilec_err"] == res["tilec_err"]
             res["ok"] = ok

@@ -20,7 +20,6 @@ mma.sync FP8 path, a torch without row-wise _scaled_mm) says why instead of a fi
 import argparse
 import json
 import os
-import statistics
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,10 +29,9 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-import triton.testing  # noqa: E402
 
 import tilec  # noqa: E402
-from gemm import _configs, tflops  # noqa: E402
+from gemm import _configs, check_args, timed_rounds  # noqa: E402
 
 
 @triton.autotune(configs=_configs(), key=["M", "N", "K"])
@@ -83,18 +81,8 @@ def main():
     ap.add_argument("--source", default=os.path.join(REPO, "examples/gemm_f8.tile"),
                     help="the .tile file of kernel gemm_f8 (an experiment's tune space)")
     args = ap.parse_args()
-    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 5000)]
-    if args.shapes:
-        try:
-            shapes = [tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")]
-        except ValueError:
-            shapes = []
-        if not shapes or any(len(sh) != 3 or min(sh) < 1 for sh in shapes):
-            print(f"gemm_f8.py: --shapes wants MxNxK[,MxNxK...] of positive sizes, got '{args.shapes}'",
-                  file=sys.stderr)
-            return 2
-    if args.rounds < 1:
-        print(f"gemm_f8.py: --rounds wants a positive count, got {args.rounds}", file=sys.stderr)
+    shapes = check_args("gemm_f8.py", args, [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 5000)])
+    if shapes is None:
         return 2
     mode = "mma.sync" if os.environ.get("DISABLE_MMA_V3") == "1" else "default"
     dev = tilec.Device("cuda")
@@ -133,19 +121,7 @@ def main():
                 continue
             res[name + "_err"] = ((outs[name].float() - want).abs().max() / want.abs().max()).item()
             names.append(name)
-        times = {name: [] for name in names}
-        for r in range(args.rounds):
-            order = names[r % len(names):] + names[:r % len(names)]
-            for name in order:
-                times[name].append(tflops(M, N, K, triton.testing.do_bench(
-                    fns[name], warmup=25, rep=100, return_mode="median")))
-        for name in names:
-            res[name] = statistics.median(times[name])
-        if "triton" in names and "tilec" in names:
-            ratios = sorted(x / y for x, y in zip(times["tilec"], times["triton"]))
-            res["ratio"] = statistics.median(ratios)
-            res["ratio_min"], res["ratio_max"] = ratios[0], ratios[-1]
-        res["rounds"] = args.rounds
+        timed_rounds(fns, names, args.rounds, M, N, K, res)
         res["tilec_variant"] = kern.last_variant
         ok = "tilec" in names and res["tilec_err"] < 1e-2
         res["ok"] = ok
