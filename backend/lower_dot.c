@@ -13,7 +13,10 @@
  *   B, 2 kw per tile:                     k kw t + i % kw + ik/2 (i / kw), col g
  * Element numbers: accumulator ((mi tn + ni) 4 + c), A ((mi tk + ki) 4kw + i),
  * B ((ni tk + ki) 2kw + i); instruction tile mi of warp (w_m, w_n) starts at row
- * 16 (w_m + wm mi), tile ni at column 8 (w_n + wn ni). */
+ * 16 (w_m + wm mi), tile ni at column 8 (w_n + wn ni).  With the N tiles grouped by ng
+ * (tir_layout_mma_grouped) a column c = 8 wn hi ng + 8 wn j + lo (j = ni % ng) moves to
+ * 8 wn hi ng + lo ng + j: the thread's part (lo's 8 w_n + 2t or g) times ng, the
+ * constant part ni % ng + 8 wn ng (ni / ng) plus (c % 2) ng. */
 #include "tb_internal.h"
 #include "layout.h"
 
@@ -50,6 +53,9 @@ bool tb_mma_view(TbLower *L, int32_t idx, TirType t, TbView *v, const TirOp *op)
     v->tm = rows ? rows / (16 * v->wm) : 0;
     v->tn = cols ? cols / (8 * v->wn) : 0;
     v->tk = kdim ? kdim / v->ik : 0;
+    v->ng = 1;
+    for (int g = tir_layout_mma_ngroup(L->m, parent); which != 2 && g > 1 && v->ng == 1; g /= 2)
+        if (v->tn % g == 0) v->ng = g;
     if ((rows && v->tm < 1) || (cols && v->tn < 1) || (kdim && v->tk < 1) || (which > 1 && kw * 4 * 2 != v->ik)) {
         tb_error(L, op, "a %dx%d tile does not fill the m16n8k%d instructions of its mma layout (%d x %d warps)",
                  t.shape[0], t.shape[1], v->ik, v->wm, v->wn);
@@ -72,7 +78,8 @@ static LLVMValueRef mma_base(TbLower *L, const TbView *v, int d) {
     if (k_here) return LLVMBuildMul(b, t, tb_i32(L, v->kw), "");
     if (d == 0) return LLVMBuildAdd(b, LLVMBuildMul(b, w_m, tb_i32(L, 16), ""), g, "");
     LLVMValueRef x = LLVMBuildMul(b, w_n, tb_i32(L, 8), "");
-    return LLVMBuildAdd(b, x, v->mma == 1 ? LLVMBuildMul(b, t, tb_i32(L, 2), "") : g, "");
+    x = LLVMBuildAdd(b, x, v->mma == 1 ? LLVMBuildMul(b, t, tb_i32(L, 2), "") : g, "");
+    return v->ng > 1 ? LLVMBuildMul(b, x, tb_i32(L, v->ng), "") : x;
 }
 
 /* mma_base's value for one lane and warp (the conversions check the layout algebra's
@@ -81,23 +88,26 @@ void tb_mma_base_at(const TbView *v, int lane, int warp, int32_t *c) {
     int g = lane >> 2, t = lane & 3, w = warp % (v->wm * v->wn), w_m = w % v->wm, w_n = w / v->wm;
     for (int d = 0; d < 2; d++) {
         bool k_here = (v->mma == 2 && d == 1) || (v->mma == 3 && d == 0);
-        c[d] = k_here ? t * v->kw : d == 0 ? 16 * w_m + g : 8 * w_n + (v->mma == 1 ? 2 * t : g);
+        c[d] = k_here ? t * v->kw : d == 0 ? 16 * w_m + g : (8 * w_n + (v->mma == 1 ? 2 * t : g)) * v->ng;
     }
 }
+
+/* The first column of N tile ni's part (ng 1: 8 wn ni). */
+static int32_t group_tile(const TbView *v, int ni) { return ni % v->ng + 8 * v->wn * v->ng * (ni / v->ng); }
 
 /* The constant part of coordinate d of element e. */
 int32_t tb_mma_offset(const TbView *v, int e, int d) {
     int kw = v->kw, ik = v->ik;
     if (v->mma == 1) {
         int c = e % 4, ni = (e / 4) % v->tn, mi = e / (4 * v->tn);
-        return d == 0 ? mi * 16 * v->wm + 8 * (c / 2) : ni * 8 * v->wn + c % 2;
+        return d == 0 ? mi * 16 * v->wm + 8 * (c / 2) : group_tile(v, ni) + (c % 2) * v->ng;
     }
     if (v->mma == 2) {
         int per = 4 * kw, i = e % per, ki = (e / per) % v->tk, mi = e / (per * v->tk);
         return d == 0 ? mi * 16 * v->wm + 8 * ((i / kw) % 2) : ki * ik + i % kw + (ik / 2) * (i / (2 * kw));
     }
     int per = 2 * kw, i = e % per, ki = (e / per) % v->tk, ni = e / (per * v->tk);
-    return d == 0 ? ki * ik + i % kw + (ik / 2) * (i / kw) : ni * 8 * v->wn;
+    return d == 0 ? ki * ik + i % kw + (ik / 2) * (i / kw) : group_tile(v, ni);
 }
 
 /* i1: this thread is the first holder of its elements (warps past wm x wn hold copies, and
@@ -128,6 +138,17 @@ LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d) {
 /* n elements of `bits` bits each packed into one i32, the first in the low bits. */
 static LLVMValueRef pack_i32(TbLower *L, LLVMValueRef *e, int n, int bits) {
     LLVMTypeRef it = LLVMIntTypeInContext(L->c, (unsigned)bits);
+    /* elements 0..n-1 of one 32-bit vector (a register lower_smem built whole): itself */
+    LLVMValueRef whole = LLVMIsAExtractElementInst(e[0]) ? LLVMGetOperand(e[0], 0) : NULL;
+    LLVMTypeRef wt = whole ? LLVMTypeOf(whole) : NULL;
+    bool same = wt && LLVMGetTypeKind(wt) == LLVMVectorTypeKind && LLVMGetVectorSize(wt) == (unsigned)n &&
+                LLVMGetIntTypeWidth(LLVMGetElementType(wt)) == (unsigned)bits;
+    for (int i = 0; same && i < n; i++) {
+        LLVMValueRef ix = LLVMIsAExtractElementInst(e[i]) ? LLVMGetOperand(e[i], 1) : NULL;
+        same = ix && LLVMGetOperand(e[i], 0) == whole && LLVMIsAConstantInt(ix) &&
+               LLVMConstIntGetZExtValue(ix) == (unsigned long long)i;
+    }
+    if (same) return LLVMBuildBitCast(L->b, whole, L->i32, "");
     LLVMValueRef r = NULL;
     for (int i = 0; i < n; i++) {
         LLVMValueRef x = e[i];

@@ -49,6 +49,7 @@ typedef struct {
     TirLinear map;
     int32_t tbits;
     int vec, ncls;
+    int tvec;                          /* vec 1, an operand's K steps: tvec tiles in one access */
     int32_t hi[RING_CLASSES];
     LLVMValueRef addr[RING_CLASSES];   /* the stage + (thread part ^ hi) */
     LLVMValueRef t, stage_bytes;
@@ -168,6 +169,29 @@ static const TirLinear *ring_linear(TbLower *L, const TirOp *op, const Ring *R) 
     return s;
 }
 
+/* Registers of an operand's K step: per instruction tile (A's M tiles, B's N tiles) a run
+ * of `per` consecutive registers (tb_mma_offset's numbering). */
+static int kstep_per(const TbView *v) { return (v->mma == 2 ? 4 : 2) * v->kw; }
+
+/* Where an operand's elements are not consecutive along its registers (8-bit B stored
+ * N-contiguous: a register's 4 bytes are 4 rows apart) but the same register of w
+ * consecutive tiles is (B with its N tiles grouped, tir_layout_mma_grouped): w, the
+ * tiles one access reads (a 4x4 byte transpose then builds the registers); else 1. */
+static int tile_vec(const RingMap *A, const Ring *R, const TbView *v) {
+    int tiles = v->mma == 2 ? v->tm : v->tn, stride = v->tk * kstep_per(v);
+    for (int w = 4 / R->eb; w > 1; w /= 2) {
+        bool ok = tiles % w == 0 && !(A->tbits & (w - 1)) && w <= R->vec;
+        for (int t = 0; ok && t < tiles; t += w)
+            for (int r = t * stride; ok && r < (t + 1) * stride; r++) {
+                int32_t c0 = tb_lin_offset(&A->map, r, 0, 0);
+                ok = c0 % w == 0;
+                for (int q = 1; ok && q < w; q++) ok = tb_lin_offset(&A->map, r + q * stride, 0, 0) == c0 + q;
+            }
+        if (ok) return w;
+    }
+    return 1;
+}
+
 static bool ring_map(TbLower *L, const TirOp *op, const Ring *R, TirType t, const TbView *v, LLVMValueRef stage,
                      RingMap *A) {
     memset(A, 0, sizeof *A);
@@ -194,6 +218,7 @@ static bool ring_map(TbLower *L, const TirOp *op, const Ring *R, TirType t, cons
             break;
         }
     }
+    A->tvec = A->vec == 1 && v->mma >= 2 ? tile_vec(A, R, v) : 1;
     A->t = tb_lin_thread_offset(L, &A->map);
     A->stage_bytes = LLVMBuildNUWMul(L->b, stage, tb_i32(L, (int32_t)(R->numel * R->eb)), "");
     for (int k = 0; k < A->ncls; k++) {
@@ -330,7 +355,7 @@ static void warp_base(TbLower *L, const TbView *v, LLVMValueRef *b2) {
  * vectors, a 2-D stage. */
 static bool ldmatrix_ok(TirOp *op, const Ring *R, const TbView *v) {
     TirScalar s = (TirScalar)op->res[0]->ty.elem;
-    return (s == TIR_F16 || s == TIR_BF16) && v->kw == 2 && R->rank == 2 && R->vec == 8;
+    return (s == TIR_F16 || s == TIR_BF16) && v->kw == 2 && R->rank == 2 && R->vec == 8 && v->ng == 1;
 }
 
 /* The fragments of K step ki (all M tiles of A, or all N tiles of B) into e. */
@@ -416,10 +441,6 @@ static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v
     return true;
 }
 
-/* Registers of an operand's K step: per instruction tile (A's M tiles, B's N tiles) a run
- * of `per` consecutive registers (tb_mma_offset's numbering). */
-static int kstep_per(const TbView *v) { return (v->mma == 2 ? 4 : 2) * v->kw; }
-
 /* Registers r.. r + A->vec - 1 of a tile from the stage, one access (ring_map_addr) of
  * elements of type mt. */
 static void mapped_load(TbLower *L, const Ring *R, RingMap *A, LLVMTypeRef mt, int r, LLVMValueRef *e) {
@@ -429,10 +450,49 @@ static void mapped_load(TbLower *L, const Ring *R, RingMap *A, LLVMTypeRef mt, i
     for (int i = 0; i < w; i++) e[r + i] = w > 1 ? LLVMBuildExtractElement(L->b, x, tb_i32(L, i), "") : x;
 }
 
+static LLVMValueRef shuffle4(TbLower *L, LLVMValueRef a, LLVMValueRef b, const int *m) {
+    LLVMValueRef k[4];
+    for (int i = 0; i < 4; i++) k[i] = tb_i32(L, m[i]);
+    return LLVMBuildShuffleVector(L->b, a, b, LLVMConstVector(k, 4), "");
+}
+
+/* x[j][q] -> x[q][j] for four <4 x i8>: eight two-input byte shuffles (prmt), pairs
+ * first ({x0[0], x1[0], x0[1], x1[1]}), then pairs of pairs. */
+static void transpose4x4(TbLower *L, LLVMValueRef *x) {
+    static const int lo[4] = {0, 4, 1, 5}, hi[4] = {2, 6, 3, 7}, p0[4] = {0, 1, 4, 5}, p1[4] = {2, 3, 6, 7};
+    LLVMValueRef a0 = shuffle4(L, x[0], x[1], lo), a1 = shuffle4(L, x[0], x[1], hi);
+    LLVMValueRef b0 = shuffle4(L, x[2], x[3], lo), b1 = shuffle4(L, x[2], x[3], hi);
+    x[0] = shuffle4(L, a0, b0, p0);
+    x[1] = shuffle4(L, a0, b0, p1);
+    x[2] = shuffle4(L, a1, b1, p0);
+    x[3] = shuffle4(L, a1, b1, p1);
+}
+
 /* A mapped operand's loads of K step ki (vectors of map.vec registers). */
 static void mapped_kstep(TbLower *L, TbLdm *d, int ki) {
     const TbView *v = &d->view;
-    int per = kstep_per(v), tiles = v->mma == 2 ? v->tm : v->tn;
+    int per = kstep_per(v), tiles = v->mma == 2 ? v->tm : v->tn, tw = d->map.tvec;
+    if (tw > 1) {
+        /* register r of tiles t..t+tw-1 in one access: element q of it is tile t+q's */
+        int stride = v->tk * per;
+        LLVMTypeRef vt = LLVMVectorType(d->mt, (unsigned)tw);
+        for (int t = 0; t < tiles; t += tw)
+            for (int r = (t * v->tk + ki) * per; r < (t * v->tk + ki + 1) * per; r += tw) {
+                LLVMValueRef x[4];
+                for (int j = 0; j < tw; j++) {
+                    x[j] = LLVMBuildLoad2(L->b, vt, ring_map_addr(L, &d->ring, &d->map, r + j), "");
+                    LLVMSetAlignment(x[j], (unsigned)(d->ring.eb * tw));
+                }
+                /* x[j] holds element r + j of tiles t..t+tw-1; tile t+q's register (its
+                 * elements r..r+tw-1, one per x) is column q of that tw x tw block */
+                if (tw == 4 && v->kw == 4) transpose4x4(L, x);
+                for (int j = 0; j < tw; j++)
+                    for (int q = 0; q < tw; q++)
+                        d->e[r + (tw == 4 && v->kw == 4 ? q + j * stride : j + q * stride)] =
+                            LLVMBuildExtractElement(L->b, x[j], tb_i32(L, q), "");
+            }
+        return;
+    }
     for (int t = 0; t < tiles; t++)
         for (int r = (t * v->tk + ki) * per; r < (t * v->tk + ki + 1) * per; r += d->map.vec)
             mapped_load(L, &d->ring, &d->map, d->mt, r, d->e);

@@ -62,9 +62,10 @@ typedef struct TbView {
     const TirLinear *lin;
     /* mma layouts (lower_dot.c): 0 blocked; 1 accumulator, 2 operand A, 3 operand B.
      * Warps wm x wn, instruction tiles per warp tm x tn (x tk along K, of ik elements),
-     * kw elements of K per 32-bit register. */
+     * kw elements of K per 32-bit register; ng: N tiles grouped (tir_layout_mma_grouped:
+     * the accumulator's and B's ng consecutive N tiles of a thread at adjacent columns). */
     uint8_t mma;
-    int32_t wm, wn, tm, tn, tk, ik, kw;
+    int32_t wm, wn, tm, tn, tk, ik, kw, ng;
 } TbView;
 /* size per thread along tile dim d */
 static inline int32_t tb_view_spt(const TbView *v, int d) { return v->bf.spt[v->rdim[d]]; }

@@ -241,6 +241,7 @@ typedef struct TirLayout {
     int32_t dim;           /* SLICE: removed dimension */
     int32_t version;       /* MMA: 2 mma.sync, 3 wgmma */
     int32_t instr[3];      /* MMA: instruction shape m, n, k */
+    int32_t ngroup;        /* MMA v2: 0, or a thread's ngroup consecutive N tiles hold adjacent columns */
     int32_t op_idx, k_width; /* DOT_OPERAND */
     int32_t vec, per_phase, max_phase; /* SHARED swizzle */
     int32_t atom;          /* SHARED: 0, or the width of the column blocks a TMA box stores apart */

@@ -331,6 +331,26 @@ static void batch_repeat(TirLinear *l, const TirLayout *p, int rank, const int32
     for (int d = rank - 3; d >= 0; d--) reg_repeat(l, d, p->warps_per_cta[d], shape[d]);
 }
 
+/* tir_layout_mma_grouped's column move, on the N part of every basis vector. */
+static int32_t group_col(int32_t c, int32_t S, int32_t g) {
+    int32_t lo = c % S, j = (c / S) % g, hi = c / (S * g);
+    return hi * S * g + lo * g + j;
+}
+
+static void group_n(TirLinear *l, const TirLayout *p, int rank, const int32_t *shape) {
+    int nd = rank - 1;
+    int32_t S = 8 * p->warps_per_cta[nd], g = p->ngroup > 1 ? p->ngroup : 1;
+    while (g > 1 && shape[nd] < S * g) g /= 2;
+    if (g <= 1) return;
+    for (int i = 0; i < l->nin; i++)
+        for (int k = 0; k < l->inbits[i]; k++) {
+            int32_t c[TIR_LIN_MAXDIMS];
+            tir_lin_unpack(l, l->basis[i][k], c);
+            c[nd] = group_col(c[nd], S, g);
+            l->basis[i][k] = tir_lin_pack(l, c);
+        }
+}
+
 static void lin_mma(TirLinear *l, const TirLayout *p, int rank, const int32_t *shape) {
     init_tile(l, false, rank, shape);
     int md = rank - 2, nd = rank - 1, in = mma_n(p);
@@ -344,6 +364,7 @@ static void lin_mma(TirLinear *l, const TirLayout *p, int rank, const int32_t *s
     reg_repeat(l, nd, (int64_t)in * p->warps_per_cta[nd], shape[nd]);
     reg_repeat(l, md, 16 * (int64_t)p->warps_per_cta[md], shape[md]);
     batch_repeat(l, p, rank, shape);
+    group_n(l, p, rank, shape);
 }
 
 /* Operands of mma.sync (and register-A wgmma), k_width kw elements of K per 32-bit
@@ -372,6 +393,7 @@ static void lin_dot_operand(TirLinear *l, const TirLayout *p, int op, int kw, in
     else
         reg_repeat(l, od, (int64_t)in * p->warps_per_cta[rank - 1], shape[od]);
     batch_repeat(l, p, rank, shape);
+    if (op == 1) group_n(l, p, rank, shape);
 }
 
 /* Shared memory, offset in elements -> coordinates.  Offsets run along order[0] fastest
@@ -442,6 +464,18 @@ int32_t tir_layout_mma(TirModule *m, int version, int rank, const int32_t *wpc, 
     for (int d = 0; d < rank; d++) l.warps_per_cta[d] = wpc[d];
     memcpy(l.instr, instr, sizeof l.instr);
     return tir_layout_intern(m, &l);
+}
+
+int32_t tir_layout_mma_grouped(TirModule *m, int32_t mma, int ngroup) {
+    if (tir_layout_kind(m, mma) != TIR_LAYOUT_MMA || m->layouts[mma].version != 2) return 0;
+    TirLayout l = m->layouts[mma];
+    l.ngroup = ngroup > 1 ? ngroup : 0;
+    return tir_layout_intern(m, &l);
+}
+
+int tir_layout_mma_ngroup(const TirModule *m, int32_t layout) {
+    return tir_layout_kind(m, layout) == TIR_LAYOUT_MMA && m->layouts[layout].ngroup > 1 ? m->layouts[layout].ngroup
+                                                                                         : 1;
 }
 
 int32_t tir_layout_dot_operand(TirModule *m, int32_t parent, int op_idx, int k_width) {
@@ -581,6 +615,8 @@ static const char *check(const TirModule *m, const TirLayout *l, int rank, const
         if (p->version != 2 && p->version != 3) return "#mma version must be 2 (mma.sync) or 3 (wgmma)";
         if (p->version == 3 && (p->warps_per_cta[rank - 2] % 4 || !pow2(p->instr[1]) || p->instr[1] < 8))
             return "#mma v=3 needs wpc along M a multiple of 4 and instr n a power of two >= 8";
+        if (p->ngroup && (p->version != 2 || !pow2(p->ngroup) || p->ngroup > 8))
+            return "#mma ngroup needs v=2 and 1, 2, 4 or 8";
         if (l->kind == TIR_LAYOUT_DOT_OPERAND && (l->op_idx > 1 || l->op_idx < 0 || !pow2(l->k_width) || l->k_width > 4))
             return "#dot_op needs idx 0 or 1 and k 1, 2 or 4";
         return NULL;

@@ -92,6 +92,16 @@ int32_t tir_layout_slice(TirModule *m, int32_t parent, int dim);
 /* version 2: mma.sync m16n8 (instr n 8); version 3: wgmma m64nN (instr n = N, wpc[rank-2]
  * a multiple of 4).  wpc: warps along each dim (the last two are M and N). */
 int32_t tir_layout_mma(TirModule *m, int version, int rank, const int32_t *wpc, const int32_t instr[3]);
+/* The mma.sync layout `mma` with its N tiles grouped: of the N columns that one warp
+ * column strip of S = 8 wpc[N] covers per register repeat, a thread's `ngroup`
+ * consecutive repeats j (a power of two, 1..8) sit at adjacent columns:
+ *   column hi S g + j S + lo  (lo < S, j < g)  moves to  hi S g + lo g + j,
+ * g = min(ngroup, N / S) (1 where N <= S).  The accumulator and the B operand move
+ * alike, so the products are the same; what changes is which bytes of a row-major B a
+ * thread reads together (8-bit B: 4 adjacent bytes, one 32-bit shared load, for 4 mmas).
+ * 1 gives `mma` back; 0 where `mma` is not a version 2 #mma. */
+int32_t tir_layout_mma_grouped(TirModule *m, int32_t mma, int ngroup);
+int tir_layout_mma_ngroup(const TirModule *m, int32_t layout);   /* 1 but for grouped #mma */
 /* Operand op_idx (0: A [.., M, K], 1: B [.., K, N]) of an mma parent; k_width elements
  * of K per 32-bit register: 2 for 16-bit, 4 for 8-bit types, 1 for tf32. */
 int32_t tir_layout_dot_operand(TirModule *m, int32_t parent, int op_idx, int k_width);

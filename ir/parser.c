@@ -383,13 +383,13 @@ static int32_t parse_layout(Parser *p, int depth);
 typedef struct {
     int32_t list[6][TIR_MAXRANK];
     int nlist[6];
-    int32_t num[8];
+    int32_t num[9];
     int32_t parent;
     unsigned have;
 } LayoutFields;
 
 enum { LF_SPT, LF_TPW, LF_WPC, LF_ORDER, LF_INSTR, LF_UNUSED };
-enum { LN_DIM, LN_V, LN_IDX, LN_K, LN_VEC, LN_PHASE, LN_MAXPHASE, LN_ATOM };
+enum { LN_DIM, LN_V, LN_IDX, LN_K, LN_VEC, LN_PHASE, LN_MAXPHASE, LN_ATOM, LN_NGROUP };
 #define LF_PARENT_BIT (1u << 20)
 
 static const struct {
@@ -401,7 +401,7 @@ static const struct {
     {"order", LF_ORDER, -1}, {"instr", LF_INSTR, -1}, {"dim", -1, LN_DIM},
     {"v", -1, LN_V},         {"idx", -1, LN_IDX},     {"k", -1, LN_K},
     {"vec", -1, LN_VEC},     {"phase", -1, LN_PHASE}, {"max_phase", -1, LN_MAXPHASE},
-    {"parent", -1, -1},      {"atom", -1, LN_ATOM},
+    {"parent", -1, -1},      {"atom", -1, LN_ATOM},    {"ngroup", -1, LN_NGROUP},
 };
 #define NLAYOUT_KEYS (sizeof layout_keys / sizeof layout_keys[0])
 
@@ -471,8 +471,8 @@ static int32_t parse_layout(Parser *p, int depth) {
         {7, 8, 12, -1},    /* dot_op: idx k parent */
         {9, 10, 11, 3, -1} /* shared: vec phase max_phase order */
     };
-    /* optional fields per kind: #shared's atom (TMA column blocks) */
-    unsigned allowed = kind == TIR_LAYOUT_SHARED ? key_bit(13) : 0;
+    /* optional fields per kind: #shared's atom (TMA column blocks), #mma's ngroup */
+    unsigned allowed = kind == TIR_LAYOUT_SHARED ? key_bit(13) : kind == TIR_LAYOUT_MMA ? key_bit(14) : 0;
     for (int i = 0; need[kind][i] >= 0; i++) {
         allowed |= key_bit(need[kind][i]);
         if (!(lf.have & key_bit(need[kind][i]))) {
@@ -524,6 +524,7 @@ static int32_t parse_layout(Parser *p, int depth) {
         l.version = lf.num[LN_V];
         memcpy(l.warps_per_cta, lf.list[LF_WPC], sizeof l.warps_per_cta);
         memcpy(l.instr, lf.list[LF_INSTR], sizeof l.instr);
+        l.ngroup = lf.num[LN_NGROUP] > 1 ? lf.num[LN_NGROUP] : 0;
         break;
     case TIR_LAYOUT_DOT_OPERAND:
         if (p->m->layouts[lf.parent].kind != TIR_LAYOUT_MMA || lf.num[LN_IDX] > 1) {

@@ -181,6 +181,7 @@ static void sb_layout_rec(TirSb *sb, const TirModule *m, int32_t idx, int depth)
         sb_list(sb, "wpc", l->warps_per_cta, l->rank);
         tir_sb_printf(sb, ", ");
         sb_list(sb, "instr", l->instr, 3);
+        if (l->ngroup > 1) tir_sb_printf(sb, ", ngroup=%d", l->ngroup);
         tir_sb_printf(sb, ">");
         break;
     case TIR_LAYOUT_DOT_OPERAND:
@@ -265,6 +266,7 @@ static TirLayout layout_normalize(const TirLayout *l) {
         n.version = l->version;
         for (int i = 0; i < rank; i++) n.warps_per_cta[i] = l->warps_per_cta[i];
         memcpy(n.instr, l->instr, sizeof n.instr);
+        n.ngroup = l->ngroup > 1 ? l->ngroup : 0;
         break;
     case TIR_LAYOUT_DOT_OPERAND:
         n.rank = (uint8_t)rank;

@@ -351,6 +351,23 @@ static int32_t mma_layout(TirModule *m, const TirOp *dot, int warps) {
     return tir_layout_mma(m, 2, rank, wpc, instr);
 }
 
+/* 8-bit B loaded N-contiguous (row-major K x N): its mma fragment takes 4 K-consecutive
+ * bytes of one column, 4 rows apart in the stage, so each register is 4 one-byte shared
+ * loads.  With 4 N tiles of a thread grouped at adjacent columns
+ * (tir_layout_mma_grouped) the same register of the 4 tiles is one 32-bit load and a
+ * byte transpose: 4 loads for 4 registers instead of 16. */
+static int n_group(Lay *L, const TirOp *dot, int32_t mma) {
+    const TirValue *b = dot->opnd[1];
+    int rank = b->ty.rank;
+    int32_t wpc[TIR_MAXRANK];
+    if (tir_scalar_bits((TirScalar)b->ty.elem) != 8 || rank != 2 ||
+        !tir_layout_mma_params(L->m, mma, NULL, wpc, NULL))
+        return 1;
+    const ClassInfo *c = class_of(L, b);
+    if (c->cdim != rank - 1 || c->contig < 4) return 1;
+    return b->ty.shape[rank - 1] / (8 * wpc[rank - 1]) >= 4 ? 4 : 1;
+}
+
 static int32_t dot_operand_layout(TirModule *m, int32_t parent, int op_idx, int elem) {
     return tir_layout_dot_operand(m, parent, op_idx, k_width(elem));
 }
@@ -361,6 +378,8 @@ static int32_t class_layout(Lay *L, int32_t root, int depth) {
     int warps = L->f->warps > 0 ? L->f->warps : 4;
     if (c->dot) {
         c->layout = mma_layout(L->m, c->dot, warps);
+        int g = n_group(L, c->dot, c->layout);
+        if (g > 1) c->layout = tir_layout_mma_grouped(L->m, c->layout, g);
         return c->layout;
     }
     if (c->slice_parent >= 0 && !c->busy && depth < 16) {

@@ -403,6 +403,95 @@ typedef struct {
     int op, kw;
 } Frag;
 
+/* ---- grouped N tiles (tir_layout_mma_grouped) ---- */
+typedef struct {
+    Mma m;
+    int g;   /* the group the shape allows: min(ngroup, N / (8 wn)) */
+} Grouped;
+
+/* The column move, written out digit by digit: column = hi S g + j S + lo -> hi S g + lo g + j. */
+static int32_t grouped_col(int32_t c, int32_t S, int g) {
+    int32_t lo = c % S, j = (c / S) % g, hi = c / (S * g);
+    return hi * S * g + lo * g + j;
+}
+
+static void grouped_formula(const void *ctx, int r, int l, int w, int32_t *c) {
+    const Grouped *q = ctx;
+    mma_formula(&q->m, r, l, w, c);
+    c[1] = grouped_col(c[1], 8 * q->m.wn, q->g);
+}
+
+static void test_mma_grouped_case(int wm, int wn, int M, int N, int ngroup) {
+    int32_t instr[3] = {16, 8, 32}, shape[2] = {M, N};
+    int32_t plain = tir_layout_mma(mod, 2, 2, (int32_t[]){wm, wn}, instr);
+    int32_t idx = tir_layout_mma_grouped(mod, plain, ngroup);
+    char name[200];
+    tir_layout_print(name, sizeof name, mod, idx);
+    snprintf(name + strlen(name), sizeof name - strlen(name), " %dx%d", M, N);
+    int g = ngroup;
+    while (g > 1 && N < 8 * wn * g) g /= 2;
+    Grouped q = {{wm, wn, 8, M, N}, g};
+    const TirLinear *l = tir_layout_linear(mod, idx, 2, shape, NULL);
+    CHECK_MSG(l != NULL, "%s: no map", name);
+    if (!l) return;
+    check_against(name, l, 2, shape, tir_lin_in_size(l, 0), wm * wn, grouped_formula, &q);
+    CHECK_MSG(tir_layout_mma_ngroup(mod, idx) == (ngroup > 1 ? ngroup : 1), "%s: ngroup", name);
+    /* B [K, N] moves its columns alike: every register of every thread, against the
+     * plain operand's map with the column moved */
+    int32_t ks[2] = {64, N};
+    const TirLinear *bp = tir_layout_linear(mod, tir_layout_dot_operand(mod, plain, 1, 4), 2, ks, NULL);
+    const TirLinear *bg = tir_layout_linear(mod, tir_layout_dot_operand(mod, idx, 1, 4), 2, ks, NULL);
+    const TirLinear *ap = tir_layout_linear(mod, tir_layout_dot_operand(mod, plain, 0, 4), 2, (int32_t[]){M, 64}, NULL);
+    const TirLinear *ag = tir_layout_linear(mod, tir_layout_dot_operand(mod, idx, 0, 4), 2, (int32_t[]){M, 64}, NULL);
+    CHECK_MSG(bp && bg && ap && ag, "%s: operand maps", name);
+    if (!bp || !bg || !ap || !ag) return;
+    CHECK_MSG(tir_lin_equal(ap, ag), "%s: A does not move", name);
+    int bad = 0;
+    for (int w = 0; w < wm * wn; w++)
+        for (int ln = 0; ln < 32; ln++)
+            for (int r = 0; r < tir_lin_in_size(bp, 0); r++) {
+                int32_t in[3] = {r, ln, w}, cp[2], cg[2];
+                tir_lin_apply_coords(bp, in, cp);
+                tir_lin_apply_coords(bg, in, cg);
+                bad += cg[0] != cp[0] || cg[1] != grouped_col(cp[1], 8 * wn, g);
+            }
+    CHECK_MSG(bad == 0, "%s: %d B registers not at their moved columns", name, bad);
+    /* g >= 4: the same register of tiles 4a..4a+3 is 4 adjacent columns (one 32-bit
+     * load of an N-contiguous 8-bit B) */
+    if (g >= 4) {
+        int per = 2 * 4, tk = 64 / 32, stride = per * tk, tiles = tir_lin_in_size(bg, 0) / stride;
+        int adj = 0, runs = 0;
+        for (int t = 0; t + 4 <= tiles; t += 4)
+            for (int r = t * stride; r < (t + 1) * stride; r++, runs++) {
+                int32_t c0[2], in[3] = {r, 0, 0};
+                tir_lin_apply_coords(bg, in, c0);
+                int ok = c0[1] % 4 == 0;
+                for (int j = 1; j < 4; j++) {
+                    int32_t cj[2], ij[3] = {r + j * stride, 0, 0};
+                    tir_lin_apply_coords(bg, ij, cj);
+                    ok &= cj[0] == c0[0] && cj[1] == c0[1] + j;
+                }
+                adj += ok;
+            }
+        CHECK_MSG(runs > 0 && adj == runs, "%s: %d of %d 4-tile runs adjacent", name, adj, runs);
+    }
+}
+
+static void test_mma_grouped(void) {
+    test_mma_grouped_case(4, 1, 128, 64, 4);    /* gemm_f8's tile: 8 N tiles a warp, groups of 4 */
+    test_mma_grouped_case(2, 4, 128, 256, 4);   /* 8 warps, N tiles interleaved across 4 warps */
+    test_mma_grouped_case(2, 2, 64, 128, 8);
+    test_mma_grouped_case(2, 2, 64, 32, 4);     /* N allows 2 of the 4 */
+    test_mma_grouped_case(1, 4, 16, 32, 4);     /* N allows none: the plain map */
+    test_mma_grouped_case(2, 2, 64, 128, 1);
+    /* a slice of the accumulator along N (row sums) keeps its map: no N bits */
+    int32_t g = tir_layout_mma_grouped(mod, tir_layout_mma(mod, 2, 2, (int32_t[]){2, 2}, (int32_t[]){16, 8, 32}), 4);
+    const TirLinear *rs = tir_layout_linear(mod, tir_layout_slice(mod, g, 1), 1, (int32_t[]){64}, NULL);
+    CHECK(rs != NULL);
+    /* wgmma layouts have no grouping */
+    CHECK(tir_layout_mma_grouped(mod, tir_layout_mma(mod, 3, 2, (int32_t[]){4, 1}, (int32_t[]){64, 64, 16}), 4) == 0);
+}
+
 static void frag_formula(const void *ctx, int i, int l, int w, int32_t *c) {
     const Frag *f = ctx;
     (void)w;
@@ -800,6 +889,7 @@ static void test_text(void) {
         tir_layout_dot_operand(m, mma, 1, 4),
         tir_layout_shared(m, 2, (int32_t[]){1, 0}, 8, 1, 8, 0),
         tir_layout_shared_nvmma(m, 2, (int32_t[]){1, 0}, 128, 16),
+        tir_layout_mma_grouped(m, mma, 4),
     };
     const char *want[] = {
         "#blocked<spt=[1, 4], tpw=[4, 8], wpc=[4, 1], order=[1, 0]>",
@@ -810,6 +900,7 @@ static void test_text(void) {
         "#dot_op<idx=1, k=4, parent=#mma<v=2, wpc=[2, 2], instr=[16, 8, 16]>>",
         "#shared<vec=8, phase=1, max_phase=8, order=[1, 0]>",
         "#shared<vec=8, phase=1, max_phase=8, order=[1, 0], atom=64>",
+        "#mma<v=2, wpc=[2, 2], instr=[16, 8, 16], ngroup=4>",
     };
     for (size_t i = 0; i < sizeof idx / sizeof *idx; i++) {
         char buf[256], src[512];
@@ -839,6 +930,7 @@ int main(void) {
     test_slice();
     test_blocked_form();
     test_mma();
+    test_mma_grouped();
     test_dot_operands();
     test_shared();
     test_compose();
