@@ -352,10 +352,52 @@ static void warp_base(TbLower *L, const TbView *v, LLVMValueRef *b2) {
 }
 
 /* Whether the ldmatrix path can read this operand: 16-bit elements, 16-byte swizzle
- * vectors, a 2-D stage. */
+ * vectors, a 2-D stage; or 8-bit elements stored K-contiguous (ldmatrix without .trans:
+ * an 8x8 matrix of b16 is 8 rows of 16 bytes, and thread t's word is row t/4, bytes
+ * 4 (t%4)..+3, exactly an m16n8k32 register; .trans would move byte pairs, not bytes). */
 static bool ldmatrix_ok(TirOp *op, const Ring *R, const TbView *v) {
     TirScalar s = (TirScalar)op->res[0]->ty.elem;
-    return (s == TIR_F16 || s == TIR_BF16) && v->kw == 2 && R->rank == 2 && R->vec == 8 && v->ng == 1;
+    if (R->rank != 2 || v->ng != 1) return false;
+    if (tir_scalar_bits(s) == 8 && R->eb == 1)
+        return v->kw == 4 && R->vec == 16 && R->cdim == (v->mma == 2 ? 1 : 0);
+    return (s == TIR_F16 || s == TIR_BF16) && v->kw == 2 && R->vec == 8;
+}
+
+/* A 32-bit register as its four 8-bit elements (pack_i32 in lower_dot.c sees them whole). */
+static void split4(TbLower *L, LLVMValueRef w, LLVMValueRef *out) {
+    LLVMValueRef v = LLVMBuildBitCast(L->b, w, LLVMVectorType(L->i8, 4), "");
+    for (int i = 0; i < 4; i++) out[i] = LLVMBuildExtractElement(L->b, v, tb_i32(L, i), "");
+}
+
+/* ldmatrix_kstep for 8-bit operands: matrix j of A's M tile is rows 8 (j & 1), K 16 (j >> 1)
+ * (registers a0..a3), of B's N tile pair K 16 (j & 1) of tile ni + (j >> 1) (b0, b1 of each). */
+static void ldmatrix_kstep8(TbLower *L, TbLdm *d, int ki) {
+    const TbView *v = &d->view;
+    LLVMValueRef *e = d->e;
+    if (v->mma == 2) {
+        for (int mi = 0; mi < v->tm; mi++) {
+            int32_t org[4][2];
+            for (int j = 0; j < 4; j++) {
+                org[j][0] = mi * 16 * v->wm + 8 * (j & 1);
+                org[j][1] = ki * 32 + 16 * (j >> 1);
+            }
+            LLVMValueRef r[4];
+            ldmatrix(L, d, org, 4, false, r);
+            for (int k = 0; k < 4; k++) split4(L, r[k], e + (mi * v->tk + ki) * 16 + 4 * k);
+        }
+        return;
+    }
+    for (int ni = 0; ni < v->tn; ni += 2) {
+        int n = ni + 1 < v->tn ? 4 : 2;
+        int32_t org[4][2];
+        for (int j = 0; j < 4; j++) {
+            org[j][0] = ki * 32 + 16 * (j & 1);
+            org[j][1] = (ni + (j >> 1)) * 8 * v->wn;
+        }
+        LLVMValueRef r[4];
+        ldmatrix(L, d, org, n, false, r);
+        for (int k = 0; k < n; k++) split4(L, r[k], e + ((ni + k / 2) * v->tk + ki) * 8 + 4 * (k % 2));
+    }
 }
 
 /* The fragments of K step ki (all M tiles of A, or all N tiles of B) into e. */
@@ -364,6 +406,10 @@ static void ldmatrix_kstep(TbLower *L, TbLdm *d, int ki) {
     const TbView *v = &d->view;
     bool A = v->mma == 2;
     bool trans = A ? R->cdim == 0 : R->cdim == 1;
+    if (R->eb == 1) {
+        ldmatrix_kstep8(L, d, ki);
+        return;
+    }
     LLVMTypeRef et = d->elem == TIR_F16 ? L->f16 : L->bf16;
     LLVMValueRef *e = d->e;
     if (A) {
