@@ -203,7 +203,7 @@ static void lower_constant(TbLower *L, TirOp *op) {
     TbView v;
     int n = 1;
     if (tir_type_is_tile(r->ty)) {
-        if (!tb_view_mma_ok(L, r->ty, &v, op)) return;
+        if (!tb_view_lin_ok(L, r->ty, &v, op)) return;
         n = v.total;
     }
     LLVMTypeRef t = tb_elem_type(L, r->ty);
@@ -229,7 +229,28 @@ static void lower_constant(TbLower *L, TirOp *op) {
 static void lower_arange(TbLower *L, TirOp *op) {
     TirValue *r = op->res[0];
     TbView v;
-    if (!tb_view(L, r->ty, &v, op)) return;
+    if (!tb_view_lin_ok(L, r->ty, &v, op)) return;
+    if (v.mma) {
+        /* from the map: the thread's part joined to each register's (added where no bit
+         * of the two meets, which makes the affine form; else XORed) */
+        LLVMValueRef base = tb_lin_coord(L, v.lin, 0, 0);
+        int32_t tbits = tb_lin_thread_bits(v.lin);
+        bool affine = true;
+        LLVMValueRef *e = tb_elems(L, v.total);
+        int64_t *ao = tir_alloc(L->m->arena, (size_t)v.total * sizeof *ao);
+        for (int i = 0; i < v.total; i++) {
+            int32_t c = tb_lin_offset(v.lin, i, 0, 0);
+            affine = affine && !(c & tbits);
+            ao[i] = op->attr.i[0] + c;
+            LLVMValueRef x = tb_lin_offset_plus(L, base, tbits, c);
+            e[i] = op->attr.i[0] ? LLVMBuildAdd(L->b, x, tb_i32(L, op->attr.i[0]), "") : x;
+        }
+        if (affine)
+            tb_set_affine(L, r, v.total, e, base, ao);
+        else
+            tb_set(L, r, v.total, e);
+        return;
+    }
     LLVMValueRef base = tb_view_base(L, &v, 0);
     LLVMValueRef *e = tb_elems(L, v.total);
     int64_t *ao = tir_alloc(L->m->arena, (size_t)v.total * sizeof *ao);
@@ -245,7 +266,7 @@ static void lower_arange(TbLower *L, TirOp *op) {
 static void lower_splat(TbLower *L, TirOp *op) {
     TbVal *x = tb_val(L, op->opnd[0]);
     TbView v;
-    if (!x || !tb_view_mma_ok(L, op->res[0]->ty, &v, op)) return;
+    if (!x || !tb_view_lin_ok(L, op->res[0]->ty, &v, op)) return;
     LLVMValueRef *e = tb_elems(L, v.total);
     for (int i = 0; i < v.total; i++) e[i] = x->e[0];
     tb_set(L, op->res[0], v.total, e);

@@ -445,7 +445,7 @@ static int *cmp_groups(TbLower *L, const TirOp *op, int n) {
     const TirValue *r = op->res[0];
     if (!tir_type_is_tile(r->ty)) return NULL;
     TbView v;
-    if (!tb_view(L, r->ty, &v, NULL) || v.total != n) return NULL;
+    if (!tb_is_blocked(L, r->ty) || !tb_view(L, r->ty, &v, NULL) || v.total != n) return NULL;
     int d0 = v.order[0];
     int64_t c = op->attr.constancy[d0];
     int spt = tb_view_spt(&v, d0);

@@ -15,6 +15,53 @@ bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op) {
     return tb_view(L, t, v, op);
 }
 
+static bool mma_family(TirLayoutKind k) { return k == TIR_LAYOUT_MMA || k == TIR_LAYOUT_DOT_OPERAND; }
+
+/* Whether the mma layout's instruction tiles fit in the shape (at least one m16n8 per
+ * warp along M and N): the accumulator's fragment view applies. */
+static bool mma_fills(TbLower *L, int32_t layout, TirType t) {
+    int32_t wpc[TIR_MAXRANK] = {0}, instr[3] = {0};
+    if (t.rank != 2 || !tir_layout_mma_params(L->m, layout, NULL, wpc, instr)) return true; /* tb_mma_view says why */
+    return t.shape[0] >= 16 * wpc[0] && t.shape[1] >= 8 * wpc[1];
+}
+
+/* The layout algebra's map as the whole view: a bias or scale vector in a slice of an
+ * accumulator's layout (each thread holds the rows or columns its accumulator elements
+ * are in), and its [M, 1] or [1, N] expand_dims in the mma layout itself. */
+static bool lin_view(TbLower *L, TirType t, TbView *v, const TirOp *op) {
+    memset(v, 0, sizeof *v);
+    const char *why = NULL;
+    if (!(v->lin = tir_layout_linear(L->m, t.layout, t.rank, t.shape, &why))) {
+        char name[512];
+        tir_layout_print(name, sizeof name, L->m, t.layout);
+        tb_error(L, op, "%s (%s)", why, name);
+        return false;
+    }
+    v->mma = TB_VIEW_LIN;
+    v->rank = t.rank;
+    for (int d = 0; d < t.rank; d++) {
+        v->shape[d] = t.shape[d];
+        v->order[d] = t.rank - 1 - d;
+    }
+    v->total = tir_lin_in_size(v->lin, tir_lin_in_dim(v->lin, TIR_LIN_REG));
+    return true;
+}
+
+bool tb_view_lin_ok(TbLower *L, TirType t, TbView *v, const TirOp *op) {
+    TirLayoutKind kind = tir_type_is_tile(t) ? tir_layout_kind(L->m, t.layout) : TIR_LAYOUT_NONE;
+    int32_t root = t.layout;
+    while (tir_layout_kind(L->m, root) == TIR_LAYOUT_SLICE) root = tir_layout_parent(L->m, root);
+    if ((kind == TIR_LAYOUT_SLICE && mma_family(tir_layout_kind(L->m, root))) ||
+        (kind == TIR_LAYOUT_MMA && !mma_fills(L, t.layout, t)))
+        return lin_view(L, t, v, op);
+    return tb_view_mma_ok(L, t, v, op);
+}
+
+bool tb_is_blocked(TbLower *L, TirType t) {
+    TirBlockedForm bf;
+    return tir_type_is_tile(t) && tir_layout_blocked_form(L->m, t.layout, t.rank, &bf, NULL);
+}
+
 bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op) {
     memset(v, 0, sizeof *v);
     if (!tir_type_is_tile(t)) {
@@ -172,7 +219,7 @@ LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes) {
  * register at thread 0 and register 0 at every thread, and no coordinate bit set by both,
  * so that the formula's sum is the map's XOR on every element.  NULL: none. */
 const TirLinear *tb_view_linear(TbLower *L, TirType t, const TbView *v) {
-    if (!v->mma) return v->lin;
+    if (!v->mma || v->mma == TB_VIEW_LIN) return v->lin;
     if (t.rank != 2) return NULL;
     const TirLinear *l = tir_layout_linear(L->m, t.layout, t.rank, t.shape, NULL);
     int R = l ? tir_lin_in_dim(l, TIR_LIN_REG) : -1, LN = l ? tir_lin_in_dim(l, TIR_LIN_LANE) : -1,
@@ -244,4 +291,56 @@ int32_t tb_lin_thread_bits(const TirLinear *m) {
 
 LLVMValueRef tb_lin_offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32_t c) {
     return c & tbits ? LLVMBuildXor(L->b, t, tb_i32(L, c), "") : LLVMBuildAdd(L->b, t, tb_i32(L, c), "");
+}
+
+/* Coordinate d of register e of a distributed map, for this thread: the XOR of the lane
+ * and warp bases' coordinate d (in the entry block), joined to the register's. */
+LLVMValueRef tb_lin_coord(TbLower *L, const TirLinear *m, int e, int d) {
+    LLVMBuilderRef b = L->eb;
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    LLVMValueRef ids[2] = {L->lane, L->warp};
+    LLVMValueRef t = tb_i32(L, 0);
+    int32_t tbits = 0, c[TIR_LIN_MAXDIMS];
+    for (int k = 0; k < 2; k++)
+        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) {
+            int32_t in[3] = {0};
+            in[dims[k]] = 1 << bit;
+            tir_lin_apply_coords(m, in, c);
+            if (!c[d]) continue;
+            tbits |= c[d];
+            LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildLShr(b, ids[k], tb_i32(L, bit), ""), tb_i32(L, 1), "");
+            t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, c[d]), ""), "");
+        }
+    int32_t in[3] = {0};
+    in[tir_lin_in_dim(m, TIR_LIN_REG)] = e;
+    tir_lin_apply_coords(m, in, c);
+    return tb_lin_offset_plus(L, t, tbits, c[d]);
+}
+
+/* The threads whose lane and warp bits with a zero basis (copies of another thread's
+ * elements) are all clear, and whose warp is one the map spans. */
+LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m) {
+    LLVMBuilderRef b = L->eb;
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    LLVMValueRef ids[2] = {L->lane, L->warp};
+    int32_t mask[2] = {0, 0};
+    for (int k = 0; k < 2; k++)
+        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) {
+            int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS];
+            in[dims[k]] = 1 << bit;
+            tir_lin_apply_coords(m, in, c);
+            bool zero = true;
+            for (int d = 0; d < m->nout; d++) zero = zero && !c[d];
+            if (zero) mask[k] |= 1 << bit;
+        }
+    int warps = L->threads / 32 > 0 ? L->threads / 32 : L->f->warps;
+    int span = dims[1] >= 0 ? tir_lin_in_size(m, dims[1]) : 1;
+    if (warps > span) mask[1] |= ~(span - 1);
+    if (!mask[0] && !mask[1]) return NULL;
+    LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
+    for (int k = 0; k < 2; k++)
+        if (mask[k])
+            ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, ids[k], tb_i32(L, mask[k]), ""),
+                                                   tb_i32(L, 0), ""), "");
+    return ok;
 }

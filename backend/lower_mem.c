@@ -22,7 +22,7 @@ static const char *cache_mod(TbLower *L, const TirOp *op) {
  * fits the thread's run of consecutive elements along the fastest dimension. */
 static int vector_width(TbLower *L, const TirOp *op, const TbView *v, int elem_bytes) {
     int w = (int)op->attr.i[1];
-    if (w <= 1 || !v) return 1;
+    if (w <= 1 || !v || v->mma) return 1;
     int d0 = v->order[0];
     int spt = tb_view_spt(v, d0);
     while (w > 1 && (w * elem_bytes > 16 || v->n[d0] % w || spt % w || (w & (w - 1)))) w >>= 1;
@@ -507,7 +507,7 @@ void tb_lower_load(TbLower *L, TirOp *op) {
     TbView view, *vp = NULL;
     int n = 1;
     if (tir_type_is_tile(r->ty)) {
-        if (!tb_view(L, r->ty, &view, op)) return;
+        if (!tb_view_lin_ok(L, r->ty, &view, op)) return;
         vp = &view;
         n = L->chain_sub ? L->chain_sub : view.total;
     }

@@ -266,7 +266,10 @@ static LLVMValueRef linear_coord(TbLower *L, const TbView *v, int e) {
  * follow go into a block only holders enter; the join block to end it with (owners_done),
  * or NULL when every thread holds distinct elements. */
 static LLVMBasicBlockRef owners_only(TbLower *L, const TbView *sv) {
-    LLVMValueRef own = sv->mma ? tb_mma_owner(L, sv) : tb_view_has_copies(sv) ? tb_view_owner(L, sv) : NULL;
+    LLVMValueRef own = sv->mma == TB_VIEW_LIN ? tb_lin_owner(L, sv->lin)
+                       : sv->mma                ? tb_mma_owner(L, sv)
+                       : tb_view_has_copies(sv) ? tb_view_owner(L, sv)
+                                                : NULL;
     if (!own) return NULL;
     LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.write");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.join");
@@ -292,8 +295,19 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     TirValue *out = op->res[0];
     TirType et = tir_elem_type(it);
     if (et.ptr) return false;
-    const TirLinear *a = tb_view_linear(L, it, sv), *bm = tb_view_linear(L, out->ty, dv);
-    if (!a || !bm) return false;
+    const TirLinear *a0 = tb_view_linear(L, it, sv), *b0 = tb_view_linear(L, out->ty, dv);
+    if (!a0 || !b0) return false;
+    /* registers relabeled so that a thread's elements at consecutive columns are
+     * consecutive registers (an accumulator with grouped N tiles holds 8 adjacent columns
+     * in registers 4 apart): x's register pa[r] is a's r, the result's pb[r] is bm's r */
+    TirLinear a1, b1;
+    const TirLinear *a = &a1, *bm = &b1;
+    int32_t *pa = tir_alloc(L->m->arena, (size_t)sv->total * sizeof *pa);
+    int32_t *pb = tir_alloc(L->m->arena, (size_t)dv->total * sizeof *pb);
+    int ra = tir_lin_in_dim(a0, TIR_LIN_REG), rb = tir_lin_in_dim(b0, TIR_LIN_REG);
+    if (ra < 0 || rb < 0 || tir_lin_in_size(a0, ra) != sv->total || tir_lin_in_size(b0, rb) != dv->total) return false;
+    tir_lin_runs_first(a0, ra, a0->nout - 1, &a1, pa);
+    tir_lin_runs_first(b0, rb, b0->nout - 1, &b1, pb);
     int eb = et.elem == TIR_I1 ? 1 : tir_scalar_bytes((TirScalar)et.elem);
     TirConvPlan plan;
     if (!tir_conv_plan(L->m->arena, a, bm, eb, &plan)) return false;
@@ -303,7 +317,7 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     if (plan.kind == TIR_CONV_NONE || plan.kind == TIR_CONV_REGS) {
         /* every thread holds what it needs already */
         LLVMValueRef *r = tb_elems(L, dv->total);
-        for (int e = 0; e < dv->total; e++) r[e] = x->e[plan.kind == TIR_CONV_NONE ? e : plan.perm[e]];
+        for (int e = 0; e < dv->total; e++) r[pb[e]] = x->e[pa[plan.kind == TIR_CONV_NONE ? e : plan.perm[e]]];
         tb_set(L, out, dv->total, r);
         return true;
     }
@@ -324,7 +338,8 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
         LLVMValueRef off = tb_lin_offset_plus(L, tw, twb, tb_lin_offset(&wmap, r0, 0, 0));
         LLVMValueRef v = wv > 1 ? LLVMGetUndef(wvt) : NULL;
         for (int i = 0; i < wv; i++) {
-            LLVMValueRef e = is_bool ? LLVMBuildZExt(L->b, x->e[r0 + i], L->i8, "") : x->e[r0 + i];
+            LLVMValueRef xe = x->e[pa[r0 + i]];
+            LLVMValueRef e = is_bool ? LLVMBuildZExt(L->b, xe, L->i8, "") : xe;
             v = wv > 1 ? LLVMBuildInsertElement(L->b, v, e, tb_i32(L, i), "") : e;
         }
         LLVMValueRef st = LLVMBuildStore(L->b, v, scratch_at(L, base, LLVMBuildMul(L->b, off, tb_i32(L, eb), "")));
@@ -341,7 +356,7 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
         LLVMSetAlignment(v, (unsigned)(rv * eb));
         for (int i = 0; i < rv; i++) {
             LLVMValueRef e = rv > 1 ? LLVMBuildExtractElement(L->b, v, tb_i32(L, i), "") : v;
-            r[r0 + i] = is_bool ? LLVMBuildICmp(L->b, LLVMIntNE, e, LLVMConstNull(L->i8), "") : e;
+            r[pb[r0 + i]] = is_bool ? LLVMBuildICmp(L->b, LLVMIntNE, e, LLVMConstNull(L->i8), "") : e;
         }
     }
     tb_set(L, out, dv->total, r);
@@ -356,7 +371,7 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
         return;
     }
     TbView sv, dv;
-    if (!tb_view_mma_ok(L, in->ty, &sv, op) || !tb_view_mma_ok(L, out->ty, &dv, op)) return;
+    if (!tb_view_lin_ok(L, in->ty, &sv, op) || !tb_view_lin_ok(L, out->ty, &dv, op)) return;
     /* a constant splat (the zeros an accumulator starts from): no exchange.  Only a
      * constant: a thread whose elements share one value (a row vector broadcast along its
      * row) still holds another row than the thread that needs them. */
@@ -395,12 +410,77 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
 
 /* ---- broadcast and expand_dims: same threads, a different view ---- */
 
+/* Coordinates of out's image of (r, lane, warp) as in's: dim `axis` dropped (expand_dims;
+ * -1: none) and the dims where in has extent 1 zeroed (broadcast). */
+static void project(const TirLinear *out, const TirType *it, int axis, const int32_t *in, int32_t *c) {
+    int32_t oc[TIR_LIN_MAXDIMS] = {0};
+    tir_lin_apply_coords(out, in, oc);
+    for (int d = 0, k = 0; d < out->nout; d++) {
+        if (d == axis) continue;
+        c[k] = it->shape[k] == 1 ? 0 : oc[d];
+        k++;
+    }
+}
+
+/* Where either side has no blocked form (an mma accumulator and the bias or scale vector
+ * broadcast over it): from the layout algebra's maps.  Each thread must hold the same
+ * coordinates through its lane and warp bits on both sides; out's register i then reads
+ * in's register with the coordinates of i, projected. */
+static void shape_from_maps(TbLower *L, TirOp *op, int axis, TbVal *x, const TbView *iv, const TbView *ov) {
+    TirValue *in = op->opnd[0], *out = op->res[0];
+    const TirLinear *li = tb_view_linear(L, in->ty, iv), *lo = tb_view_linear(L, out->ty, ov);
+    if (!li || !lo) {
+        tb_error(L, op, "internal: '%s' of a layout without a map", tir_op_info[op->code].name);
+        return;
+    }
+    int R[2] = {tir_lin_in_dim(li, TIR_LIN_REG), tir_lin_in_dim(lo, TIR_LIN_REG)};
+    int dims[2][2] = {{tir_lin_in_dim(li, TIR_LIN_LANE), tir_lin_in_dim(li, TIR_LIN_WARP)},
+                      {tir_lin_in_dim(lo, TIR_LIN_LANE), tir_lin_in_dim(lo, TIR_LIN_WARP)}};
+    for (int k = 0; k < 2; k++) {
+        int bits = li->inbits[dims[0][k]] > lo->inbits[dims[1][k]] ? li->inbits[dims[0][k]] : lo->inbits[dims[1][k]];
+        for (int b = 0; b < bits; b++) {
+            int32_t ii[3] = {0}, io[3] = {0}, ci[TIR_LIN_MAXDIMS] = {0}, co[TIR_LIN_MAXDIMS] = {0};
+            if (b < li->inbits[dims[0][k]]) ii[dims[0][k]] = 1 << b;
+            if (b < lo->inbits[dims[1][k]]) io[dims[1][k]] = 1 << b;
+            tir_lin_apply_coords(li, ii, ci);
+            project(lo, &in->ty, axis, io, co);
+            if (memcmp(ci, co, (size_t)li->nout * sizeof *ci)) {
+                tb_error(L, op, "internal: '%s' between layouts whose threads hold different coordinates",
+                         tir_op_info[op->code].name);
+                return;
+            }
+        }
+    }
+    LLVMValueRef *e = tb_elems(L, ov->total);
+    int64_t *ao = x->ab ? tir_alloc(L->m->arena, (size_t)ov->total * sizeof *ao) : NULL;
+    for (int i = 0; i < ov->total; i++) {
+        int32_t io[3] = {0}, co[TIR_LIN_MAXDIMS] = {0};
+        io[R[1]] = i;
+        project(lo, &in->ty, axis, io, co);
+        int k = -1;
+        for (int j = 0; j < iv->total && k < 0; j++) {
+            int32_t ii[3] = {0}, ci[TIR_LIN_MAXDIMS] = {0};
+            ii[R[0]] = j;
+            tir_lin_apply_coords(li, ii, ci);
+            if (!memcmp(ci, co, (size_t)li->nout * sizeof *ci)) k = j;
+        }
+        if (k < 0) {
+            tb_error(L, op, "internal: '%s': no register of the operand holds an element of the result",
+                     tir_op_info[op->code].name);
+            return;
+        }
+        e[i] = x->e[k];
+        if (ao) ao[i] = x->ao[k];
+    }
+    tb_set_affine(L, out, ov->total, e, x->ab, ao);
+}
+
 void tb_lower_broadcast(TbLower *L, TirOp *op) {
     TirValue *in = op->opnd[0], *out = op->res[0];
     TbVal *x = tb_val(L, in);
     TbView iv, ov;
     if (!tir_type_is_tile(in->ty)) {
-        if (!tb_view(L, out->ty, &ov, op)) return;
+        if (!tb_view_lin_ok(L, out->ty, &ov, op)) return;
         LLVMValueRef *e = tb_elems(L, ov.total);
         for (int i = 0; i < ov.total; i++) e[i] = x->e[0];
         tb_set(L, out, ov.total, e);
@@ -410,7 +490,11 @@ void tb_lower_broadcast(TbLower *L, TirOp *op) {
         tb_error(L, op, "broadcast's operand and result layouts differ: run the 'layout' pass");
         return;
     }
-    if (!tb_view(L, in->ty, &iv, op) || !tb_view(L, out->ty, &ov, op)) return;
+    if (!tb_view_lin_ok(L, in->ty, &iv, op) || !tb_view_lin_ok(L, out->ty, &ov, op)) return;
+    if (iv.mma || ov.mma) {
+        shape_from_maps(L, op, -1, x, &iv, &ov);
+        return;
+    }
     LLVMValueRef *e = tb_elems(L, ov.total);
     int64_t *ao = x->ab ? tir_alloc(L->m->arena, (size_t)ov.total * sizeof *ao) : NULL;
     for (int i = 0; i < ov.total; i++) {
@@ -430,7 +514,7 @@ void tb_lower_expand_dims(TbLower *L, TirOp *op) {
     TbVal *x = tb_val(L, in);
     int axis = (int)op->attr.i[0];
     TbView iv, ov;
-    if (!tb_view(L, out->ty, &ov, op)) return;
+    if (!tb_view_lin_ok(L, out->ty, &ov, op)) return;
     if (!tir_type_is_tile(in->ty)) {
         LLVMValueRef *e = tb_elems(L, ov.total);
         for (int i = 0; i < ov.total; i++) e[i] = x->e[0];
@@ -442,7 +526,11 @@ void tb_lower_expand_dims(TbLower *L, TirOp *op) {
         tb_error(L, op, "expand_dims needs its operand in the result's layout sliced at the axis: run the 'layout' pass");
         return;
     }
-    if (!tb_view(L, in->ty, &iv, op)) return;
+    if (!tb_view_lin_ok(L, in->ty, &iv, op)) return;
+    if (iv.mma || ov.mma) {
+        shape_from_maps(L, op, axis, x, &iv, &ov);
+        return;
+    }
     LLVMValueRef *e = tb_elems(L, ov.total);
     int64_t *ao = x->ab ? tir_alloc(L->m->arena, (size_t)ov.total * sizeof *ao) : NULL;
     for (int i = 0; i < ov.total; i++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d) {
+    if (v->mma == TB_VIEW_LIN) return tb_lin_coord(L, v->lin, e, d);
     if (v->mma) return tb_mma_coord(L, v, e, d);
     int32_t j[TIR_MAXRANK];
     tb_view_multi(v, e, j);

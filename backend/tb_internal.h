@@ -67,6 +67,9 @@ typedef struct TbView {
     uint8_t mma;
     int32_t wm, wn, tm, tn, tk, ik, kw, ng;
 } TbView;
+/* TbView.mma of a view that is the layout algebra's map alone (tb_view_lin_ok): element e
+ * is the map's register e; no blocked form, no fragment formula. */
+enum { TB_VIEW_LIN = 4 };
 /* size per thread along tile dim d */
 static inline int32_t tb_view_spt(const TbView *v, int d) { return v->bf.spt[v->rdim[d]]; }
 
@@ -156,6 +159,13 @@ LLVMValueRef tb_lin_thread_offset(TbLower *L, const TirLinear *m);
 int32_t tb_lin_thread_bits(const TirLinear *m);
 LLVMValueRef tb_lin_offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32_t c);
 bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
+/* tb_view_mma_ok, and also slices of the mma family and mma layouts over a shape their
+ * instruction tiles do not fill (a TB_VIEW_LIN view): for the ops that lower from the map
+ * (constants, splats, arange, loads, broadcast, expand_dims, convert_layout). */
+bool tb_view_lin_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
+bool tb_is_blocked(TbLower *L, TirType t);                  /* a blocked root, maybe sliced */
+LLVMValueRef tb_lin_coord(TbLower *L, const TirLinear *m, int e, int d); /* coordinate d of register e */
+LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m);  /* i1 first holder, NULL: no copies */
 void tb_view_multi(const TbView *v, int e, int32_t *j);   /* element index -> j per dim */
 int tb_view_index(const TbView *v, const int32_t *j);    /* j per dim -> element index */
 LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d); /* thread part of coordinate d */

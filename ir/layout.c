@@ -221,6 +221,31 @@ bool tir_lin_compose(const TirLinear *outer, const TirLinear *inner, TirLinear *
     return true;
 }
 
+int tir_lin_runs_first(const TirLinear *l, int i, int dim, TirLinear *out, int32_t *perm) {
+    *out = *l;
+    int nb = l->inbits[i], order[TIR_LIN_MAXBITS], n = 0;
+    bool used[TIR_LIN_MAXBITS] = {0};
+    for (int k = 0; dim >= 0 && dim < l->nout && k < l->outbits[dim]; k++) {
+        int found = -1;
+        for (int b = 0; b < nb && found < 0; b++)
+            if (!used[b] && l->basis[i][b] == unit(l, dim, (int64_t)1 << k)) found = b;
+        if (found < 0) break;
+        used[found] = true;
+        order[n++] = found;
+    }
+    int run = 1 << n;
+    for (int b = 0; b < nb; b++)
+        if (!used[b]) order[n++] = b;
+    for (int j = 0; j < nb; j++) out->basis[i][j] = l->basis[i][order[j]];
+    for (int32_t x = 0; x < (1 << nb); x++) {
+        int32_t y = 0;
+        for (int j = 0; j < nb; j++)
+            if (x >> j & 1) y |= 1 << order[j];
+        perm[x] = y;
+    }
+    return run;
+}
+
 int tir_lin_contig(const TirLinear *l, int in_dim, int dim) {
     if (in_dim < 0 || in_dim >= l->nin || dim < 0 || dim >= l->nout) return 1;
     int k = 0;
@@ -897,7 +922,7 @@ static void pick_smem(const TirLinear *a, const TirLinear *b, int eb, TirConvPla
             if (tir_lin_contig(x, R, d) > tir_lin_contig(x, R, best)) best = d;
         if (!ncand || cand[0] != best) cand[ncand++] = best;
     }
-    int64_t best_cost = -1;
+    int64_t best_cost = -1, best_acc = 0;
     int maxvec = 16 / eb < 1 ? 1 : 16 / eb;
     for (int ci = 0; ci < ncand; ci++) {
         int32_t order[TIR_MAXRANK];
@@ -917,9 +942,12 @@ static void pick_smem(const TirLinear *a, const TirLinear *b, int eb, TirConvPla
                     TirBankCount w = tir_lin_bank_conflicts(a, &s, eb, TIR_ACCESS_VECTOR, wv);
                     TirBankCount r = tir_lin_bank_conflicts(b, &s, eb, TIR_ACCESS_VECTOR, rv);
                     if (!w.ok || !r.ok) continue;
-                    int64_t cost = w.wavefronts + r.wavefronts;
-                    if (best_cost >= 0 && cost >= best_cost) continue;
+                    /* the fewest wavefronts; among equals the fewest instructions (wider
+                     * vectors move the same bytes in fewer accesses) */
+                    int64_t cost = w.wavefronts + r.wavefronts, acc = w.accesses + r.accesses;
+                    if (best_cost >= 0 && (cost > best_cost || (cost == best_cost && acc >= best_acc))) continue;
                     best_cost = cost;
+                    best_acc = acc;
                     p->smem = s;
                     memcpy(p->smem_order, order, sizeof order);
                     p->smem_vec = vec;

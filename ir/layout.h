@@ -77,6 +77,12 @@ uint32_t tir_lin_free_mask(const TirLinear *l, int i);
 /* How many consecutive elements along output dim `dim` sit in consecutive registers,
  * starting at register 0 (a power of two; the vector width of the layout along dim). */
 int tir_lin_contig(const TirLinear *l, int in_dim, int dim);
+/* The same map with input dim i's bits reordered so that those with bases 1, 2, 4.. along
+ * output dim `dim` come first, in that order, the others after them as they were: the
+ * elements a thread holds at consecutive coordinates become consecutive indices (a
+ * vector), wherever its bits sit.  perm[j] (1 << inbits[i] entries): the index of l that
+ * index j of *out is.  Returns the run length now at bit 0 (tir_lin_contig of *out). */
+int tir_lin_runs_first(const TirLinear *l, int i, int dim, TirLinear *out, int32_t *perm);
 /* Input dim i's bits k..: when bits [k, k+n) have bases 1, 2, 4.. times `mult` along
  * output dim `dim` and nothing else, the run length n (0: bit k is not such a run). */
 int tir_lin_run(const TirLinear *l, int i, int k, int dim, int32_t *mult);

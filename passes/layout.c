@@ -117,10 +117,24 @@ static bool in_acc(Lay *L, const TirValue *v) {
     return v && tir_type_is_tile(v->ty) && v->id >= 0 && v->id < L->acc.n && L->acc_dot[uf_find(&L->acc, v->id)];
 }
 
+/* A row or column vector broadcast over the tile (bias[None, :], scale[:, None]): a
+ * broadcast whose operand has extent 1 along some dimension the result spans. */
+static bool vector_broadcast(const TirValue *v) {
+    if (!v->def || v->def->code != TIR_OP_BROADCAST || v->def->nopnd != 1) return false;
+    const TirType *in = &v->def->opnd[0]->ty;
+    if (!tir_type_is_tile(*in) || in->rank != v->ty.rank) return false;
+    for (int d = 0; d < in->rank; d++)
+        if (in->shape[d] == 1 && v->ty.shape[d] > 1) return true;
+    return false;
+}
+
 /* The epilogue stays in the accumulator's layout: an elementwise op of an accumulator
- * whose other operands are splats or constants (a cast, an activation, a scale) joins the
+ * whose other operands are splats, constants or row / column vectors broadcast over it
+ * (a cast, an activation, a scale, a bias, per-row and per-column scales) joins the
  * accumulator's class, so that the one conversion a store needs moves the final values
- * (f16 after a cast: half the shared memory of the f32 accumulator). */
+ * (f16 after a cast: half the shared memory of the f32 accumulator).  A vector joins
+ * through its broadcast: it is loaded in a slice of the mma layout, each thread reading
+ * the rows or columns it holds. */
 static bool extend_acc_op(TirOp *op, void *ud) {
     Lay *L = ud;
     unsigned t = tir_op_info[op->code].traits;
@@ -133,7 +147,8 @@ static bool extend_acc_op(TirOp *op, void *ud) {
             if (!acc) acc = v;
             continue;
         }
-        if (!v->def || (v->def->code != TIR_OP_SPLAT && v->def->code != TIR_OP_CONSTANT)) return true;
+        if (!v->def || (v->def->code != TIR_OP_SPLAT && v->def->code != TIR_OP_CONSTANT && !vector_broadcast(v)))
+            return true;
     }
     if (acc && acc->ty.rank == op->res[0]->ty.rank) uf_join(&L->acc, acc, op->res[0]);
     return true;

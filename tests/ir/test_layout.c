@@ -492,6 +492,98 @@ static void test_mma_grouped(void) {
     CHECK(tir_layout_mma_grouped(mod, tir_layout_mma(mod, 3, 2, (int32_t[]){4, 1}, (int32_t[]){64, 64, 16}), 4) == 0);
 }
 
+/* tir_lin_runs_first: a relabeling of the registers (the same elements at every thread,
+ * perm a bijection) that puts the thread's consecutive columns in consecutive registers. */
+static void runs_first_case(const char *what, const TirLinear *l, int want_run) {
+    TirLinear out;
+    int nr = tir_lin_in_size(l, 0);
+    int32_t *perm = calloc((size_t)nr, sizeof *perm);
+    uint8_t *hit = calloc((size_t)nr, 1);
+    int run = tir_lin_runs_first(l, 0, l->nout - 1, &out, perm);
+    CHECK_MSG(run == want_run, "%s: run %d, want %d", what, run, want_run);
+    CHECK_MSG(tir_lin_contig(&out, 0, l->nout - 1) == run, "%s: contig of the result", what);
+    int bad = 0;
+    for (int r = 0; r < nr; r++) {
+        if (perm[r] < 0 || perm[r] >= nr || hit[perm[r]]++) bad++;
+        for (int ln = 0; ln < 32; ln += 5)
+            for (int w = 0; w < tir_lin_in_size(l, 2); w++) {
+                int32_t a[3] = {r, ln, w}, b[3] = {perm[r], ln, w};
+                bad += tir_lin_apply(&out, a) != tir_lin_apply(l, b);
+            }
+    }
+    CHECK_MSG(bad == 0, "%s: %d registers moved elements", what, bad);
+    /* registers 0..run-1 of thread 0: consecutive columns of one row */
+    for (int r = 1; r < run; r++) {
+        int32_t i0[3] = {0, 0, 0}, ir[3] = {r, 0, 0}, c0[TIR_MAXRANK], cr[TIR_MAXRANK];
+        tir_lin_apply_coords(&out, i0, c0);
+        tir_lin_apply_coords(&out, ir, cr);
+        CHECK_MSG(cr[l->nout - 1] == c0[l->nout - 1] + r && cr[0] == c0[0], "%s: register %d", what, r);
+    }
+    free(perm);
+    free(hit);
+}
+
+/* The epilogue's row and column vectors: a slice of an accumulator's layout and its
+ * expand_dims ([M, 1] or [1, N] in the mma layout itself) hold, in every thread, the
+ * rows or columns of that thread's accumulator elements (what the backend's broadcast
+ * from the maps relies on): lane and warp bases agree once projected, and every
+ * accumulator register's column (or row) is one of the vector's registers. */
+static void vector_of_acc_case(int32_t acc, int M, int N, int dim) {
+    char name[200];
+    tir_layout_print(name, sizeof name, mod, acc);
+    snprintf(name + strlen(name), sizeof name - strlen(name), " %dx%d slice %d", M, N, dim);
+    int32_t full[2] = {M, N}, one[2] = {dim == 0 ? 1 : M, dim == 1 ? 1 : N}, vec[1] = {dim == 0 ? N : M};
+    const TirLinear *la = tir_layout_linear(mod, acc, 2, full, NULL);
+    const TirLinear *lo = tir_layout_linear(mod, acc, 2, one, NULL);
+    const TirLinear *lv = tir_layout_linear(mod, tir_layout_slice(mod, acc, dim), 1, vec, NULL);
+    CHECK_MSG(la && lo && lv, "%s: maps", name);
+    int keep = 1 - dim, bad = 0;
+    for (int w = 0; w < tir_lin_in_size(la, 2); w++)
+        for (int ln = 0; ln < 32; ln++)
+            for (int r = 0; r < tir_lin_in_size(la, 0); r++) {
+                int32_t in[3] = {r, ln, w}, c[2];
+                tir_lin_apply_coords(la, in, c);
+                int found = 0;
+                for (int k = 0; k < tir_lin_in_size(lv, 0) && !found; k++) {
+                    int32_t iv[3] = {k, ln, w}, cv[1];
+                    tir_lin_apply_coords(lv, iv, cv);
+                    found = cv[0] == c[keep];
+                }
+                for (int k = 0; k < tir_lin_in_size(lo, 0) && found == 1; k++) {
+                    int32_t io[3] = {k, ln, w}, co[2];
+                    tir_lin_apply_coords(lo, io, co);
+                    if (co[keep] == c[keep] && co[dim] == 0) found = 2;
+                }
+                bad += found != 2;
+            }
+    CHECK_MSG(bad == 0, "%s: %d accumulator elements without their vector element", name, bad);
+}
+
+static void test_runs_first(void) {
+    int32_t instr[3] = {16, 8, 32}, s1[2] = {128, 64}, s2[2] = {64, 64};
+    int32_t plain = tir_layout_mma(mod, 2, 2, (int32_t[]){4, 1}, instr);
+    int32_t g = tir_layout_mma_grouped(mod, plain, 4);
+    /* grouped: columns 1, 2 from the first two N tile bits, 4 from the pair bit */
+    runs_first_case("grouped #mma 128x64", tir_layout_linear(mod, g, 2, s1, NULL), 8);
+    runs_first_case("plain #mma 128x64", tir_layout_linear(mod, plain, 2, s1, NULL), 2);
+    int32_t b = tir_layout_blocked(mod, 2, (int32_t[]){1, 8}, (int32_t[]){4, 8}, (int32_t[]){4, 1}, (int32_t[]){1, 0});
+    runs_first_case("blocked spt 8", tir_layout_linear(mod, b, 2, s2, NULL), 8);
+    /* by hand: register bits at columns 4, 2, 1 (reversed) */
+    TirLinear h;
+    uint8_t ik[3] = {TIR_LIN_REG, TIR_LIN_LANE, TIR_LIN_WARP}, ok[2] = {TIR_LIN_DIM0, TIR_LIN_DIM0 + 1};
+    tir_lin_init(&h, 3, ik, 2, ok, (int32_t[]){32, 64});
+    tir_lin_add_bit(&h, 0, (int32_t[]){0, 4});
+    tir_lin_add_bit(&h, 0, (int32_t[]){16, 0});
+    tir_lin_add_bit(&h, 0, (int32_t[]){0, 2});
+    tir_lin_add_bit(&h, 0, (int32_t[]){0, 1});
+    for (int k = 0; k < 5; k++) tir_lin_add_bit(&h, 1, (int32_t[]){k < 3 ? 0 : 1 << (k - 3), k < 3 ? 8 << k : 0});
+    runs_first_case("reversed by hand", &h, 8);
+    vector_of_acc_case(g, 128, 64, 0);
+    vector_of_acc_case(g, 128, 64, 1);
+    vector_of_acc_case(tir_layout_mma(mod, 2, 2, (int32_t[]){2, 4}, (int32_t[]){16, 8, 16}), 128, 256, 0);
+    vector_of_acc_case(tir_layout_mma(mod, 2, 2, (int32_t[]){2, 4}, (int32_t[]){16, 8, 16}), 128, 256, 1);
+}
+
 static void frag_formula(const void *ctx, int i, int l, int w, int32_t *c) {
     const Frag *f = ctx;
     (void)w;
@@ -931,6 +1023,7 @@ int main(void) {
     test_blocked_form();
     test_mma();
     test_mma_grouped();
+    test_runs_first();
     test_dot_operands();
     test_shared();
     test_compose();
