@@ -83,6 +83,19 @@ if [ -x "$B/tests/gpu/gpu_dot" ]; then
     grep -E '^FAIL' "$LOG/gpu_dot_lowering$low.txt" | sed "s/^/lowering $low: /" | head -20 \
       >> "$LOG/gpu_examples_failures.txt"
   done
+  # the tuned GEMM tiles, pinned (128x256x64 on 8 warps: 128 accumulators a thread, the
+  # grouped epilogue of gemm_f8 with B row-major): gpu_dot runs the first variant only
+  P="$LOG/pinned"; mkdir -p "$P"
+  for f in matmul gemm_f8; do
+    sed -E 's/^( *)tune BM in \[[^]]*\], BN in \[[^]]*\], BK in \[[^]]*\]/\1tune BM in [128], BN in [256], BK in [64]/;
+            s/^( *)tune warps in \[[^]]*\]/\1tune warps in [8]/' "$ROOT/examples/$f.tile" > "$P/$f.tile"
+  done
+  TILEC_EXAMPLES_DIR="$P" TILE_CACHE_DIR="$TILE_CACHE_DIR-pinned" timeout 600 \
+    "$B/tests/gpu/gpu_dot" --only=matmul_f16,gemm_f8 > "$LOG/gpu_dot_pinned.txt" 2>&1
+  note "gpu_dot, 128x256x64 pinned: $(tail -1 "$LOG/gpu_dot_pinned.txt")"
+  grep -q 'variant BM=128, BN=256, BK=64' "$LOG/gpu_dot_pinned.txt" ||
+    echo "FAIL gpu_dot pinned: the variant ran is not 128x256x64" >> "$LOG/gpu_dot_pinned.txt"
+  grep -E '^FAIL' "$LOG/gpu_dot_pinned.txt" | sed "s/^/pinned: /" | head -20 >> "$LOG/gpu_examples_failures.txt"
 else
   note "gpu_dot: not built in $B"
 fi
