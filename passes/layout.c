@@ -65,6 +65,9 @@ typedef struct {
      * convert_layout, so that the mma layout stays on the accumulator. */
     Uf acc;
     bool *acc_dot;           /* by acc root id */
+    /* conversions of accumulators fix_acc_uses made, for the later uses in the same block */
+    TirValue **cvt;
+    int ncvt, cvt_cap;
     int errors;
 } Lay;
 
@@ -119,10 +122,26 @@ static bool in_acc(Lay *L, const TirValue *v) {
 
 /* A row or column vector broadcast over the tile (bias[None, :], scale[:, None]): a
  * broadcast whose operand has extent 1 along some dimension the result spans. */
+static bool from_reduction(const TirValue *v, int *budget) {
+    const TirOp *d = v->def;
+    if (!d || !tir_type_is_tile(v->ty) || --*budget < 0) return false;
+    if ((d->code >= TIR_OP_REDUCE_SUM && d->code <= TIR_OP_ARGMIN) || d->code == TIR_OP_CUMSUM ||
+        d->code == TIR_OP_DOT)
+        return true;
+    for (int i = 0; i < d->nopnd; i++)
+        if (from_reduction(d->opnd[i], budget)) return true;
+    return false;
+}
+
+/* ... that is not made from a reduction (a row max of the accumulator itself, as softmax
+ * over a dot takes it: the backend reduces blocked layouts only, so such a vector would
+ * cost conversions of its own; within 32 producers). */
 static bool vector_broadcast(const TirValue *v) {
     if (!v->def || v->def->code != TIR_OP_BROADCAST || v->def->nopnd != 1) return false;
     const TirType *in = &v->def->opnd[0]->ty;
     if (!tir_type_is_tile(*in) || in->rank != v->ty.rank) return false;
+    int budget = 32;
+    if (from_reduction(v->def->opnd[0], &budget) || budget < 0) return false;
     for (int d = 0; d < in->rank; d++)
         if (in->shape[d] == 1 && v->ty.shape[d] > 1) return true;
     return false;
@@ -230,7 +249,8 @@ static bool anchor_op(TirOp *op, void *ud) {
     } else if (op->code >= TIR_OP_REDUCE_SUM && op->code <= TIR_OP_ARGMIN && op->nres &&
                tir_type_is_tile(op->res[0]->ty)) {
         ClassInfo *c = class_of(L, op->res[0]);
-        if (c->slice_parent < 0) {
+        /* an accumulator is reduced from a blocked copy (fix_acc_uses), not in #mma */
+        if (c->slice_parent < 0 && !in_acc(L, op->opnd[0])) {
             c->slice_parent = op->opnd[0]->id;
             c->slice_dim = (int)op->attr.i[0];
         }
@@ -424,7 +444,9 @@ static TirValue *insert_convert(Lay *L, TirOp *before, TirValue *v, int32_t layo
 }
 
 /* An accumulator used outside its class: the op gets it converted to the layout its
- * own class has (elementwise and memory ops), or to a plain blocked layout. */
+ * own class has (elementwise and memory ops), or to a plain blocked layout; one
+ * conversion serves every later use in its block that wants the same layout (a row max
+ * and a column sum of one accumulator read one blocked copy). */
 static void fix_acc_uses(Lay *L, TirOp *op) {
     unsigned t = tir_op_info[op->code].traits;
     bool joined = (t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_BROADCAST || op->code == TIR_OP_HINT_MULTIPLE_OF ||
@@ -438,7 +460,16 @@ static void fix_acc_uses(Lay *L, TirOp *op) {
         int32_t want = joined && anchor && tir_type_is_tile(anchor->ty) && anchor->ty.rank == v->ty.rank
                            ? anchor->ty.layout
                            : blocked_layout(L->m, v->ty.rank, v->ty.shape, 1, -1, warps);
-        if (v->ty.layout != want) op->opnd[i] = insert_convert(L, op, v, want);
+        if (v->ty.layout == want) continue;
+        TirValue *c = NULL;
+        for (int k = 0; k < L->ncvt && !c; k++)
+            if (L->cvt[k]->def->opnd[0] == v && L->cvt[k]->ty.layout == want && L->cvt[k]->def->parent == op->parent)
+                c = L->cvt[k];
+        if (!c) {
+            c = insert_convert(L, op, v, want);
+            if (L->ncvt < L->cvt_cap) L->cvt[L->ncvt++] = c;
+        }
+        op->opnd[i] = c;
     }
 }
 
@@ -650,6 +681,8 @@ static int layout_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
         if (!v || !tir_type_is_tile(v->ty)) continue;
         v->ty.layout = class_layout(&L, uf_find(&L.uf, i), 0);
     }
+    L.cvt_cap = 64;
+    L.cvt = tir_alloc(m->arena, (size_t)L.cvt_cap * sizeof *L.cvt);
     tir_walk_func(f, fix_op, &L);
     tir_walk_func(f, vec_op, &L);
     tir_walk_func(f, constancy_op, &L);
