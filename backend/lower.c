@@ -233,7 +233,7 @@ static void lower_arange(TbLower *L, TirOp *op) {
     if (v.mma) {
         /* from the map: the thread's part joined to each register's (added where no bit
          * of the two meets, which makes the affine form; else XORed) */
-        LLVMValueRef base = tb_lin_coord(L, v.lin, 0, 0);
+        LLVMValueRef base = tb_lin_thread_offset(L, v.lin);
         int32_t tbits = tb_lin_thread_bits(v.lin);
         bool affine = true;
         LLVMValueRef *e = tb_elems(L, v.total);

@@ -261,21 +261,37 @@ int32_t tb_lin_offset(const TirLinear *m, int32_t r, int32_t ln, int32_t w) {
     return c[0];
 }
 
-/* The thread's part of an offset map: the XOR of the bases of its lane and warp bits
- * (built once, in the entry block). */
-LLVMValueRef tb_lin_thread_offset(TbLower *L, const TirLinear *m) {
+/* Coordinate d of the basis of bit `bit` of input dim `in_dim` (lane or warp). */
+static int32_t basis_coord(const TirLinear *m, int in_dim, int bit, int d) {
+    int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
+    in[in_dim] = 1 << bit;
+    tir_lin_apply_coords(m, in, c);
+    return c[d];
+}
+
+/* Coordinate d of the thread's part of a map: the XOR of the bases of its lane and warp
+ * bits (built in the entry block); *bits: the bits that part can set. */
+static LLVMValueRef thread_part(TbLower *L, const TirLinear *m, int d, int32_t *bits) {
     LLVMBuilderRef b = L->eb;
     LLVMValueRef t = tb_i32(L, 0);
     int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
     LLVMValueRef ids[2] = {L->lane, L->warp};
+    *bits = 0;
     for (int k = 0; k < 2; k++)
-        for (int bit = 0; bit < m->inbits[dims[k]]; bit++) {
-            int32_t basis = k ? tb_lin_offset(m, 0, 0, 1 << bit) : tb_lin_offset(m, 0, 1 << bit, 0);
+        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) {
+            int32_t basis = basis_coord(m, dims[k], bit, d);
             if (!basis) continue;
+            *bits |= basis;
             LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildLShr(b, ids[k], tb_i32(L, bit), ""), tb_i32(L, 1), "");
             t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, basis), ""), "");
         }
     return t;
+}
+
+/* The thread's part of an offset map (its one output). */
+LLVMValueRef tb_lin_thread_offset(TbLower *L, const TirLinear *m) {
+    int32_t bits;
+    return thread_part(L, m, 0, &bits);
 }
 
 /* The bits the thread part of m can set: the OR of its lane and warp bases.  A register's
@@ -284,8 +300,7 @@ int32_t tb_lin_thread_bits(const TirLinear *m) {
     int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
     int32_t bits = 0;
     for (int k = 0; k < 2; k++)
-        for (int bit = 0; bit < m->inbits[dims[k]]; bit++)
-            bits |= k ? tb_lin_offset(m, 0, 0, 1 << bit) : tb_lin_offset(m, 0, 1 << bit, 0);
+        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) bits |= basis_coord(m, dims[k], bit, 0);
     return bits;
 }
 
@@ -293,46 +308,23 @@ LLVMValueRef tb_lin_offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32
     return c & tbits ? LLVMBuildXor(L->b, t, tb_i32(L, c), "") : LLVMBuildAdd(L->b, t, tb_i32(L, c), "");
 }
 
-/* Coordinate d of register e of a distributed map, for this thread: the XOR of the lane
- * and warp bases' coordinate d (in the entry block), joined to the register's. */
+/* Coordinate d of register e of a distributed map, for this thread: the thread's part
+ * joined to the register's. */
 LLVMValueRef tb_lin_coord(TbLower *L, const TirLinear *m, int e, int d) {
-    LLVMBuilderRef b = L->eb;
-    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
-    LLVMValueRef ids[2] = {L->lane, L->warp};
-    LLVMValueRef t = tb_i32(L, 0);
-    int32_t tbits = 0, c[TIR_LIN_MAXDIMS];
-    for (int k = 0; k < 2; k++)
-        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) {
-            int32_t in[3] = {0};
-            in[dims[k]] = 1 << bit;
-            tir_lin_apply_coords(m, in, c);
-            if (!c[d]) continue;
-            tbits |= c[d];
-            LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildLShr(b, ids[k], tb_i32(L, bit), ""), tb_i32(L, 1), "");
-            t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, c[d]), ""), "");
-        }
-    int32_t in[3] = {0};
+    int32_t tbits, in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
+    LLVMValueRef t = thread_part(L, m, d, &tbits);
     in[tir_lin_in_dim(m, TIR_LIN_REG)] = e;
     tir_lin_apply_coords(m, in, c);
     return tb_lin_offset_plus(L, t, tbits, c[d]);
 }
 
-/* The threads whose lane and warp bits with a zero basis (copies of another thread's
- * elements) are all clear, and whose warp is one the map spans. */
+/* The canonical holders (tir_lin_free_mask: lane and warp bits that only copy what the
+ * registers and lower bits hold are clear), in a warp the map spans. */
 LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m) {
     LLVMBuilderRef b = L->eb;
     int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
     LLVMValueRef ids[2] = {L->lane, L->warp};
-    int32_t mask[2] = {0, 0};
-    for (int k = 0; k < 2; k++)
-        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) {
-            int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS];
-            in[dims[k]] = 1 << bit;
-            tir_lin_apply_coords(m, in, c);
-            bool zero = true;
-            for (int d = 0; d < m->nout; d++) zero = zero && !c[d];
-            if (zero) mask[k] |= 1 << bit;
-        }
+    int32_t mask[2] = {(int32_t)tir_lin_free_mask(m, dims[0]), (int32_t)tir_lin_free_mask(m, dims[1])};
     int warps = L->threads / 32 > 0 ? L->threads / 32 : L->f->warps;
     int span = dims[1] >= 0 ? tir_lin_in_size(m, dims[1]) : 1;
     if (warps > span) mask[1] |= ~(span - 1);

@@ -120,8 +120,7 @@ static bool in_acc(Lay *L, const TirValue *v) {
     return v && tir_type_is_tile(v->ty) && v->id >= 0 && v->id < L->acc.n && L->acc_dot[uf_find(&L->acc, v->id)];
 }
 
-/* A row or column vector broadcast over the tile (bias[None, :], scale[:, None]): a
- * broadcast whose operand has extent 1 along some dimension the result spans. */
+/* Whether v is made from a reduction (or a scan, or a dot) within *budget producers. */
 static bool from_reduction(const TirValue *v, int *budget) {
     const TirOp *d = v->def;
     if (!d || !tir_type_is_tile(v->ty) || --*budget < 0) return false;
@@ -133,9 +132,11 @@ static bool from_reduction(const TirValue *v, int *budget) {
     return false;
 }
 
-/* ... that is not made from a reduction (a row max of the accumulator itself, as softmax
- * over a dot takes it: the backend reduces blocked layouts only, so such a vector would
- * cost conversions of its own; within 32 producers). */
+/* A row or column vector broadcast over the tile (bias[None, :], scale[:, None]): a
+ * broadcast whose operand has extent 1 along some dimension the result spans, and that
+ * is not made from a reduction (a row max of the accumulator itself, as softmax over a
+ * dot takes it: the backend reduces blocked layouts only, so such a vector would cost
+ * conversions of its own; within 32 producers). */
 static bool vector_broadcast(const TirValue *v) {
     if (!v->def || v->def->code != TIR_OP_BROADCAST || v->def->nopnd != 1) return false;
     const TirType *in = &v->def->opnd[0]->ty;
