@@ -16,15 +16,20 @@
 
 extern char **environ;
 
-static bool is_exec(const char *p) { return p && *p && access(p, X_OK) == 0; }
+static bool is_exec(const char *p) {
+    return p && *p && access(p, X_OK) == 0;
+}
 
 /* $TILEC_PTXAS, then the path CMake found at configure time, then PATH. */
 static const char *find_ptxas(const char *explicit_path, char *buf, size_t n) {
-    if (is_exec(explicit_path)) return explicit_path;
+    if (is_exec(explicit_path))
+        return explicit_path;
     const char *env = getenv("TILEC_PTXAS");
-    if (is_exec(env)) return env;
+    if (is_exec(env))
+        return env;
 #ifdef TILEC_PTXAS_PATH
-    if (is_exec(TILEC_PTXAS_PATH)) return TILEC_PTXAS_PATH;
+    if (is_exec(TILEC_PTXAS_PATH))
+        return TILEC_PTXAS_PATH;
 #endif
     const char *path = getenv("PATH");
     while (path && *path) {
@@ -33,7 +38,8 @@ static const char *find_ptxas(const char *explicit_path, char *buf, size_t n) {
         if (l > 0 && l + 7 < n) {
             memcpy(buf, path, l);
             memcpy(buf + l, "/ptxas", 7);
-            if (is_exec(buf)) return buf;
+            if (is_exec(buf))
+                return buf;
         }
         path = c ? c + 1 : NULL;
     }
@@ -42,7 +48,8 @@ static const char *find_ptxas(const char *explicit_path, char *buf, size_t n) {
 
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+    if (!f)
+        return NULL;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -62,10 +69,13 @@ static char *read_file(const char *path, size_t *len) {
 static int field_before(const char *line, const char *end, const char *word) {
     /* "...  12 bytes spill stores" : the number just before `word` */
     const char *w = strstr(line, word);
-    if (!w || w > end) return -1;
+    if (!w || w > end)
+        return -1;
     const char *p = w;
-    while (p > line && p[-1] == ' ') p--;
-    while (p > line && p[-1] >= '0' && p[-1] <= '9') p--;
+    while (p > line && p[-1] == ' ')
+        p--;
+    while (p > line && p[-1] >= '0' && p[-1] <= '9')
+        p--;
     return atoi(p);
 }
 
@@ -76,20 +86,26 @@ void tb_parse_ptxas_info(const char *log, const char *kernel_name, TbReport *r) 
     bool mine = kernel_name == NULL;
     for (const char *line = log; line && *line;) {
         const char *end = strchr(line, '\n');
-        if (!end) end = line + strlen(line);
+        if (!end)
+            end = line + strlen(line);
         const char *q;
         if ((q = strstr(line, "entry function '")) && q < end) {
             q += strlen("entry function '");
             const char *e = strchr(q, '\'');
-            mine = !kernel_name || (e && (size_t)(e - q) == strlen(kernel_name) &&
-                                    strncmp(q, kernel_name, (size_t)(e - q)) == 0);
+            mine = !kernel_name ||
+                   (e && (size_t)(e - q) == strlen(kernel_name) && strncmp(q, kernel_name, (size_t)(e - q)) == 0);
         } else if (mine) {
             int v;
-            if ((v = field_before(line, end, " registers")) >= 0) r->regs = v;
-            if ((v = field_before(line, end, " bytes smem")) >= 0) r->smem_bytes = v;
-            if ((v = field_before(line, end, " bytes stack frame")) >= 0) r->stack_bytes = v;
-            if ((v = field_before(line, end, " bytes spill stores")) >= 0) r->spill_stores = v;
-            if ((v = field_before(line, end, " bytes spill loads")) >= 0) r->spill_loads = v;
+            if ((v = field_before(line, end, " registers")) >= 0)
+                r->regs = v;
+            if ((v = field_before(line, end, " bytes smem")) >= 0)
+                r->smem_bytes = v;
+            if ((v = field_before(line, end, " bytes stack frame")) >= 0)
+                r->stack_bytes = v;
+            if ((v = field_before(line, end, " bytes spill stores")) >= 0)
+                r->spill_stores = v;
+            if ((v = field_before(line, end, " bytes spill loads")) >= 0)
+                r->spill_loads = v;
         }
         line = *end ? end + 1 : NULL;
     }
@@ -107,8 +123,8 @@ typedef struct PtxasRun {
 
 static _Atomic int ptxas_running;
 
-static int ptxas_start(PtxasRun *r, const char *ptxas, const char *dir, int tag, const char *ptx,
-                       size_t ptx_len, const TbOptions *opt, TirDiagFn diag, void *ud) {
+static int ptxas_start(PtxasRun *r, const char *ptxas, const char *dir, int tag, const char *ptx, size_t ptx_len,
+                       const TbOptions *opt, TirDiagFn diag, void *ud) {
     snprintf(r->in, sizeof r->in, "%s/k%d.ptx", dir, tag);
     snprintf(r->out, sizeof r->out, "%s/k%d.cubin", dir, tag);
     snprintf(r->log, sizeof r->log, "%s/log%d.txt", dir, tag);
@@ -116,15 +132,16 @@ static int ptxas_start(PtxasRun *r, const char *ptxas, const char *dir, int tag,
     FILE *f = fopen(r->in, "wb");
     if (!f || fwrite(ptx, 1, ptx_len, f) != ptx_len) {
         tb_diag(diag, ud, "error: cannot write %s", r->in);
-        if (f) fclose(f);
+        if (f)
+            fclose(f);
         unlink(r->in);
         return 1;
     }
     fclose(f);
     char archopt[64];
     snprintf(archopt, sizeof archopt, "-arch=%s", opt && opt->arch ? opt->arch : "sm_90a");
-    char *argv[] = {(char *)ptxas, archopt, "-v", (opt && opt->opt_level == 0) ? "-O0" : "-O3",
-                    "-o", r->out, r->in, NULL};
+    char *argv[] = {(char *)ptxas, archopt, "-v",  (opt && opt->opt_level == 0) ? "-O0" : "-O3",
+                    "-o",          r->out,  r->in, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -142,10 +159,11 @@ static int ptxas_start(PtxasRun *r, const char *ptxas, const char *dir, int tag,
     return 0;
 }
 
-static int ptxas_finish(PtxasRun *r, const char *kernel_name, char **cubin, size_t *cubin_len,
-                        TbReport *report, TirDiagFn diag, void *ud) {
+static int ptxas_finish(PtxasRun *r, const char *kernel_name, char **cubin, size_t *cubin_len, TbReport *report,
+                        TirDiagFn diag, void *ud) {
     int errors = 0;
-    if (!r->started) return 1;
+    if (!r->started)
+        return 1;
     int status = 0;
     while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR) {}
     atomic_fetch_sub(&ptxas_running, 1);
@@ -157,7 +175,8 @@ static int ptxas_finish(PtxasRun *r, const char *kernel_name, char **cubin, size
                 log ? log : "(no output)");
         errors = 1;
     } else {
-        if (log) tb_parse_ptxas_info(log, kernel_name, report);
+        if (log)
+            tb_parse_ptxas_info(log, kernel_name, report);
         *cubin = read_file(r->out, cubin_len);
         if (!*cubin) {
             tb_diag(diag, ud, "error: ptxas wrote no cubin");
@@ -172,13 +191,16 @@ static int ptxas_finish(PtxasRun *r, const char *kernel_name, char **cubin, size
 }
 
 /* A TirDiagFn keeping the last message in ud (char[512]). */
-static void keep_message(void *ud, const char *msg) { snprintf(ud, 512, "%s", msg); }
+static void keep_message(void *ud, const char *msg) {
+    snprintf(ud, 512, "%s", msg);
+}
 
-static int ptxas_once(const char *ptxas, const char *dir, const char *ptx, size_t ptx_len,
-                      const TbOptions *opt, const char *kernel_name, char **cubin,
-                      size_t *cubin_len, TbReport *report, TirDiagFn diag, void *ud) {
+static int ptxas_once(const char *ptxas, const char *dir, const char *ptx, size_t ptx_len, const TbOptions *opt,
+                      const char *kernel_name, char **cubin, size_t *cubin_len, TbReport *report, TirDiagFn diag,
+                      void *ud) {
     PtxasRun r;
-    if (ptxas_start(&r, ptxas, dir, 0, ptx, ptx_len, opt, diag, ud)) return 1;
+    if (ptxas_start(&r, ptxas, dir, 0, ptx, ptx_len, opt, diag, ud))
+        return 1;
     return ptxas_finish(&r, kernel_name, cubin, cubin_len, report, diag, ud);
 }
 
@@ -198,12 +220,14 @@ static int programs_per_sm(int regs, int threads) {
 static char *with_register_cap(const char *ptx, size_t len, int cap, size_t *out_len) {
     static const char dir[] = ".minnctapersm 1";
     const char *p = memmem(ptx, len, dir, sizeof dir - 1);
-    if (!p) return NULL;
+    if (!p)
+        return NULL;
     char repl[32];
     int rl = snprintf(repl, sizeof repl, ".maxnreg %d", cap);
     size_t head = (size_t)(p - ptx), tail = len - head - (sizeof dir - 1);
     char *s = malloc(head + (size_t)rl + tail + 1);
-    if (!s) return NULL;
+    if (!s)
+        return NULL;
     memcpy(s, ptx, head);
     memcpy(s + head, repl, (size_t)rl);
     memcpy(s + head + rl, p + sizeof dir - 1, tail);
@@ -246,12 +270,12 @@ static char *with_register_cap(const char *ptx, size_t len, int cap, size_t *out
  * with its own allocation: a matmul variant's cubin is then one ptxas run (64x64x32 on 4
  * warps, 2 cores: 50-78 ms of ptxas instead of 106-160 for three).  The capped cubins are tuning
  * candidates, like the tune lists' values, compiled where a tuner times them. */
-int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name,
-             char **cubin, size_t *cubin_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag,
-             void *ud) {
+int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *kernel_name, char **cubin,
+             size_t *cubin_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
     *cubin = NULL;
     *cubin_len = 0;
-    if (alt) *alt = (TbAltCubin){.cubin = NULL, .len = 0, .regs = -1};
+    if (alt)
+        *alt = (TbAltCubin){.cubin = NULL, .len = 0, .regs = -1};
     char pbuf[4096];
     const char *ptxas = find_ptxas(opt ? opt->ptxas : NULL, pbuf, sizeof pbuf);
     if (!ptxas) {
@@ -261,7 +285,8 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
         return 1;
     }
     const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp) tmp = "/tmp";
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/tilec-ptxas-XXXXXX", tmp);
     if (!mkdtemp(dir)) {
@@ -269,31 +294,36 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
         return 1;
     }
     TbReport rep = {.regs = -1};
-    if (report) rep = *report;
-    int errors = ptxas_once(ptxas, dir, ptx, ptx_len, opt, kernel_name, cubin, cubin_len, &rep,
-                            diag, ud);
+    if (report)
+        rep = *report;
+    int errors = ptxas_once(ptxas, dir, ptx, ptx_len, opt, kernel_name, cubin, cubin_len, &rep, diag, ud);
     int threads = opt ? opt->threads : 0;
-    bool tune = alt && !errors && threads > 0 && rep.regs > 0 && rep.spill_stores == 0 &&
-                rep.spill_loads == 0 && !(opt && opt->opt_level == 0);
+    bool tune = alt && !errors && threads > 0 && rep.regs > 0 && rep.spill_stores == 0 && rep.spill_loads == 0 &&
+                !(opt && opt->opt_level == 0);
     /* the caps of the next one or two occupancy steps, the second one's from the first
      * (what it leaves at most), so that both are known before either runs */
     int caps[2], ncap = 0;
     for (int est = rep.regs; tune && ncap < 2;) {
         int want = programs_per_sm(est, threads) + 1;
-        if (want > 32 || want > 2048 / threads) break;
+        if (want > 32 || want > 2048 / threads)
+            break;
         int cap = 65536 / (want * threads) / 8 * 8;
-        if (cap > 255) cap = 255;
-        if (cap < 32 || cap >= est) break;
+        if (cap > 255)
+            cap = 255;
+        if (cap < 32 || cap >= est)
+            break;
         /* Not tried: a cap that leaves the registers above the floor less than a quarter
          * of what they took at est (see above; below the floor itself it must spill). */
         int floor = opt ? opt->live_floor : 0;
-        if (4 * (cap - floor) < est - floor) break;
+        if (4 * (cap - floor) < est - floor)
+            break;
         caps[ncap++] = est = cap;
     }
     char *cptx[2] = {NULL, NULL};
     size_t cptx_len[2] = {0, 0};
     for (int i = 0; i < ncap; i++)
-        if (!(cptx[i] = with_register_cap(ptx, ptx_len, caps[i], &cptx_len[i]))) ncap = i;
+        if (!(cptx[i] = with_register_cap(ptx, ptx_len, caps[i], &cptx_len[i])))
+            ncap = i;
     char *cc[2] = {NULL, NULL};
     size_t cc_len[2] = {0, 0};
     TbReport cr[2] = {rep, rep};
@@ -320,19 +350,20 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
          * so that the cubins chosen do not depend on the machine's load */
         char why[512] = "";
         for (int attempt = ran[i] ? 1 : 0; attempt < 4 && ce[i]; attempt++) {
-            if (attempt > 0) usleep(25000u << attempt);   /* 50, 100, 200 ms: let the load pass */
+            if (attempt > 0)
+                usleep(25000u << attempt); /* 50, 100, 200 ms: let the load pass */
             free(cc[i]);
             cc[i] = NULL;
             cr[i] = rep;
-            ce[i] = ptxas_once(ptxas, dir, cptx[i], cptx_len[i], opt, kernel_name, &cc[i], &cc_len[i],
-                               &cr[i], keep_message, why);
+            ce[i] = ptxas_once(ptxas, dir, cptx[i], cptx_len[i], opt, kernel_name, &cc[i], &cc_len[i], &cr[i],
+                               keep_message, why);
         }
         if (ce[i])
-            tb_diag(diag, ud, "warning: %s: ptxas failed four times on the register-capped compile "
-                              "(cap %d; last: %.300s); the uncapped cubin is kept",
+            tb_diag(diag, ud,
+                    "warning: %s: ptxas failed four times on the register-capped compile "
+                    "(cap %d; last: %.300s); the uncapped cubin is kept",
                     kernel_name ? kernel_name : "?", caps[i], why);
-        if (ce[i] || cr[i].spill_stores != 0 || cr[i].spill_loads != 0 ||
-            cr[i].stack_bytes > rep.stack_bytes)
+        if (ce[i] || cr[i].spill_stores != 0 || cr[i].spill_loads != 0 || cr[i].stack_bytes > rep.stack_bytes)
             break;
         if (!natural.cubin) {
             natural.cubin = *cubin;
@@ -349,9 +380,12 @@ int tb_ptxas(const char *ptx, size_t ptx_len, const TbOptions *opt, const char *
         free(cc[i]);
         free(cptx[i]);
     }
-    if (report) *report = rep;
-    if (alt && natural.cubin) *alt = natural;
-    else free(natural.cubin);
+    if (report)
+        *report = rep;
+    if (alt && natural.cubin)
+        *alt = natural;
+    else
+        free(natural.cubin);
     rmdir(dir);
     return errors;
 }

@@ -14,11 +14,10 @@ void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) {
     if (op && op->loc != TIR_NOLOC && L->opt && L->opt->diag_at)
         L->opt->diag_at(L->opt->diag_at_ud, op->loc, msg);
     else if (op && op->loc != TIR_NOLOC)
-        tb_diag(L->diag, L->ud, "%s: error: %s (op '%s' at offset %u)", L->f->name, msg,
-                tir_op_info[op->code].name, op->loc);
+        tb_diag(L->diag, L->ud, "%s: error: %s (op '%s' at offset %u)", L->f->name, msg, tir_op_info[op->code].name,
+                op->loc);
     else if (op)
-        tb_diag(L->diag, L->ud, "%s: error: %s (op '%s')", L->f->name, msg,
-                tir_op_info[op->code].name);
+        tb_diag(L->diag, L->ud, "%s: error: %s (op '%s')", L->f->name, msg, tir_op_info[op->code].name);
     else
         tb_diag(L->diag, L->ud, "%s: error: %s", L->f->name, msg);
     L->errors++;
@@ -29,7 +28,8 @@ LLVMValueRef *tb_elems(TbLower *L, int n) {
 }
 
 static TbVal *val_slot(TbLower *L, const TirValue *v) {
-    if (!v || v->id < 0 || v->id >= L->nvals) return NULL;
+    if (!v || v->id < 0 || v->id >= L->nvals)
+        return NULL;
     TbVal *x = &L->vals[v->id];
     return x->e || x->lim ? x : NULL;
 }
@@ -42,8 +42,8 @@ static LLVMValueRef *limit_elems(TbLower *L, const TbVal *x, int first, int n) {
     for (int i = 0; i < n; i++)
         e[i] = i > 0 && x->lo[first + i] == x->lo[first + i - 1]
                    ? e[i - 1]
-                   : LLVMBuildICmp(L->b, LLVMIntSGT, x->lim,
-                                   LLVMConstInt(it, (unsigned long long)x->lo[first + i], 1), "");
+                   : LLVMBuildICmp(L->b, LLVMIntSGT, x->lim, LLVMConstInt(it, (unsigned long long)x->lo[first + i], 1),
+                                   "");
     return e;
 }
 
@@ -63,19 +63,25 @@ static TbVal *chain_slice(TbLower *L, const TbVal *x) {
  * the last use (layernorm BLOCK=16384: 128 of them, and spills). */
 TbVal *tb_val(TbLower *L, const TirValue *v) {
     TbVal *x = val_slot(L, v);
-    if (x && L->chain_sub && x->n == L->chain_n) return chain_slice(L, x);
-    if (!x || !x->lim) return x;
+    if (x && L->chain_sub && x->n == L->chain_n)
+        return chain_slice(L, x);
+    if (!x || !x->lim)
+        return x;
     LLVMBasicBlockRef bb = LLVMGetInsertBlock(L->b);
-    if (x->e && x->mat_bb == bb) return x;
+    if (x->e && x->mat_bb == bb)
+        return x;
     x->e = limit_elems(L, x, 0, x->n);
     x->mat_bb = bb;
     return x;
 }
 
-void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e) { tb_set_affine(L, v, n, e, NULL, NULL); }
+void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e) {
+    tb_set_affine(L, v, n, e, NULL, NULL);
+}
 
 void tb_set_affine(TbLower *L, const TirValue *v, int n, LLVMValueRef *e, LLVMValueRef ab, int64_t *ao) {
-    if (v->id < 0 || v->id >= L->nvals) return;
+    if (v->id < 0 || v->id >= L->nvals)
+        return;
     if (L->chain_sub && n == L->chain_sub && e) { /* a chunk of a chain member's elements */
         TbVal *x = &L->vals[v->id];
         if (!x->e || x->n != L->chain_n) {
@@ -95,14 +101,17 @@ void tb_set_affine(TbLower *L, const TirValue *v, int n, LLVMValueRef *e, LLVMVa
 }
 
 void tb_set_limit(TbLower *L, const TirValue *v, int n, LLVMValueRef lim, int64_t *lo) {
-    if (v->id < 0 || v->id >= L->nvals) return;
+    if (v->id < 0 || v->id >= L->nvals)
+        return;
     tb_set(L, v, n, NULL);
     L->vals[v->id].lim = lim;
     L->vals[v->id].lo = lo;
     L->vals[v->id].mat_bb = NULL;
 }
 
-bool tb_lowered(TbLower *L, const TirValue *v) { return val_slot(L, v) != NULL; }
+bool tb_lowered(TbLower *L, const TirValue *v) {
+    return val_slot(L, v) != NULL;
+}
 
 TirOp *tb_sole_user(TbLower *L, const TirValue *v) {
     return v && v->id >= 0 && v->id < L->nvals ? L->sole_user[v->id] : NULL;
@@ -113,17 +122,20 @@ static void count_uses(TbLower *L, TirBlock *blk, int *count) {
     for (TirOp *op = blk->first; op; op = op->next) {
         for (int i = 0; i < op->nopnd; i++) {
             const TirValue *v = op->opnd[i];
-            if (!v || v->id < 0 || v->id >= L->nvals) continue;
+            if (!v || v->id < 0 || v->id >= L->nvals)
+                continue;
             count[v->id]++;
             L->sole_user[v->id] = op;
         }
-        for (int r = 0; r < op->nregion; r++) count_uses(L, op->region[r], count);
+        for (int r = 0; r < op->nregion; r++)
+            count_uses(L, op->region[r], count);
     }
 }
 
 bool tb_uniform(const TbVal *x) {
     for (int i = 1; i < x->n; i++)
-        if (x->e[i] != x->e[0]) return false;
+        if (x->e[i] != x->e[0])
+            return false;
     return true;
 }
 
@@ -133,21 +145,30 @@ bool tb_affine(TbLower *L, const TbVal *x, int n, LLVMValueRef *ab, const int64_
         *ao = x->ao;
         return true;
     }
-    if (x->n != 1 && (x->n != n || !tb_uniform(x))) return false;
+    if (x->n != 1 && (x->n != n || !tb_uniform(x)))
+        return false;
     *ab = x->e[0];
     *ao = tir_alloc(L->m->arena, (size_t)(n > 0 ? n : 1) * sizeof **ao); /* zeroed */
     return true;
 }
 
-LLVMValueRef tb_i32(TbLower *L, int64_t v) { return LLVMConstInt(L->i32, (unsigned long long)v, 1); }
+LLVMValueRef tb_i32(TbLower *L, int64_t v) {
+    return LLVMConstInt(L->i32, (unsigned long long)v, 1);
+}
 
 LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s) {
     switch (s) {
     case TIR_I1: return L->i1;
-    case TIR_I8: case TIR_U8: case TIR_F8E4M3: case TIR_F8E5M2: return L->i8;
-    case TIR_I16: case TIR_U16: return L->i16;
-    case TIR_I32: case TIR_U32: return L->i32;
-    case TIR_I64: case TIR_U64: return L->i64;
+    case TIR_I8:
+    case TIR_U8:
+    case TIR_F8E4M3:
+    case TIR_F8E5M2: return L->i8;
+    case TIR_I16:
+    case TIR_U16: return L->i16;
+    case TIR_I32:
+    case TIR_U32: return L->i32;
+    case TIR_I64:
+    case TIR_U64: return L->i64;
     case TIR_F16: return L->f16;
     case TIR_BF16: return L->bf16;
     case TIR_F32: return L->f32;
@@ -156,14 +177,15 @@ LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s) {
     }
 }
 
-LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s) { return s == TIR_I1 ? L->i8 : tb_scalar_type(L, s); }
+LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s) {
+    return s == TIR_I1 ? L->i8 : tb_scalar_type(L, s);
+}
 
 LLVMTypeRef tb_elem_type(TbLower *L, TirType t) {
     return t.ptr ? L->gptr : tb_scalar_type(L, (TirScalar)t.elem);
 }
 
-LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl,
-                          LLVMValueRef *args, int nargs) {
+LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs) {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     if (!id) {
         tb_error(L, NULL, "internal: LLVM has no intrinsic %s", name);
@@ -174,17 +196,18 @@ LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int no
     return LLVMBuildCall2(L->b, fty, fn, args, (unsigned)nargs, "");
 }
 
-LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons,
-                    LLVMValueRef *args, int nargs, bool side_effect) {
+LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args, int nargs,
+                    bool side_effect) {
     LLVMTypeRef at[64];
     if (nargs > 64) {
         tb_error(L, NULL, "internal: inline PTX with %d operands (at most 64)", nargs);
         return LLVMGetUndef(ret);
     }
-    for (int i = 0; i < nargs; i++) at[i] = LLVMTypeOf(args[i]);
+    for (int i = 0; i < nargs; i++)
+        at[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(ret, at, (unsigned)nargs, 0);
-    LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, strlen(cons),
-                                      side_effect, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, strlen(cons), side_effect, 0,
+                                      LLVMInlineAsmDialectATT, 0);
     return LLVMBuildCall2(L->b, fty, a, args, (unsigned)nargs, "");
 }
 
@@ -203,7 +226,8 @@ static void lower_constant(TbLower *L, TirOp *op) {
     TbView v;
     int n = 1;
     if (tir_type_is_tile(r->ty)) {
-        if (!tb_view_lin_ok(L, r->ty, &v, op)) return;
+        if (!tb_view_lin_ok(L, r->ty, &v, op))
+            return;
         n = v.total;
     }
     LLVMTypeRef t = tb_elem_type(L, r->ty);
@@ -213,8 +237,9 @@ static void lower_constant(TbLower *L, TirOp *op) {
         c = LLVMConstNull(L->gptr);
     } else if (tir_scalar_is_float(s)) {
         if (s == TIR_F8E4M3 || s == TIR_F8E5M2) {
-            c = LLVMConstInt(L->i8, s == TIR_F8E4M3 ? tir_f32_to_f8e4m3((float)op->attr.fval)
-                                                    : tir_f32_to_f8e5m2((float)op->attr.fval), 0);
+            c = LLVMConstInt(
+                L->i8,
+                s == TIR_F8E4M3 ? tir_f32_to_f8e4m3((float)op->attr.fval) : tir_f32_to_f8e5m2((float)op->attr.fval), 0);
         } else {
             c = LLVMConstReal(t, op->attr.fval);
         }
@@ -222,14 +247,16 @@ static void lower_constant(TbLower *L, TirOp *op) {
         c = LLVMConstInt(t, (unsigned long long)op->attr.ival, 0);
     }
     LLVMValueRef *e = tb_elems(L, n);
-    for (int i = 0; i < n; i++) e[i] = c;
+    for (int i = 0; i < n; i++)
+        e[i] = c;
     tb_set(L, r, n, e);
 }
 
 static void lower_arange(TbLower *L, TirOp *op) {
     TirValue *r = op->res[0];
     TbView v;
-    if (!tb_view_lin_ok(L, r->ty, &v, op)) return;
+    if (!tb_view_lin_ok(L, r->ty, &v, op))
+        return;
     if (v.mma) {
         /* from the map: the thread's part joined to each register's (added where no bit
          * of the two meets, which makes the affine form; else XORed) */
@@ -266,9 +293,11 @@ static void lower_arange(TbLower *L, TirOp *op) {
 static void lower_splat(TbLower *L, TirOp *op) {
     TbVal *x = tb_val(L, op->opnd[0]);
     TbView v;
-    if (!x || !tb_view_lin_ok(L, op->res[0]->ty, &v, op)) return;
+    if (!x || !tb_view_lin_ok(L, op->res[0]->ty, &v, op))
+        return;
     LLVMValueRef *e = tb_elems(L, v.total);
-    for (int i = 0; i < v.total; i++) e[i] = x->e[0];
+    for (int i = 0; i < v.total; i++)
+        e[i] = x->e[0];
     tb_set(L, op->res[0], v.total, e);
 }
 
@@ -279,8 +308,7 @@ static void lower_sreg(TbLower *L, TirOp *op, const char *const names[3]) {
         return;
     }
     LLVMValueRef *e = tb_elems(L, 1);
-    static const char *const again[3] = {"mov.u32 $0, %ctaid.x;", "mov.u32 $0, %ctaid.y;",
-                                         "mov.u32 $0, %ctaid.z;"};
+    static const char *const again[3] = {"mov.u32 $0, %ctaid.x;", "mov.u32 $0, %ctaid.y;", "mov.u32 $0, %ctaid.z;"};
     if (L->after_dot_loop && L->opt && (L->opt->lowering & 2) && op->code == TIR_OP_PROGRAM_ID)
         /* lowering 2: a program id after a dot loop (the remat pass's copies of the scalars
          * the epilogue needs) read again, opaque to LLVM, which would merge it with the
@@ -294,7 +322,8 @@ static void lower_sreg(TbLower *L, TirOp *op, const char *const names[3]) {
 /* Identity ops: hints; reshape/trans where the layouts make them free are not done yet. */
 static void lower_alias(TbLower *L, TirOp *op) {
     TbVal *x = tb_val(L, op->opnd[0]);
-    if (x) tb_set(L, op->res[0], x->n, x->e);
+    if (x)
+        tb_set(L, op->res[0], x->n, x->e);
 }
 
 /* ---- structured control flow ---- */
@@ -351,13 +380,15 @@ static void fresh_ids(TbLower *L) {
          * (cdiv(M, BM) in the GROUP swizzle) is made here and not merged with the
          * values made before the loop; ptxas reads the parameter from the constant bank */
         TirValue *a = L->f->body->args[i];
-        if (tir_type_is_tile(a->ty) || a->ty.ptr || (a->ty.elem != TIR_I32 && a->ty.elem != TIR_I64)) continue;
+        if (tir_type_is_tile(a->ty) || a->ty.ptr || (a->ty.elem != TIR_I32 && a->ty.elem != TIR_I64))
+            continue;
         TbVal *x = tb_val(L, a);
-        if (!x || x->n != 1) continue;
+        if (!x || x->n != 1)
+            continue;
         bool wide = a->ty.elem == TIR_I64;
         LLVMValueRef *e = tb_elems(L, 1);
-        e[0] = tb_asm(L, wide ? L->i64 : L->i32, wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;",
-                      wide ? "=l,l" : "=r,r", &x->e[0], 1, true);
+        e[0] = tb_asm(L, wide ? L->i64 : L->i32, wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;", wide ? "=l,l" : "=r,r",
+                      &x->e[0], 1, true);
         tb_set(L, a, 1, e);
     }
     LLVMValueRef br = LLVMBuildBr(L->b, after);
@@ -367,7 +398,8 @@ static void fresh_ids(TbLower *L) {
 
 static void lower_for(TbLower *L, TirOp *op) {
     TbVal *lb = tb_val(L, op->opnd[0]), *ub = tb_val(L, op->opnd[1]), *st = tb_val(L, op->opnd[2]);
-    if (!lb || !ub || !st) return;
+    if (!lb || !ub || !st)
+        return;
     TirBlock *body = op->region[0];
     int ncarry = op->nopnd - 3;
     if (body->nargs != ncarry + 1 || op->nres != ncarry) {
@@ -389,7 +421,8 @@ static void lower_for(TbLower *L, TirOp *op) {
     tb_set(L, body->args[0], 1, ive);
     for (int c = 0; c < ncarry; c++) {
         TbVal *init = tb_val(L, op->opnd[3 + c]);
-        if (!init) return;
+        if (!init)
+            return;
         LLVMValueRef *e = tb_elems(L, init->n);
         for (int i = 0; i < init->n; i++) {
             e[i] = LLVMBuildPhi(L->b, LLVMTypeOf(init->e[i]), "");
@@ -419,18 +452,21 @@ static void lower_for(TbLower *L, TirOp *op) {
                 tb_error(L, op, "internal: yielded value %d does not match the carried value", c);
             return;
         }
-        for (int i = 0; i < phi->n; i++) LLVMAddIncoming(phi->e[i], &yv->e[i], &latch, 1);
+        for (int i = 0; i < phi->n; i++)
+            LLVMAddIncoming(phi->e[i], &yv->e[i], &latch, 1);
         tb_set(L, op->res[c], phi->n, phi->e);
     }
     LLVMPositionBuilderAtEnd(L->b, exitb);
     /* the loops passes/remat.c copies after (the same test) */
-    if (op->parent == L->f->body && tir_op_holds(op, TIR_OP_DOT)) fresh_ids(L);
+    if (op->parent == L->f->body && tir_op_holds(op, TIR_OP_DOT))
+        fresh_ids(L);
     (void)flat_count;
 }
 
 static void lower_if(TbLower *L, TirOp *op) {
     TbVal *c = tb_val(L, op->opnd[0]);
-    if (!c) return;
+    if (!c)
+        return;
     if (c->n != 1) {
         tb_error(L, op, "the condition of if must be a scalar");
         return;
@@ -443,7 +479,8 @@ static void lower_if(TbLower *L, TirOp *op) {
     TirOp *ys[2] = {NULL, NULL};
     for (int r = 0; r < 2; r++) {
         LLVMPositionBuilderAtEnd(L->b, r ? elb : thb);
-        if (r < op->nregion) lower_block(L, op->region[r]);
+        if (r < op->nregion)
+            lower_block(L, op->region[r]);
         ys[r] = r < op->nregion ? block_terminator(op->region[r]) : NULL;
         from[r] = LLVMGetInsertBlock(L->b);
         LLVMBuildBr(L->b, join);
@@ -478,11 +515,22 @@ static void count_bytes(TbLower *L, TirOp *op) {
     TirType t;
     int factor = 1;
     switch (op->code) {
-    case TIR_OP_LOAD: case TIR_OP_TLOAD: t = op->res[0]->ty; break;
-    case TIR_OP_STORE: if (op->nopnd < 2) return; t = op->opnd[1]->ty; break;
+    case TIR_OP_LOAD:
+    case TIR_OP_TLOAD: t = op->res[0]->ty; break;
+    case TIR_OP_STORE:
+        if (op->nopnd < 2)
+            return;
+        t = op->opnd[1]->ty;
+        break;
     case TIR_OP_TSTORE: t = op->opnd[op->nopnd - 1]->ty; break;
-    case TIR_OP_ATOMIC_ADD: case TIR_OP_ATOMIC_MAX: case TIR_OP_ATOMIC_MIN:
-    case TIR_OP_ATOMIC_XCHG: case TIR_OP_ATOMIC_CAS: t = op->res[0]->ty; factor = 2; break;
+    case TIR_OP_ATOMIC_ADD:
+    case TIR_OP_ATOMIC_MAX:
+    case TIR_OP_ATOMIC_MIN:
+    case TIR_OP_ATOMIC_XCHG:
+    case TIR_OP_ATOMIC_CAS:
+        t = op->res[0]->ty;
+        factor = 2;
+        break;
     default: return;
     }
     int eb = t.ptr ? 8 : tir_scalar_bytes((TirScalar)t.elem);
@@ -490,25 +538,28 @@ static void count_bytes(TbLower *L, TirOp *op) {
 }
 
 static void count_flops(TbLower *L, TirOp *op) {
-    if (L->chain_lo) return; /* a chain's later chunks: counted with its first */
+    if (L->chain_lo)
+        return; /* a chain's later chunks: counted with its first */
     count_bytes(L, op);
     unsigned t = tir_op_info[op->code].traits;
-    if (op->nres < 1 || !(t & (TIR_T_ELEMENTWISE | TIR_T_REDUCTION))) return;
+    if (op->nres < 1 || !(t & (TIR_T_ELEMENTWISE | TIR_T_REDUCTION)))
+        return;
     TirType ty = (t & TIR_T_REDUCTION) ? op->opnd[0]->ty : op->res[0]->ty;
-    if (op->code == TIR_OP_CMP) ty = op->opnd[0]->ty;
-    if (ty.ptr || !tir_scalar_is_float((TirScalar)ty.elem) || op->code == TIR_OP_CAST) return;
+    if (op->code == TIR_OP_CMP)
+        ty = op->opnd[0]->ty;
+    if (ty.ptr || !tir_scalar_is_float((TirScalar)ty.elem) || op->code == TIR_OP_CAST)
+        return;
     L->flops += tir_type_numel(ty) * (op->code == TIR_OP_FMA ? 2 : 1);
 }
 
 void tb_lower_op(TbLower *L, TirOp *op) {
-    static const char *const ctaid[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x",
-                                         "llvm.nvvm.read.ptx.sreg.ctaid.y",
+    static const char *const ctaid[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
                                          "llvm.nvvm.read.ptx.sreg.ctaid.z"};
-    static const char *const nctaid[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x",
-                                          "llvm.nvvm.read.ptx.sreg.nctaid.y",
+    static const char *const nctaid[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x", "llvm.nvvm.read.ptx.sreg.nctaid.y",
                                           "llvm.nvvm.read.ptx.sreg.nctaid.z"};
     count_flops(L, op);
-    if (op->code == TIR_OP_CAST && tb_cast_fused(L, op)) return;
+    if (op->code == TIR_OP_CAST && tb_cast_fused(L, op))
+        return;
     switch ((TirOpcode)op->code) {
     case TIR_OP_CONSTANT: lower_constant(L, op); return;
     case TIR_OP_ARANGE: lower_arange(L, op); return;
@@ -537,7 +588,8 @@ void tb_lower_op(TbLower *L, TirOp *op) {
     case TIR_OP_YIELD: return; /* read by the parent */
     case TIR_OP_RETURN: lower_return(L, op); return;
     case TIR_OP_ASSERT:
-        if (!L->debug) return; /* asserts are checked in --debug builds only */
+        if (!L->debug)
+            return; /* asserts are checked in --debug builds only */
         tb_lower_assert(L, op);
         return;
     case TIR_OP_BARRIER: tb_barrier(L); return;
@@ -555,9 +607,7 @@ void tb_lower_op(TbLower *L, TirOp *op) {
     case TIR_OP_ASYNC_COPY: tb_lower_async_copy(L, op); return;
     case TIR_OP_ASYNC_COMMIT: tb_lower_async_commit(L, op); return;
     case TIR_OP_ASYNC_WAIT: tb_lower_async_wait(L, op); return;
-    case TIR_OP_CALL:
-        tb_error(L, op, "calls must be inlined before the backend (run the 'inline' pass)");
-        return;
+    case TIR_OP_CALL: tb_error(L, op, "calls must be inlined before the backend (run the 'inline' pass)"); return;
     case TIR_OP_FUNC_RETURN:
         tb_error(L, op, "'%s' is not supported by the GPU backend yet", tir_op_info[op->code].name);
         return;
@@ -574,14 +624,18 @@ void tb_lower_op(TbLower *L, TirOp *op) {
 static void lower_block(TbLower *L, TirBlock *blk) {
     TbChain *chains = tb_find_chains(L, blk);
     for (TirOp *op = blk->first; op && L->errors < 20; op = op->next) {
-        if (op->nres == 1 && L->deferred[op->res[0]->id]) continue; /* with its store */
-        if (chains && tb_lower_chain(L, chains, op)) continue;
+        if (op->nres == 1 && L->deferred[op->res[0]->id])
+            continue; /* with its store */
+        if (chains && tb_lower_chain(L, chains, op))
+            continue;
         /* operands must have been lowered (an earlier error leaves holes) */
         bool ok = true;
         for (int i = 0; i < op->nopnd; i++)
-            if (!tb_val(L, op->opnd[i])) ok = false;
+            if (!tb_val(L, op->opnd[i]))
+                ok = false;
         if (!ok) {
-            if (!L->errors) tb_error(L, op, "internal: an operand has no lowered value");
+            if (!L->errors)
+                tb_error(L, op, "internal: an operand has no lowered value");
             return;
         }
         tb_lower_op(L, op);
@@ -645,9 +699,8 @@ static void finish_scratch(TbLower *L) {
     L->scratch = g;
 }
 
-LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch,
-                              int cc, const TbOptions *opt, TbLowerResult *res, TirDiagFn diag,
-                              void *ud) {
+LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch, int cc,
+                              const TbOptions *opt, TbLowerResult *res, TirDiagFn diag, void *ud) {
     TbLower Ls = {0}, *L = &Ls;
     L->c = c;
     L->m = m;
@@ -680,15 +733,18 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     L->ring_seen = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
     count_uses(L, kernel->body, L->uses);
     for (int i = 0; i < L->nvals; i++)
-        if (L->uses[i] != 1) L->sole_user[i] = NULL;
+        if (L->uses[i] != 1)
+            L->sole_user[i] = NULL;
 
     TirBlock *body = kernel->body;
     LLVMTypeRef *pt = tir_alloc(m->arena, (size_t)(body->nargs + 1) * sizeof *pt);
     for (int i = 0; i < body->nargs; i++) {
         TirType t = body->args[i]->ty;
         if (tir_type_is_tile(t) || t.kind != TIR_K_VALUE) {
-            tb_diag(diag, ud, "%s: error: parameter %d: only scalars and pointers can be kernel "
-                    "parameters in the GPU backend", kernel->name, i);
+            tb_diag(diag, ud,
+                    "%s: error: parameter %d: only scalars and pointers can be kernel "
+                    "parameters in the GPU backend",
+                    kernel->name, i);
             LLVMDisposeModule(L->mod);
             return NULL;
         }
@@ -729,7 +785,8 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     LLVMPositionBuilderBefore(L->ab, LLVMGetFirstInstruction(L->entry));
     LLVMPositionBuilderAtEnd(L->b, start);
     lower_block(L, body);
-    if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b))) LLVMBuildBr(L->b, L->exit_bb);
+    if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b)))
+        LLVMBuildBr(L->b, L->exit_bb);
     LLVMPositionBuilderAtEnd(L->eb, L->entry);
     LLVMBuildBr(L->eb, start);
     LLVMPositionBuilderAtEnd(L->b, L->exit_bb);

@@ -26,27 +26,30 @@
 
 /* Registers a thread may hold for the chain before it is lowered in chunks (a thread has
  * 255), and the most a chunk's loads plus the chain's other inputs should take. */
-#define CHAIN_MAX_REGS 255
+#define CHAIN_MAX_REGS   255
 #define CHAIN_CHUNK_REGS 192
 
 struct TbChain {
     TirOp *store;
-    TirOp **ops;  /* members in block order, the store last */
+    TirOp **ops; /* members in block order, the store last */
     int nops;
-    int n;        /* elements per thread */
-    int chunk;    /* elements per chunk, divides n */
+    int n;     /* elements per thread */
+    int chunk; /* elements per chunk, divides n */
     TbChain *next;
 };
 
 static bool member_kind(const TirOp *op, const TirType *vt) {
-    if (op->nres != 1 || op->nregion || !tir_type_is_tile(op->res[0]->ty)) return false;
+    if (op->nres != 1 || op->nregion || !tir_type_is_tile(op->res[0]->ty))
+        return false;
     TirType t = op->res[0]->ty;
-    if (t.layout != vt->layout || t.rank != vt->rank) return false;
+    if (t.layout != vt->layout || t.rank != vt->rank)
+        return false;
     for (int d = 0; d < t.rank; d++)
-        if (t.shape[d] != vt->shape[d]) return false;
-    if (op->code == TIR_OP_LOAD) return !t.ptr && op->nopnd >= 1;
-    if (!(tir_op_info[op->code].traits & TIR_T_ELEMENTWISE) || op->code == TIR_OP_ADDPTR ||
-        op->code == TIR_OP_CMP)
+        if (t.shape[d] != vt->shape[d])
+            return false;
+    if (op->code == TIR_OP_LOAD)
+        return !t.ptr && op->nopnd >= 1;
+    if (!(tir_op_info[op->code].traits & TIR_T_ELEMENTWISE) || op->code == TIR_OP_ADDPTR || op->code == TIR_OP_CMP)
         return false;
     return !t.ptr && tir_scalar_is_float((TirScalar)t.elem);
 }
@@ -54,9 +57,11 @@ static bool member_kind(const TirOp *op, const TirType *vt) {
 /* A pointer tile of the store's shape and layout. */
 static bool ptr_kind(const TirOp *op, const TirType *vt) {
     TirType t = op->res[0]->ty;
-    if (!tir_type_is_tile(t) || !t.ptr || t.layout != vt->layout || t.rank != vt->rank) return false;
+    if (!tir_type_is_tile(t) || !t.ptr || t.layout != vt->layout || t.rank != vt->rank)
+        return false;
     for (int d = 0; d < t.rank; d++)
-        if (t.shape[d] != vt->shape[d]) return false;
+        if (t.shape[d] != vt->shape[d])
+            return false;
     return true;
 }
 
@@ -70,7 +75,8 @@ static int regs_x4(TirType t, int vec) {
 /* A tile input of the chain that holds a register per element: not a pointer or a mask
  * (affine and limit forms), not the same in every element. */
 static bool held_input(const TirValue *v) {
-    if (!tir_type_is_tile(v->ty) || v->ty.ptr || v->ty.elem == TIR_I1) return false;
+    if (!tir_type_is_tile(v->ty) || v->ty.ptr || v->ty.elem == TIR_I1)
+        return false;
     const TirOp *d = v->def;
     return !d || (d->code != TIR_OP_SPLAT && d->code != TIR_OP_CONSTANT && d->code != TIR_OP_ARANGE &&
                   d->code != TIR_OP_BROADCAST);
@@ -78,29 +84,32 @@ static bool held_input(const TirValue *v) {
 
 static bool in_chain(const TbChain *ch, const TirOp *op) {
     for (int k = 0; k < ch->nops; k++)
-        if (ch->ops[k] == op) return true;
+        if (ch->ops[k] == op)
+            return true;
     return false;
 }
 
 static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand, bool with_ptr) {
     const TirValue *val = st->opnd[1];
     TbView view;
-    if (!tb_view(L, val->ty, &view, st)) return NULL;
+    if (!tb_view(L, val->ty, &view, st))
+        return NULL;
     int n = view.total;
     /* candidates: the value's defining ops, backwards through elementwise float ops */
     TirOp *stack[256];
     int sp = 0, ncand = 0;
     TirOp *all[256];
-    if (val->def && val->def->parent == blk && member_kind(val->def, &val->ty)) stack[sp++] = val->def;
+    if (val->def && val->def->parent == blk && member_kind(val->def, &val->ty))
+        stack[sp++] = val->def;
     /* the store's pointer tile too, when it is computed for the store alone as an addptr
      * of per-row and per-column parts (two broadcasts): a pointer per element is two
      * registers, and computed ahead of the store they are all live at once (a 128x256
      * GEMM epilogue with scalar stores: 128 pointers a thread next to the accumulators) */
     TirOp *pd = with_ptr ? st->opnd[0]->def : NULL;
-    bool ptr_member = pd && pd->parent == blk && pd->code == TIR_OP_ADDPTR && pd->nres == 1 &&
-                      pd->nopnd == 2 && ptr_kind(pd, &val->ty) && L->uses[pd->res[0]->id] == 1 &&
-                      pd->opnd[0]->def && pd->opnd[0]->def->code == TIR_OP_BROADCAST &&
-                      pd->opnd[1]->def && pd->opnd[1]->def->code == TIR_OP_BROADCAST;
+    bool ptr_member = pd && pd->parent == blk && pd->code == TIR_OP_ADDPTR && pd->nres == 1 && pd->nopnd == 2 &&
+                      ptr_kind(pd, &val->ty) && L->uses[pd->res[0]->id] == 1 && pd->opnd[0]->def &&
+                      pd->opnd[0]->def->code == TIR_OP_BROADCAST && pd->opnd[1]->def &&
+                      pd->opnd[1]->def->code == TIR_OP_BROADCAST;
     if (ptr_member) {
         cand[pd->res[0]->id] = 1;
         all[ncand++] = pd;
@@ -108,14 +117,16 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand, bool w
     bool overflow = false;
     while (sp && !overflow) {
         TirOp *x = stack[--sp];
-        if (cand[x->res[0]->id]) continue;
+        if (cand[x->res[0]->id])
+            continue;
         if (ncand == 256) {
             overflow = true; /* too big a chain to plan: lowered op by op */
             break;
         }
         cand[x->res[0]->id] = 1;
         all[ncand++] = x;
-        if (x->code == TIR_OP_LOAD) continue;
+        if (x->code == TIR_OP_LOAD)
+            continue;
         for (int i = 0; i < x->nopnd; i++) {
             TirOp *d = x->opnd[i]->def;
             if (d && d->parent == blk && member_kind(d, &val->ty) && !cand[d->res[0]->id]) {
@@ -128,7 +139,8 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand, bool w
         }
     }
     if (overflow) {
-        for (int k = 0; k < ncand; k++) cand[all[k]->res[0]->id] = 0;
+        for (int k = 0; k < ncand; k++)
+            cand[all[k]->res[0]->id] = 0;
         return NULL;
     }
     /* keep only ops whose every use is in the chain */
@@ -137,10 +149,12 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand, bool w
         for (int k = 0; k < ncand; k++) {
             TirOp *x = all[k];
             int id = x->res[0]->id, refs = (st->opnd[1] == x->res[0]) + (st->opnd[0] == x->res[0]);
-            if (!cand[id]) continue;
+            if (!cand[id])
+                continue;
             for (int j = 0; j < ncand; j++)
                 if (cand[all[j]->res[0]->id])
-                    for (int i = 0; i < all[j]->nopnd; i++) refs += all[j]->opnd[i] == x->res[0];
+                    for (int i = 0; i < all[j]->nopnd; i++)
+                        refs += all[j]->opnd[i] == x->res[0];
             if (refs != L->uses[id]) {
                 cand[id] = 0;
                 changed = true;
@@ -161,15 +175,19 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand, bool w
             nloads += op->code == TIR_OP_LOAD;
         } else if (inside) {
             unsigned t = tir_op_info[op->code].traits;
-            if (!(t & (TIR_T_PURE | TIR_T_READS)) || op->nregion || op->attr.smem_bytes) ok = false;
+            if (!(t & (TIR_T_PURE | TIR_T_READS)) || op->nregion || op->attr.smem_bytes)
+                ok = false;
         }
     }
-    for (int k = 0; k < ncand; k++) cand[all[k]->res[0]->id] = 0;
+    for (int k = 0; k < ncand; k++)
+        cand[all[k]->res[0]->id] = 0;
     /* with the pointer: pure members alone (no load), which may move past anything to
      * the store; without it, the chains of loads */
     bool has_ptr = false;
-    for (int k = 0; k < ch->nops; k++) has_ptr = has_ptr || (pd && ch->ops[k] == pd);
-    if (with_ptr ? nloads || !has_ptr : !ok || !nloads) return NULL;
+    for (int k = 0; k < ch->nops; k++)
+        has_ptr = has_ptr || (pd && ch->ops[k] == pd);
+    if (with_ptr ? nloads || !has_ptr : !ok || !nloads)
+        return NULL;
     ch->ops[ch->nops++] = st;
     ch->store = st;
     ch->n = n;
@@ -180,8 +198,10 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand, bool w
         if (x->code == TIR_OP_LOAD || x->code == TIR_OP_STORE) {
             TirType et = tir_elem_type(x->code == TIR_OP_LOAD ? x->res[0]->ty : val->ty);
             int vec = tb_access_width(L, x, &view, et);
-            if (vec > align) align = vec;
-            if (x->code == TIR_OP_LOAD) load_x4 += regs_x4(et, vec);
+            if (vec > align)
+                align = vec;
+            if (x->code == TIR_OP_LOAD)
+                load_x4 += regs_x4(et, vec);
             continue;
         }
         if (x == pd) {
@@ -192,20 +212,26 @@ static TbChain *plan(TbLower *L, TirBlock *blk, TirOp *st, uint8_t *cand, bool w
         }
         for (int i = 0; i < x->nopnd; i++) {
             const TirValue *v = x->opnd[i];
-            if (v->def && in_chain(ch, v->def)) continue;
+            if (v->def && in_chain(ch, v->def))
+                continue;
             bool seen = false;
             for (int j = 0; j < k && !seen; j++)
-                for (int q = 0; q < ch->ops[j]->nopnd; q++) seen = seen || ch->ops[j]->opnd[q] == v;
-            for (int q = 0; q < i; q++) seen = seen || x->opnd[q] == v;
-            if (!seen && held_input(v)) in_x4 += regs_x4(v->ty, 1);
+                for (int q = 0; q < ch->ops[j]->nopnd; q++)
+                    seen = seen || ch->ops[j]->opnd[q] == v;
+            for (int q = 0; q < i; q++)
+                seen = seen || x->opnd[q] == v;
+            if (!seen && held_input(v))
+                in_x4 += regs_x4(v->ty, 1);
         }
     }
-    if ((int64_t)n * (in_x4 + load_x4) <= 4 * CHAIN_MAX_REGS) return NULL;
+    if ((int64_t)n * (in_x4 + load_x4) <= 4 * CHAIN_MAX_REGS)
+        return NULL;
     int c = n;
     /* halving keeps c a divisor of n; each chunk holds whole vector accesses */
     while (c % 2 == 0 && (c / 2) % align == 0 && (int64_t)n * in_x4 + (int64_t)c * load_x4 > 4 * CHAIN_CHUNK_REGS)
         c /= 2;
-    if (c == n) return NULL;
+    if (c == n)
+        return NULL;
     ch->chunk = c;
     return ch;
 }
@@ -214,12 +240,17 @@ TbChain *tb_find_chains(TbLower *L, TirBlock *blk) {
     TbChain *first = NULL, **tail = &first;
     uint8_t *cand = NULL;
     for (TirOp *op = blk->first; op; op = op->next) {
-        if (op->code != TIR_OP_STORE || op->nopnd < 2 || !tir_type_is_tile(op->opnd[1]->ty)) continue;
-        if (!cand) cand = tir_alloc(L->m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
+        if (op->code != TIR_OP_STORE || op->nopnd < 2 || !tir_type_is_tile(op->opnd[1]->ty))
+            continue;
+        if (!cand)
+            cand = tir_alloc(L->m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
         TbChain *ch = plan(L, blk, op, cand, false);
-        if (!ch) ch = plan(L, blk, op, cand, true);
-        if (!ch) continue;
-        for (int k = 0; k + 1 < ch->nops; k++) L->deferred[ch->ops[k]->res[0]->id] = 1;
+        if (!ch)
+            ch = plan(L, blk, op, cand, true);
+        if (!ch)
+            continue;
+        for (int k = 0; k + 1 < ch->nops; k++)
+            L->deferred[ch->ops[k]->res[0]->id] = 1;
         *tail = ch;
         tail = &ch->next;
     }
@@ -228,20 +259,24 @@ TbChain *tb_find_chains(TbLower *L, TirBlock *blk) {
 
 bool tb_lower_chain(TbLower *L, TbChain *chains, TirOp *store) {
     TbChain *ch = chains;
-    while (ch && ch->store != store) ch = ch->next;
-    if (!ch) return false;
+    while (ch && ch->store != store)
+        ch = ch->next;
+    if (!ch)
+        return false;
     for (int k = 0; k < ch->nops; k++)
         for (int i = 0; i < ch->ops[k]->nopnd; i++) {
             const TirValue *v = ch->ops[k]->opnd[i];
             if (!(v->def && in_chain(ch, v->def)) && !tb_lowered(L, v)) {
-                if (!L->errors) tb_error(L, ch->ops[k], "internal: an operand has no lowered value");
+                if (!L->errors)
+                    tb_error(L, ch->ops[k], "internal: an operand has no lowered value");
                 return true;
             }
         }
     L->chain_n = ch->n;
     L->chain_sub = ch->chunk;
     for (L->chain_lo = 0; L->chain_lo < ch->n && !L->errors; L->chain_lo += ch->chunk)
-        for (int k = 0; k < ch->nops; k++) tb_lower_op(L, ch->ops[k]);
+        for (int k = 0; k < ch->nops; k++)
+            tb_lower_op(L, ch->ops[k]);
     L->chain_n = L->chain_sub = L->chain_lo = 0;
     return true;
 }

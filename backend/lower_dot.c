@@ -55,7 +55,8 @@ bool tb_mma_view(TbLower *L, int32_t idx, TirType t, TbView *v, const TirOp *op)
     v->tk = kdim ? kdim / v->ik : 0;
     v->ng = 1;
     for (int g = tir_layout_mma_ngroup(L->m, parent); which != 2 && g > 1 && v->ng == 1; g /= 2)
-        if (v->tn % g == 0) v->ng = g;
+        if (v->tn % g == 0)
+            v->ng = g;
     if ((rows && v->tm < 1) || (cols && v->tn < 1) || (kdim && v->tk < 1) || (which > 1 && kw * 4 * 2 != v->ik)) {
         tb_error(L, op, "a %dx%d tile does not fill the m16n8k%d instructions of its mma layout (%d x %d warps)",
                  t.shape[0], t.shape[1], v->ik, v->wm, v->wn);
@@ -75,8 +76,10 @@ static LLVMValueRef mma_base(TbLower *L, const TbView *v, int d) {
     LLVMValueRef w_m = LLVMBuildURem(b, w, tb_i32(L, v->wm), "");
     LLVMValueRef w_n = LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "");
     bool k_here = (v->mma == 2 && d == 1) || (v->mma == 3 && d == 0);
-    if (k_here) return LLVMBuildMul(b, t, tb_i32(L, v->kw), "");
-    if (d == 0) return LLVMBuildAdd(b, LLVMBuildMul(b, w_m, tb_i32(L, 16), ""), g, "");
+    if (k_here)
+        return LLVMBuildMul(b, t, tb_i32(L, v->kw), "");
+    if (d == 0)
+        return LLVMBuildAdd(b, LLVMBuildMul(b, w_m, tb_i32(L, 16), ""), g, "");
     LLVMValueRef x = LLVMBuildMul(b, w_n, tb_i32(L, 8), "");
     x = LLVMBuildAdd(b, x, v->mma == 1 ? LLVMBuildMul(b, t, tb_i32(L, 2), "") : g, "");
     return v->ng > 1 ? LLVMBuildMul(b, x, tb_i32(L, v->ng), "") : x;
@@ -93,7 +96,9 @@ void tb_mma_base_at(const TbView *v, int lane, int warp, int32_t *c) {
 }
 
 /* The first column of N tile ni's part (ng 1: 8 wn ni). */
-static int32_t group_tile(const TbView *v, int ni) { return ni % v->ng + 8 * v->wn * v->ng * (ni / v->ng); }
+static int32_t group_tile(const TbView *v, int ni) {
+    return ni % v->ng + 8 * v->wn * v->ng * (ni / v->ng);
+}
 
 /* The constant part of coordinate d of element e. */
 int32_t tb_mma_offset(const TbView *v, int e, int d) {
@@ -116,14 +121,16 @@ LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v) {
     int warps = L->threads / 32 > 0 ? L->threads / 32 : L->f->warps;
     bool extra = warps > v->wm * v->wn;
     bool across = (v->mma == 2 && v->wn > 1) || (v->mma == 3 && v->wm > 1);
-    if (!extra && !across) return NULL;
+    if (!extra && !across)
+        return NULL;
     LLVMBuilderRef b = L->eb;
     LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
-    if (extra) ok = LLVMBuildICmp(b, LLVMIntULT, L->warp, tb_i32(L, v->wm * v->wn), "");
+    if (extra)
+        ok = LLVMBuildICmp(b, LLVMIntULT, L->warp, tb_i32(L, v->wm * v->wn), "");
     if (across) {
         LLVMValueRef w = LLVMBuildURem(b, L->warp, tb_i32(L, v->wm * v->wn), "");
-        LLVMValueRef part = v->mma == 2 ? LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "")   /* w_n */
-                                        : LLVMBuildURem(b, w, tb_i32(L, v->wm), "");  /* w_m */
+        LLVMValueRef part = v->mma == 2 ? LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "")  /* w_n */
+                                        : LLVMBuildURem(b, w, tb_i32(L, v->wm), ""); /* w_m */
         ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, part, tb_i32(L, 0), ""), "");
     }
     return ok;
@@ -137,7 +144,8 @@ LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d) {
 
 /* v when x is element i of vector v (a constant index), else NULL. */
 static LLVMValueRef element_of(LLVMValueRef x, unsigned i) {
-    if (!LLVMIsAExtractElementInst(x)) return NULL;
+    if (!LLVMIsAExtractElementInst(x))
+        return NULL;
     LLVMValueRef ix = LLVMGetOperand(x, 1);
     return LLVMIsAConstantInt(ix) && LLVMConstIntGetZExtValue(ix) == i ? LLVMGetOperand(x, 0) : NULL;
 }
@@ -153,14 +161,18 @@ static LLVMValueRef pack_i32(TbLower *L, LLVMValueRef *e, int n, int bits) {
                      ? LLVMGetIntTypeWidth(LLVMGetElementType(wt)) == (unsigned)bits
                      : bits == 16 && (LLVMGetTypeKind(LLVMGetElementType(wt)) == LLVMBFloatTypeKind ||
                                       LLVMGetTypeKind(LLVMGetElementType(wt)) == LLVMHalfTypeKind));
-    for (int i = 1; same && i < n; i++) same = element_of(e[i], (unsigned)i) == whole;
-    if (same) return LLVMBuildBitCast(L->b, whole, L->i32, "");
+    for (int i = 1; same && i < n; i++)
+        same = element_of(e[i], (unsigned)i) == whole;
+    if (same)
+        return LLVMBuildBitCast(L->b, whole, L->i32, "");
     LLVMValueRef r = NULL;
     for (int i = 0; i < n; i++) {
         LLVMValueRef x = e[i];
-        if (LLVMGetTypeKind(LLVMTypeOf(x)) != LLVMIntegerTypeKind) x = LLVMBuildBitCast(L->b, x, it, "");
+        if (LLVMGetTypeKind(LLVMTypeOf(x)) != LLVMIntegerTypeKind)
+            x = LLVMBuildBitCast(L->b, x, it, "");
         x = LLVMBuildZExt(L->b, x, L->i32, "");
-        if (i) x = LLVMBuildShl(L->b, x, tb_i32(L, i * bits), "");
+        if (i)
+            x = LLVMBuildShl(L->b, x, tb_i32(L, i * bits), "");
         r = r ? LLVMBuildOr(L->b, r, x, "") : x;
     }
     return r;
@@ -171,7 +183,8 @@ static LLVMValueRef pack_half2(TbLower *L, LLVMValueRef lo, LLVMValueRef hi) {
     /* both halves of one <2 x half> (an ldmatrix register): itself, no rebuild for LLVM
      * to fold (128x256x64: 1536 insertelements fewer before the optimiser) */
     LLVMValueRef whole = element_of(lo, 0);
-    if (whole && whole == element_of(hi, 1) && LLVMTypeOf(whole) == vt) return whole;
+    if (whole && whole == element_of(hi, 1) && LLVMTypeOf(whole) == vt)
+        return whole;
     LLVMValueRef r = LLVMGetUndef(vt);
     r = LLVMBuildInsertElement(L->b, r, lo, tb_i32(L, 0), "");
     return LLVMBuildInsertElement(L->b, r, hi, tb_i32(L, 1), "");
@@ -183,13 +196,14 @@ static LLVMValueRef pack_half2(TbLower *L, LLVMValueRef lo, LLVMValueRef hi) {
  * element, which on the 128x128x32 tile were 576 of the loop's ~1000 instructions for its
  * 64 mmas. */
 static LLVMValueRef to_tf32(TbLower *L, LLVMValueRef x) {
-    if (L->cc >= 90) return tb_asm(L, L->i32, "cvt.rn.tf32.f32 $0, $1;", "=r,f", &x, 1, false);
+    if (L->cc >= 90)
+        return tb_asm(L, L->i32, "cvt.rn.tf32.f32 $0, $1;", "=r,f", &x, 1, false);
     LLVMValueRef u = LLVMBuildBitCast(L->b, x, L->i32, "");
     LLVMValueRef odd = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, u, tb_i32(L, 13), ""), tb_i32(L, 1), "");
     LLVMValueRef r = LLVMBuildAdd(L->b, u, LLVMBuildAdd(L->b, odd, tb_i32(L, 0xfff), ""), "");
     r = LLVMBuildAnd(L->b, r, tb_i32(L, (int32_t)~0x1fffu), "");
-    LLVMValueRef special = LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, u, tb_i32(L, 0x7f800000), ""),
-                                         tb_i32(L, 0x7f800000), "");
+    LLVMValueRef special =
+        LLVMBuildICmp(L->b, LLVMIntEQ, LLVMBuildAnd(L->b, u, tb_i32(L, 0x7f800000), ""), tb_i32(L, 0x7f800000), "");
     return LLVMBuildSelect(L->b, special, u, r, "");
 }
 
@@ -204,8 +218,9 @@ static void fragment(TbLower *L, LLVMValueRef *e, int nreg, int kw, InKind k, LL
         case IN_F16: out[r] = pack_half2(L, x[0], x[1]); break;
         case IN_BF16: out[r] = pack_i32(L, x, 2, 16); break;
         case IN_8BIT: out[r] = pack_i32(L, x, 4, 8); break;
-        case IN_BITS: out[r] = x[0]; break;   /* already a register (converted tf32) */
-        case IN_TF32: case IN_TF32_HI: out[r] = to_tf32(L, x[0]); break;
+        case IN_BITS: out[r] = x[0]; break; /* already a register (converted tf32) */
+        case IN_TF32:
+        case IN_TF32_HI: out[r] = to_tf32(L, x[0]); break;
         case IN_TF32_LO: {
             /* the part the high tf32 misses, itself rounded to tf32 (3xTF32) */
             LLVMValueRef hi = LLVMBuildBitCast(L->b, to_tf32(L, x[0]), L->f32, "");
@@ -244,10 +259,11 @@ static const char *mma_name(TirScalar a, TirScalar b, bool tf32) {
  * its low two bytes are the f16 register at K 2t, 2t+1 of the first k16 mma and its high
  * two bytes the one at K 8+2t, 9+2t, for A and for B alike. */
 static LLVMValueRef f8x2_to_f16x2(TbLower *L, LLVMValueRef x, bool hi, bool e5m2) {
-    if (hi) x = LLVMBuildLShr(L->b, x, tb_i32(L, 16), "");
+    if (hi)
+        x = LLVMBuildLShr(L->b, x, tb_i32(L, 16), "");
     LLVMValueRef h = LLVMBuildTrunc(L->b, x, LLVMInt16TypeInContext(L->c), "");
-    LLVMValueRef r = tb_asm(L, L->i32, e5m2 ? "cvt.rn.f16x2.e5m2x2 $0, $1;" : "cvt.rn.f16x2.e4m3x2 $0, $1;",
-                            "=r,h", &h, 1, false);
+    LLVMValueRef r =
+        tb_asm(L, L->i32, e5m2 ? "cvt.rn.f16x2.e5m2x2 $0, $1;" : "cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", &h, 1, false);
     return LLVMBuildBitCast(L->b, r, LLVMVectorType(L->f16, 2), "");
 }
 
@@ -255,7 +271,7 @@ static LLVMValueRef f8x2_to_f16x2(TbLower *L, LLVMValueRef x, bool hi, bool e5m2
  * its two m16n8k16 halves: out[0..n-1] the first, out[n..2n-1] the second (n = 4 or 2). */
 static void f8_halves(TbLower *L, const LLVMValueRef *f, int nreg, bool e5m2, LLVMValueRef *out) {
     if (nreg == 4)
-        for (int h = 0; h < 2; h++) {   /* A: rows g and g + 8, K low bytes then high */
+        for (int h = 0; h < 2; h++) { /* A: rows g and g + 8, K low bytes then high */
             out[4 * h + 0] = f8x2_to_f16x2(L, f[2 * h], false, e5m2);
             out[4 * h + 1] = f8x2_to_f16x2(L, f[2 * h + 1], false, e5m2);
             out[4 * h + 2] = f8x2_to_f16x2(L, f[2 * h], true, e5m2);
@@ -270,12 +286,15 @@ static void f8_halves(TbLower *L, const LLVMValueRef *f, int nreg, bool e5m2, LL
 
 static void mma(TbLower *L, const char *name, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *c) {
     LLVMValueRef args[10];
-    for (int i = 0; i < 4; i++) args[i] = a[i];
+    for (int i = 0; i < 4; i++)
+        args[i] = a[i];
     args[4] = b[0];
     args[5] = b[1];
-    for (int i = 0; i < 4; i++) args[6 + i] = c[i];
+    for (int i = 0; i < 4; i++)
+        args[6 + i] = c[i];
     LLVMValueRef r = tb_call_intr(L, name, NULL, 0, args, 10);
-    for (int i = 0; i < 4; i++) c[i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
+    for (int i = 0; i < 4; i++)
+        c[i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
 }
 
 /* dot's K steps for f8 operands on sm_90 (f8 register fragments -> f16 halves, two
@@ -303,7 +322,7 @@ static void f8_ksteps(TbLower *L, const TirValue *av, const TirValue *bv, const 
         for (int h = 0; h < 2; h++)
             for (int mi = 0; mi < vc->tm; mi++)
                 for (int ni = 0; ni < vc->tn; ni++) {
-                    int nj = mi % 2 ? vc->tn - 1 - ni : ni;   /* serpentine, as below */
+                    int nj = mi % 2 ? vc->tn - 1 - ni : ni; /* serpentine, as below */
                     mma(L, h16, Ah + mi * 8 + 4 * h, Bh + nj * 4 + 2 * h, acc + (mi * vc->tn + nj) * 4);
                 }
     }
@@ -312,7 +331,9 @@ static void f8_ksteps(TbLower *L, const TirValue *av, const TirValue *bv, const 
 void tb_lower_dot(TbLower *L, TirOp *op) {
     TirValue *av = op->opnd[0], *bv = op->opnd[1], *cv = op->opnd[2], *out = op->res[0];
     TbView va, vb, vc;
-    if (!tb_view_mma_ok(L, av->ty, &va, op) || !tb_view_mma_ok(L, bv->ty, &vb, op) || !tb_view_mma_ok(L, cv->ty, &vc, op)) return;
+    if (!tb_view_mma_ok(L, av->ty, &va, op) || !tb_view_mma_ok(L, bv->ty, &vb, op) ||
+        !tb_view_mma_ok(L, cv->ty, &vc, op))
+        return;
     if (va.mma != 2 || vb.mma != 3 || vc.mma != 1 || out->ty.layout != cv->ty.layout) {
         tb_error(L, op, "dot needs its operands in #dot_op layouts and its accumulator in #mma: run the 'layout' pass");
         return;
@@ -325,13 +346,14 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
         return;
     }
     if ((ea == TIR_F8E4M3 || ea == TIR_F8E5M2) && L->cc < 89) {
-        tb_error(L, op, "dot of %s x %s needs sm_89 or later (f8 mma.sync), this target is sm_%d",
-                 tir_scalar_name(ea), tir_scalar_name(eb), L->cc);
+        tb_error(L, op, "dot of %s x %s needs sm_89 or later (f8 mma.sync), this target is sm_%d", tir_scalar_name(ea),
+                 tir_scalar_name(eb), L->cc);
         return;
     }
     /* f8 on sm_90 and up runs f16 mmas (f8_ksteps): only sm_89 needs LLVM's f8 mma */
     bool f8_as_f16 = (ea == TIR_F8E4M3 || ea == TIR_F8E5M2) && L->cc >= 90;
-    if (f8_as_f16) name = mma_name(TIR_F16, TIR_F16, false);
+    if (f8_as_f16)
+        name = mma_name(TIR_F16, TIR_F16, false);
     if (!LLVMLookupIntrinsicID(name, strlen(name))) {
         tb_error(L, op, "this LLVM has no %s: dot of %s inputs needs a newer LLVM", name, tir_scalar_name(ea));
         return;
@@ -356,9 +378,10 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
     /* tf32: each element converted once, at its K step (an A element serves BN/8 mmas, a
      * B element BM/16; the sm_90 conversion is an asm that LLVM does not merge) */
     bool once = passes == 1 && k == IN_TF32;
-    InKind kin = once ? IN_BITS : k;   /* what fragment() gets: the converted bits */
+    InKind kin = once ? IN_BITS : k; /* what fragment() gets: the converted bits */
     LLVMValueRef *Ac = once ? tb_elems(L, va.total) : NULL, *Bc = once ? tb_elems(L, vb.total) : NULL;
-    if (f8_as_f16) f8_ksteps(L, av, bv, &va, &vb, &vc, A, B, acc);
+    if (f8_as_f16)
+        f8_ksteps(L, av, bv, &va, &vb, &vc, A, B, acc);
     for (int ki = 0; !f8_as_f16 && ki < va.tk; ki++) {
         tb_smem_kstep(L, av, ki + 1);
         tb_smem_kstep(L, bv, ki + 1);

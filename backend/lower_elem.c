@@ -7,18 +7,23 @@
 #include <math.h>
 #include <string.h>
 
-static bool is_f8(TirScalar s) { return s == TIR_F8E4M3 || s == TIR_F8E5M2; }
+static bool is_f8(TirScalar s) {
+    return s == TIR_F8E4M3 || s == TIR_F8E5M2;
+}
 
 /* Software f8 conversions for targets without cvt.*e4m3x2/e5m2x2 (before sm_89): exact
  * widening, and RNE with satfinite narrowing (NaN -> 0x7f, as docs/ir.md and the
  * interpreter's tir_f32_to_f8*). */
-static LLVMValueRef c32(TbLower *L, uint32_t v) { return LLVMConstInt(L->i32, v, 0); }
+static LLVMValueRef c32(TbLower *L, uint32_t v) {
+    return LLVMConstInt(L->i32, v, 0);
+}
 
 static LLVMValueRef f8_to_f32_soft(TbLower *L, LLVMValueRef x, TirScalar s) {
     LLVMValueRef u = LLVMBuildZExt(L->b, x, L->i32, "");
     if (s == TIR_F8E5M2) {
         /* e5m2 is the high byte of an f16: exact */
-        LLVMValueRef h = LLVMBuildBitCast(L->b, LLVMBuildTrunc(L->b, LLVMBuildShl(L->b, u, c32(L, 8), ""), L->i16, ""), L->f16, "");
+        LLVMValueRef h =
+            LLVMBuildBitCast(L->b, LLVMBuildTrunc(L->b, LLVMBuildShl(L->b, u, c32(L, 8), ""), L->i16, ""), L->f16, "");
         return LLVMBuildFPExt(L->b, h, L->f32, "");
     }
     /* e4m3: bias 7, no infinities, S.1111.111 is NaN */
@@ -29,8 +34,9 @@ static LLVMValueRef f8_to_f32_soft(TbLower *L, LLVMValueRef x, TirScalar s) {
     LLVMValueRef normal = LLVMBuildOr(L->b, LLVMBuildShl(L->b, LLVMBuildAdd(L->b, e, c32(L, 120), ""), c32(L, 23), ""),
                                       LLVMBuildShl(L->b, m, c32(L, 20), ""), "");
     /* subnormal: m * 2^-9, exact in f32 */
-    LLVMValueRef sub = LLVMBuildBitCast(L->b, LLVMBuildFMul(L->b, LLVMBuildUIToFP(L->b, m, L->f32, ""),
-                                                            LLVMConstReal(L->f32, 1.0 / 512), ""), L->i32, "");
+    LLVMValueRef sub = LLVMBuildBitCast(
+        L->b, LLVMBuildFMul(L->b, LLVMBuildUIToFP(L->b, m, L->f32, ""), LLVMConstReal(L->f32, 1.0 / 512), ""), L->i32,
+        "");
     LLVMValueRef bits = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, e, c32(L, 0), ""), sub, normal, "");
     bits = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, mag, c32(L, 0x7f), ""), c32(L, 0x7fc00000), bits, "");
     return LLVMBuildBitCast(L->b, LLVMBuildOr(L->b, bits, sign, ""), L->f32, "");
@@ -41,7 +47,8 @@ static LLVMValueRef f32_to_f8_soft(TbLower *L, LLVMValueRef x, TirScalar s) {
     int M = e4 ? 3 : 2, B = e4 ? 7 : 15;
     uint32_t maxcode = e4 ? 0x7e : 0x7b;
     LLVMValueRef u = LLVMBuildBitCast(L->b, x, L->i32, "");
-    LLVMValueRef sign = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, LLVMBuildAnd(L->b, u, c32(L, 0x80000000u), ""), c32(L, 24), ""), L->i8, "");
+    LLVMValueRef sign = LLVMBuildTrunc(
+        L->b, LLVMBuildLShr(L->b, LLVMBuildAnd(L->b, u, c32(L, 0x80000000u), ""), c32(L, 24), ""), L->i8, "");
     LLVMValueRef a = LLVMBuildAnd(L->b, u, c32(L, 0x7fffffff), "");
     LLVMValueRef af = LLVMBuildBitCast(L->b, a, L->f32, "");
     /* below the smallest normal: round |x| / 2^(1-B-M) to an integer (RNE) = the code */
@@ -53,8 +60,9 @@ static LLVMValueRef f32_to_f8_soft(TbLower *L, LLVMValueRef x, TirScalar s) {
     int sh = 23 - M;
     LLVMValueRef v = LLVMBuildSub(L->b, a, c32(L, (uint32_t)(127 - B) << 23), "");
     LLVMValueRef odd = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, v, c32(L, (uint32_t)sh), ""), c32(L, 1), "");
-    LLVMValueRef q = LLVMBuildLShr(L->b, LLVMBuildAdd(L->b, LLVMBuildAdd(L->b, v, c32(L, (1u << (sh - 1)) - 1), ""), odd, ""),
-                                   c32(L, (uint32_t)sh), "");
+    LLVMValueRef q =
+        LLVMBuildLShr(L->b, LLVMBuildAdd(L->b, LLVMBuildAdd(L->b, v, c32(L, (1u << (sh - 1)) - 1), ""), odd, ""),
+                      c32(L, (uint32_t)sh), "");
     LLVMValueRef is_sub = LLVMBuildICmp(L->b, LLVMIntULT, a, c32(L, (uint32_t)(127 + 1 - B) << 23), "");
     LLVMValueRef code = LLVMBuildSelect(L->b, is_sub, subq, q, "");
     /* satfinite: overflow and infinity give the largest finite value */
@@ -65,7 +73,8 @@ static LLVMValueRef f32_to_f8_soft(TbLower *L, LLVMValueRef x, TirScalar s) {
 }
 
 static LLVMValueRef f8_to_f32(TbLower *L, LLVMValueRef x, TirScalar s, const TirOp *op) {
-    if (L->cc < 89) return f8_to_f32_soft(L, x, s);
+    if (L->cc < 89)
+        return f8_to_f32_soft(L, x, s);
     /* cvt.rn.f16x2.e4m3x2 widens two packed f8 values exactly; take the low half. */
     LLVMValueRef w = LLVMBuildZExt(L->b, x, L->i16, "");
     const char *t = s == TIR_F8E4M3 ? "cvt.rn.f16x2.e4m3x2 $0, $1;" : "cvt.rn.f16x2.e5m2x2 $0, $1;";
@@ -75,24 +84,29 @@ static LLVMValueRef f8_to_f32(TbLower *L, LLVMValueRef x, TirScalar s, const Tir
 }
 
 static LLVMValueRef f32_to_f8(TbLower *L, LLVMValueRef x, TirScalar s, const TirOp *op) {
-    if (L->cc < 89) return f32_to_f8_soft(L, x, s);
+    if (L->cc < 89)
+        return f32_to_f8_soft(L, x, s);
     LLVMValueRef args[2] = {LLVMConstReal(L->f32, 0.0), x};
-    const char *t = s == TIR_F8E4M3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;"
-                                    : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;";
+    const char *t =
+        s == TIR_F8E4M3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;";
     LLVMValueRef r = tb_asm(L, L->i16, t, "=h,f,f", args, 2, false);
     return LLVMBuildTrunc(L->b, r, L->i8, "");
 }
 
 /* float value of a narrow/f32/f64 element, widened to f32 (f64 stays). */
 static LLVMValueRef widen(TbLower *L, LLVMValueRef x, TirScalar s, const TirOp *op) {
-    if (is_f8(s)) return f8_to_f32(L, x, s, op);
-    if (s == TIR_F16 || s == TIR_BF16) return LLVMBuildFPExt(L->b, x, L->f32, "");
+    if (is_f8(s))
+        return f8_to_f32(L, x, s, op);
+    if (s == TIR_F16 || s == TIR_BF16)
+        return LLVMBuildFPExt(L->b, x, L->f32, "");
     return x;
 }
 
 static LLVMValueRef narrow(TbLower *L, LLVMValueRef x, TirScalar s, const TirOp *op) {
-    if (is_f8(s)) return f32_to_f8(L, x, s, op);
-    if (s == TIR_F16 || s == TIR_BF16) return LLVMBuildFPTrunc(L->b, x, tb_scalar_type(L, s), "");
+    if (is_f8(s))
+        return f32_to_f8(L, x, s, op);
+    if (s == TIR_F16 || s == TIR_BF16)
+        return LLVMBuildFPTrunc(L->b, x, tb_scalar_type(L, s), "");
     return x;
 }
 
@@ -112,8 +126,10 @@ static LLVMValueRef shift(TbLower *L, bool left, bool sgn, LLVMValueRef a, LLVMV
     unsigned w = LLVMGetIntTypeWidth(t);
     LLVMValueRef big = LLVMBuildICmp(L->b, LLVMIntUGE, b, LLVMConstInt(t, w, 0), "");
     LLVMValueRef sb = LLVMBuildSelect(L->b, big, LLVMConstInt(t, w - 1, 0), b, "");
-    if (left) return LLVMBuildSelect(L->b, big, LLVMConstNull(t), LLVMBuildShl(L->b, a, sb, ""), "");
-    if (sgn) return LLVMBuildAShr(L->b, a, sb, "");
+    if (left)
+        return LLVMBuildSelect(L->b, big, LLVMConstNull(t), LLVMBuildShl(L->b, a, sb, ""), "");
+    if (sgn)
+        return LLVMBuildAShr(L->b, a, sb, "");
     return LLVMBuildSelect(L->b, big, LLVMConstNull(t), LLVMBuildLShr(L->b, a, sb, ""), "");
 }
 
@@ -136,16 +152,15 @@ static LLVMValueRef divrem(TbLower *L, bool rem, bool sgn, LLVMValueRef a, LLVMV
     /* a / 1 = a and a % 1 = 0 were computed for the bad cases: fix them up */
     LLVMValueRef fix;
     if (rem) {
-        fix = LLVMBuildSelect(L->b, zero, a, LLVMConstNull(t), "");       /* INT_MIN % -1 = 0 */
+        fix = LLVMBuildSelect(L->b, zero, a, LLVMConstNull(t), ""); /* INT_MIN % -1 = 0 */
     } else {
-        LLVMValueRef neg = LLVMBuildNeg(L->b, a, "");                       /* INT_MIN / -1 wraps */
+        LLVMValueRef neg = LLVMBuildNeg(L->b, a, ""); /* INT_MIN / -1 wraps */
         fix = LLVMBuildSelect(L->b, zero, LLVMConstAllOnes(t), neg, "");
     }
     return LLVMBuildSelect(L->b, bad, fix, q, "");
 }
 
-LLVMValueRef tb_binop(TbLower *L, TirOpcode code, TirScalar s, LLVMValueRef a, LLVMValueRef b,
-                      const TirOp *op) {
+LLVMValueRef tb_binop(TbLower *L, TirOpcode code, TirScalar s, LLVMValueRef a, LLVMValueRef b, const TirOp *op) {
     if (tir_scalar_is_float(s)) {
         LLVMValueRef x = widen(L, a, s, op), y = widen(L, b, s, op), r;
         switch (code) {
@@ -156,9 +171,7 @@ LLVMValueRef tb_binop(TbLower *L, TirOpcode code, TirScalar s, LLVMValueRef a, L
         case TIR_OP_REM: r = LLVMBuildFRem(L->b, x, y, ""); break;
         case TIR_OP_MAXIMUM: r = intr2(L, "llvm.maxnum", x, y); break;
         case TIR_OP_MINIMUM: r = intr2(L, "llvm.minnum", x, y); break;
-        default:
-            tb_error(L, op, "'%s' does not apply to floats", tir_op_info[code].name);
-            return a;
+        default: tb_error(L, op, "'%s' does not apply to floats", tir_op_info[code].name); return a;
         }
         return narrow(L, r, s, op);
     }
@@ -176,14 +189,11 @@ LLVMValueRef tb_binop(TbLower *L, TirOpcode code, TirScalar s, LLVMValueRef a, L
     case TIR_OP_SHR: return shift(L, false, sgn, a, b);
     case TIR_OP_MAXIMUM: return intr2(L, sgn ? "llvm.smax" : "llvm.umax", a, b);
     case TIR_OP_MINIMUM: return intr2(L, sgn ? "llvm.smin" : "llvm.umin", a, b);
-    default:
-        tb_error(L, op, "internal: '%s' is not a binary op", tir_op_info[code].name);
-        return a;
+    default: tb_error(L, op, "internal: '%s' is not a binary op", tir_op_info[code].name); return a;
     }
 }
 
-static LLVMValueRef cmp(TbLower *L, TirCmp p, TirType t, LLVMValueRef a, LLVMValueRef b,
-                        const TirOp *op) {
+static LLVMValueRef cmp(TbLower *L, TirCmp p, TirType t, LLVMValueRef a, LLVMValueRef b, const TirOp *op) {
     TirScalar s = (TirScalar)t.elem;
     if (!t.ptr && tir_scalar_is_float(s)) {
         static const LLVMRealPredicate fp[6] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT,
@@ -197,12 +207,14 @@ static LLVMValueRef cmp(TbLower *L, TirCmp p, TirType t, LLVMValueRef a, LLVMVal
 }
 
 LLVMValueRef tb_convert(TbLower *L, LLVMValueRef x, TirScalar from, TirScalar to, const TirOp *op) {
-    if (from == to) return x;
+    if (from == to)
+        return x;
     LLVMTypeRef tt = tb_scalar_type(L, to);
     bool ff = tir_scalar_is_float(from), tf = tir_scalar_is_float(to);
     if (ff && tf) {
         if (from == TIR_F64 || to == TIR_F64) {
-            if (from == TIR_F64) return narrow(L, LLVMBuildFPTrunc(L->b, x, L->f32, ""), to, op);
+            if (from == TIR_F64)
+                return narrow(L, LLVMBuildFPTrunc(L->b, x, L->f32, ""), to, op);
             return LLVMBuildFPExt(L->b, widen(L, x, from, op), L->f64, "");
         }
         /* f32 -> f16/bf16 rounds once (cvt.rn); narrow -> narrow goes through f32, exact. */
@@ -210,10 +222,10 @@ LLVMValueRef tb_convert(TbLower *L, LLVMValueRef x, TirScalar from, TirScalar to
     }
     if (ff) { /* float -> int: truncate, saturate, NaN -> 0 */
         LLVMValueRef w = widen(L, x, from, op);
-        if (to == TIR_I1) return LLVMBuildFCmp(L->b, LLVMRealUNE, w, LLVMConstReal(LLVMTypeOf(w), 0), "");
+        if (to == TIR_I1)
+            return LLVMBuildFCmp(L->b, LLVMRealUNE, w, LLVMConstReal(LLVMTypeOf(w), 0), "");
         LLVMTypeRef ovl[2] = {tt, LLVMTypeOf(w)};
-        return tb_call_intr(L, tir_scalar_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2,
-                            &w, 1);
+        return tb_call_intr(L, tir_scalar_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, &w, 1);
     }
     bool sgn = from != TIR_I1 && tir_scalar_is_signed(from);
     if (tf) { /* int -> float: round to nearest even */
@@ -225,16 +237,21 @@ LLVMValueRef tb_convert(TbLower *L, LLVMValueRef x, TirScalar from, TirScalar to
         }
         return narrow(L, r, to, op);
     }
-    if (to == TIR_I1) return LLVMBuildICmp(L->b, LLVMIntNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
+    if (to == TIR_I1)
+        return LLVMBuildICmp(L->b, LLVMIntNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
     unsigned wf = LLVMGetIntTypeWidth(LLVMTypeOf(x)), wt = LLVMGetIntTypeWidth(tt);
-    if (wt < wf) return LLVMBuildTrunc(L->b, x, tt, "");
-    if (wt > wf) return sgn ? LLVMBuildSExt(L->b, x, tt, "") : LLVMBuildZExt(L->b, x, tt, "");
+    if (wt < wf)
+        return LLVMBuildTrunc(L->b, x, tt, "");
+    if (wt > wf)
+        return sgn ? LLVMBuildSExt(L->b, x, tt, "") : LLVMBuildZExt(L->b, x, tt, "");
     return x;
 }
 
 static LLVMValueRef cast_elem(TbLower *L, TirType from, TirType to, LLVMValueRef x, const TirOp *op) {
-    if (from.ptr && to.ptr) return x;
-    if (from.ptr) return tb_convert(L, LLVMBuildPtrToInt(L->b, x, L->i64, ""), TIR_I64, (TirScalar)to.elem, op);
+    if (from.ptr && to.ptr)
+        return x;
+    if (from.ptr)
+        return tb_convert(L, LLVMBuildPtrToInt(L->b, x, L->i64, ""), TIR_I64, (TirScalar)to.elem, op);
     if (to.ptr) {
         LLVMValueRef i = tb_convert(L, x, (TirScalar)from.elem, TIR_I64, op);
         return LLVMBuildIntToPtr(L->b, i, L->gptr, "");
@@ -260,23 +277,29 @@ static LLVMValueRef unary(TbLower *L, TirOp *op, TirType t, LLVMValueRef x) {
     TirOpcode code = (TirOpcode)op->code;
     bool fl = !t.ptr && tir_scalar_is_float(s);
     if (code == TIR_OP_NEG) {
-        if (fl) return narrow(L, LLVMBuildFNeg(L->b, widen(L, x, s, op), ""), s, op);
+        if (fl)
+            return narrow(L, LLVMBuildFNeg(L->b, widen(L, x, s, op), ""), s, op);
         return LLVMBuildNeg(L->b, x, "");
     }
-    if (code == TIR_OP_NOT) return LLVMBuildNot(L->b, x, "");
+    if (code == TIR_OP_NOT)
+        return LLVMBuildNot(L->b, x, "");
     if (code == TIR_OP_ABS) {
-        if (fl) return narrow(L, intr1(L, "llvm.fabs", widen(L, x, s, op)), s, op);
-        if (!tir_scalar_is_signed(s)) return x;
+        if (fl)
+            return narrow(L, intr1(L, "llvm.fabs", widen(L, x, s, op)), s, op);
+        if (!tir_scalar_is_signed(s))
+            return x;
         LLVMTypeRef tt = LLVMTypeOf(x);
         LLVMValueRef args[2] = {x, LLVMConstInt(L->i1, 0, 0)};
         return tb_call_intr(L, "llvm.abs", &tt, 1, args, 2);
     }
-    if (code == TIR_OP_NEXT_POW2) return next_pow2(L, x);
+    if (code == TIR_OP_NEXT_POW2)
+        return next_pow2(L, x);
     if (!fl) {
         tb_error(L, op, "'%s' needs a float operand", tir_op_info[code].name);
         return x;
     }
-    if (s == TIR_F64) return tb_math_f64(L, code, x, op);
+    if (s == TIR_F64)
+        return tb_math_f64(L, code, x, op);
     return narrow(L, tb_math_f32(L, code, widen(L, x, s, op), tir_op_fast(op), op), s, op);
 }
 
@@ -287,15 +310,19 @@ static LLVMValueRef unary(TbLower *L, TirOp *op, TirType t, LLVMValueRef x) {
  * assumes that base + offset does not overflow i32 within one thread's elements (the
  * offsets differ by less than the tile's size; a program whose i32 index expression
  * wraps addresses 2^31 elements away in the interpreter as well). */
-static LLVMValueRef iconst(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
+static LLVMValueRef iconst(LLVMTypeRef t, int64_t v) {
+    return LLVMConstInt(t, (unsigned long long)v, 1);
+}
 
 static bool lower_affine(TbLower *L, TirOp *op, TbVal **o, int n) {
     TirValue *r = op->res[0];
-    if (op->nopnd != 2 || n < 2) return false;
+    if (op->nopnd != 2 || n < 2)
+        return false;
     LLVMValueRef ab[2];
     const int64_t *ao[2];
     for (int k = 0; k < 2; k++)
-        if (!tb_affine(L, o[k], n, &ab[k], &ao[k])) return false;
+        if (!tb_affine(L, o[k], n, &ab[k], &ao[k]))
+            return false;
     int64_t *ro = tir_alloc(L->m->arena, (size_t)n * sizeof *ro);
     LLVMValueRef rb;
     LLVMValueRef *e = tb_elems(L, n);
@@ -303,39 +330,48 @@ static bool lower_affine(TbLower *L, TirOp *op, TbVal **o, int n) {
     case TIR_OP_ADD:
     case TIR_OP_SUB:
     case TIR_OP_MUL: {
-        if (r->ty.ptr || !tir_scalar_is_int((TirScalar)r->ty.elem) || r->ty.elem == TIR_I1) return false;
+        if (r->ty.ptr || !tir_scalar_is_int((TirScalar)r->ty.elem) || r->ty.elem == TIR_I1)
+            return false;
         bool add = op->code == TIR_OP_ADD;
         if (op->code == TIR_OP_MUL) {
             /* one side a constant splat: scale the other */
             int c = LLVMIsAConstantInt(ab[1]) && !o[1]->ab ? 1 : LLVMIsAConstantInt(ab[0]) && !o[0]->ab ? 0 : -1;
-            if (c < 0) return false;
+            if (c < 0)
+                return false;
             for (int i = 0; i < n; i++)
-                if (ao[c][i]) return false;
+                if (ao[c][i])
+                    return false;
             int64_t f = LLVMConstIntGetSExtValue(ab[c]);
             rb = LLVMBuildMul(L->b, ab[1 - c], ab[c], "");
-            for (int i = 0; i < n; i++) ro[i] = (int64_t)((uint64_t)ao[1 - c][i] * (uint64_t)f);
+            for (int i = 0; i < n; i++)
+                ro[i] = (int64_t)((uint64_t)ao[1 - c][i] * (uint64_t)f);
         } else {
             rb = add ? LLVMBuildAdd(L->b, ab[0], ab[1], "") : LLVMBuildSub(L->b, ab[0], ab[1], "");
             for (int i = 0; i < n; i++)
-                ro[i] = (int64_t)(add ? (uint64_t)ao[0][i] + (uint64_t)ao[1][i] : (uint64_t)ao[0][i] - (uint64_t)ao[1][i]);
+                ro[i] =
+                    (int64_t)(add ? (uint64_t)ao[0][i] + (uint64_t)ao[1][i] : (uint64_t)ao[0][i] - (uint64_t)ao[1][i]);
         }
         LLVMTypeRef t = LLVMTypeOf(rb);
-        for (int i = 0; i < n; i++) e[i] = ro[i] ? LLVMBuildAdd(L->b, rb, iconst(t, ro[i]), "") : rb;
+        for (int i = 0; i < n; i++)
+            e[i] = ro[i] ? LLVMBuildAdd(L->b, rb, iconst(t, ro[i]), "") : rb;
         break;
     }
     case TIR_OP_ADDPTR: {
         TirScalar os = (TirScalar)op->opnd[1]->ty.elem;
         int bits = tir_scalar_bits(os);
         bool wide = bits == 64;
-        if (!(wide || (os == TIR_I32))) return false;
+        if (!(wide || (os == TIR_I32)))
+            return false;
         TirScalar ps = (TirScalar)op->opnd[0]->ty.elem;
         int64_t eb = ps == TIR_I1 ? 1 : tir_scalar_bytes(ps); /* bools are bytes in memory */
         for (int i = 0; i < n; i++) {
-            if (!wide && (ao[1][i] > (1 << 24) || ao[1][i] < -(1 << 24))) return false;
+            if (!wide && (ao[1][i] > (1 << 24) || ao[1][i] < -(1 << 24)))
+                return false;
             ro[i] = (int64_t)((uint64_t)ao[0][i] + (uint64_t)ao[1][i] * (uint64_t)eb);
         }
         LLVMValueRef off = ab[1];
-        if (!wide) off = LLVMBuildSExt(L->b, off, L->i64, "");
+        if (!wide)
+            off = LLVMBuildSExt(L->b, off, L->i64, "");
         LLVMTypeRef et = tb_mem_type(L, (TirScalar)op->opnd[0]->ty.elem);
         rb = LLVMBuildGEP2(L->b, et, ab[0], &off, 1, "");
         for (int i = 0; i < n; i++) {
@@ -365,13 +401,15 @@ static bool lower_affine(TbLower *L, TirOp *op, TbVal **o, int n) {
  * the inner K loop and 40 bytes of spills on sm_86 (64x64x32, 4 warps, div16); none now. */
 static const TirOp *enclosing_loop(const TirOp *op) {
     for (const TirBlock *b = op->parent; b && b->parent; b = b->parent->parent)
-        if (b->parent->code == TIR_OP_FOR) return b->parent;
+        if (b->parent->code == TIR_OP_FOR)
+            return b->parent;
     return NULL;
 }
 
 static bool inside(const TirOp *op, const TirOp *loop) {
     for (const TirBlock *b = op->parent; b && b->parent; b = b->parent->parent)
-        if (b->parent == loop) return true;
+        if (b->parent == loop)
+            return true;
     return false;
 }
 
@@ -379,22 +417,27 @@ static bool inside(const TirOp *op, const TirOp *loop) {
  * by pure ops of such values (a few levels deep). */
 static bool invariant_in(const TirValue *v, const TirOp *loop, int depth) {
     const TirOp *d = v->def;
-    if (!d) {   /* a block argument: the loop's own (its counter, carried values) vary */
+    if (!d) { /* a block argument: the loop's own (its counter, carried values) vary */
         for (const TirBlock *b = v->block; b && b->parent; b = b->parent->parent)
-            if (b->parent == loop) return false;
+            if (b->parent == loop)
+                return false;
         return true;
     }
-    if (!inside(d, loop)) return true;
-    if (depth == 0 || d->nregion || !(tir_op_info[d->code].traits & TIR_T_PURE)) return false;
+    if (!inside(d, loop))
+        return true;
+    if (depth == 0 || d->nregion || !(tir_op_info[d->code].traits & TIR_T_PURE))
+        return false;
     for (int i = 0; i < d->nopnd; i++)
-        if (!invariant_in(d->opnd[i], loop, depth - 1)) return false;
+        if (!invariant_in(d->opnd[i], loop, depth - 1))
+            return false;
     return true;
 }
 
 /* The signed 32-bit value v is cast from (through a splat), lowered already; else NULL. */
 static TbVal *sext32_source(TbLower *L, const TirValue *v) {
     const TirOp *d = v->def;
-    if (d && d->code == TIR_OP_SPLAT) d = d->opnd[0]->def;
+    if (d && d->code == TIR_OP_SPLAT)
+        d = d->opnd[0]->def;
     if (!d || d->code != TIR_OP_CAST || d->opnd[0]->ty.ptr || d->opnd[0]->ty.elem != TIR_I32 ||
         d->res[0]->ty.elem != TIR_I64 || !tb_lowered(L, d->opnd[0]))
         return NULL;
@@ -404,28 +447,31 @@ static TbVal *sext32_source(TbLower *L, const TirValue *v) {
 /* The offsets operand `off` (n elements, lowered as ov) of addptr `op` as products made
  * here, or NULL.  `off` may be a broadcast of the product: its elements are the product's
  * registers (the same LLVM values), matched by identity. */
-static LLVMValueRef *loop_wide_offsets(TbLower *L, const TirOp *op, const TirValue *off,
-                                       const TbVal *ov, int n) {
+static LLVMValueRef *loop_wide_offsets(TbLower *L, const TirOp *op, const TirValue *off, const TbVal *ov, int n) {
     const TirOp *loop = enclosing_loop(op), *m = off->def;
-    if (m && m->code == TIR_OP_BROADCAST) m = m->opnd[0]->def;
+    if (m && m->code == TIR_OP_BROADCAST)
+        m = m->opnd[0]->def;
     if (!loop || !m || m->code != TIR_OP_MUL || !invariant_in(m->res[0], loop, 6) || off->ty.elem != TIR_I64 ||
         !tb_lowered(L, m->res[0]))
         return NULL;
     TbVal *x = sext32_source(L, m->opnd[0]), *y = sext32_source(L, m->opnd[1]);
     TbVal *mv = tb_val(L, m->res[0]);
-    if (!x || !y || !mv || ov->n != n || (x->n != mv->n && x->n != 1) ||
-        (y->n != mv->n && y->n != 1) || (x->n == 1 && y->n == 1))
+    if (!x || !y || !mv || ov->n != n || (x->n != mv->n && x->n != 1) || (y->n != mv->n && y->n != 1) ||
+        (x->n == 1 && y->n == 1))
         return NULL;
     int *src = tir_alloc(L->m->arena, (size_t)n * sizeof *src);
-    for (int i = 0; i < n; i++) {   /* all matched before any code is made */
+    for (int i = 0; i < n; i++) { /* all matched before any code is made */
         int j = 0;
-        while (j < mv->n && mv->e[j] != ov->e[i]) j++;
-        if (j == mv->n || !x->e[x->n == 1 ? 0 : j] || !y->e[y->n == 1 ? 0 : j]) return NULL;
+        while (j < mv->n && mv->e[j] != ov->e[i])
+            j++;
+        if (j == mv->n || !x->e[x->n == 1 ? 0 : j] || !y->e[y->n == 1 ? 0 : j])
+            return NULL;
         src[i] = j;
     }
     LLVMValueRef *e = tb_elems(L, n);
     LLVMValueRef *made = tb_elems(L, mv->n);
-    for (int j = 0; j < mv->n; j++) made[j] = NULL;
+    for (int j = 0; j < mv->n; j++)
+        made[j] = NULL;
     for (int i = 0; i < n; i++) {
         int j = src[i];
         if (!made[j]) {
@@ -443,15 +489,20 @@ static LLVMValueRef *loop_wide_offsets(TbLower *L, const TirOp *op, const TirVal
  * once.  leader[i] is the element whose value element i takes. */
 static int *cmp_groups(TbLower *L, const TirOp *op, int n) {
     const TirValue *r = op->res[0];
-    if (!tir_type_is_tile(r->ty)) return NULL;
+    if (!tir_type_is_tile(r->ty))
+        return NULL;
     TbView v;
-    if (!tb_is_blocked(L, r->ty) || !tb_view(L, r->ty, &v, NULL) || v.total != n) return NULL;
+    if (!tb_is_blocked(L, r->ty) || !tb_view(L, r->ty, &v, NULL) || v.total != n)
+        return NULL;
     int d0 = v.order[0];
     int64_t c = op->attr.constancy[d0];
     int spt = tb_view_spt(&v, d0);
-    if (c > spt) c = spt;
-    if (c > v.n[d0]) c = v.n[d0];
-    if (c < 2 || (c & (c - 1)) || spt % c) return NULL;
+    if (c > spt)
+        c = spt;
+    if (c > v.n[d0])
+        c = v.n[d0];
+    if (c < 2 || (c & (c - 1)) || spt % c)
+        return NULL;
     int *lead = tir_alloc(L->m->arena, (size_t)n * sizeof *lead);
     for (int i = 0; i < n; i++) {
         int32_t j[TIR_MAXRANK];
@@ -471,7 +522,8 @@ static int *cmp_groups(TbLower *L, const TirOp *op, int n) {
 static bool lower_cmp_limit(TbLower *L, TirOp *op, TbVal **o, int n, const int *lead) {
     TirType t = op->opnd[0]->ty;
     TirScalar s = (TirScalar)t.elem;
-    if (t.ptr || (s != TIR_I32 && s != TIR_I64)) return false;
+    if (t.ptr || (s != TIR_I32 && s != TIR_I64))
+        return false;
     TirCmp p = (TirCmp)op->attr.i[0];
     int xi;
     bool le;
@@ -485,13 +537,16 @@ static bool lower_cmp_limit(TbLower *L, TirOp *op, TbVal **o, int n, const int *
         return false;
     }
     TbVal *x = o[xi], *lim_v = o[1 - xi];
-    if (!x->ab || x->n != n || !tb_uniform(lim_v)) return false;
+    if (!x->ab || x->n != n || !tb_uniform(lim_v))
+        return false;
     LLVMTypeRef it = LLVMTypeOf(x->ab);
-    if (LLVMTypeOf(lim_v->e[0]) != it) return false;
+    if (LLVMTypeOf(lim_v->e[0]) != it)
+        return false;
     LLVMValueRef args[2] = {lim_v->e[0], x->ab};
     LLVMValueRef lim = tb_call_intr(L, "llvm.ssub.sat", &it, 1, args, 2);
     int64_t *lo = tir_alloc(L->m->arena, (size_t)n * sizeof *lo);
-    for (int i = 0; i < n; i++) lo[i] = x->ao[lead ? lead[i] : i] - (le ? 1 : 0);
+    for (int i = 0; i < n; i++)
+        lo[i] = x->ao[lead ? lead[i] : i] - (le ? 1 : 0);
     tb_set_limit(L, op->res[0], n, lim, lo);
     return true;
 }
@@ -503,11 +558,13 @@ static bool lower_cmp_limit(TbLower *L, TirOp *op, TbVal **o, int n, const int *
  * sequence per element.  Scalars and f64 keep IEEE division. */
 static bool lower_fdiv(TbLower *L, TirOp *op, TbVal **o, int n) {
     TirScalar s = (TirScalar)op->res[0]->ty.elem;
-    if (op->res[0]->ty.ptr || !tir_scalar_is_float(s) || s == TIR_F64) return false;
+    if (op->res[0]->ty.ptr || !tir_scalar_is_float(s) || s == TIR_F64)
+        return false;
     LLVMValueRef *e = tb_elems(L, n);
     bool uni = tb_uniform(o[1]);
     LLVMValueRef rcp = NULL;
-    if (uni) rcp = LLVMBuildFDiv(L->b, LLVMConstReal(L->f32, 1.0), widen(L, o[1]->e[0], s, op), "");
+    if (uni)
+        rcp = LLVMBuildFDiv(L->b, LLVMConstReal(L->f32, 1.0), widen(L, o[1]->e[0], s, op), "");
     for (int i = 0; i < n; i++) {
         LLVMValueRef x = o[0]->e[o[0]->n == 1 ? 0 : i];
         if (i > 0 && o[0]->n == 1 && uni) {
@@ -533,8 +590,10 @@ void tb_lower_elementwise(TbLower *L, TirOp *op) {
     int n = 1;
     for (int i = 0; i < op->nopnd && i < 3; i++) {
         o[i] = tb_val(L, op->opnd[i]);
-        if (!o[i]) return;
-        if (o[i]->n > n) n = o[i]->n;
+        if (!o[i])
+            return;
+        if (o[i]->n > n)
+            n = o[i]->n;
     }
     for (int i = 0; i < op->nopnd && i < 3; i++) {
         if (o[i]->n != n && o[i]->n != 1) {
@@ -548,13 +607,17 @@ void tb_lower_elementwise(TbLower *L, TirOp *op) {
     }
     TirType t0 = op->nopnd ? op->opnd[0]->ty : r->ty;
     TirScalar s = (TirScalar)t0.elem;
-    if (lower_affine(L, op, o, n)) return;
-    if (op->code == TIR_OP_DIV && n > 1 && lower_fdiv(L, op, o, n)) return;
+    if (lower_affine(L, op, o, n))
+        return;
+    if (op->code == TIR_OP_DIV && n > 1 && lower_fdiv(L, op, o, n))
+        return;
     /* Operands the same in every element (splats, per-thread scalars): one computation. */
     bool uniform = n > 1;
-    for (int k = 0; k < op->nopnd && k < 3; k++) uniform = uniform && tb_uniform(o[k]);
+    for (int k = 0; k < op->nopnd && k < 3; k++)
+        uniform = uniform && tb_uniform(o[k]);
     int *lead = op->code == TIR_OP_CMP && n > 1 ? cmp_groups(L, op, n) : NULL;
-    if (op->code == TIR_OP_CMP && n > 1 && !uniform && lower_cmp_limit(L, op, o, n, lead)) return;
+    if (op->code == TIR_OP_CMP && n > 1 && !uniform && lower_cmp_limit(L, op, o, n, lead))
+        return;
     LLVMValueRef *wide = op->code == TIR_OP_ADDPTR && !uniform ? loop_wide_offsets(L, op, op->opnd[1], o[1], n) : NULL;
     LLVMValueRef *e = tb_elems(L, n);
 #define EL(k) (o[k]->e[o[k]->n == 1 ? 0 : i])
@@ -583,20 +646,23 @@ void tb_lower_elementwise(TbLower *L, TirOp *op) {
             LLVMValueRef off = wide ? wide[i] : EL(1);
             if (LLVMGetIntTypeWidth(LLVMTypeOf(off)) < 64)
                 off = tir_scalar_is_signed(os) && os != TIR_I1 ? LLVMBuildSExt(L->b, off, L->i64, "")
-                                                              : LLVMBuildZExt(L->b, off, L->i64, "");
+                                                               : LLVMBuildZExt(L->b, off, L->i64, "");
             LLVMTypeRef et = tb_mem_type(L, (TirScalar)t0.elem);
             e[i] = LLVMBuildGEP2(L->b, et, EL(0), &off, 1, "");
             break;
         }
         default:
-            if (op->nopnd == 1) e[i] = unary(L, op, t0, EL(0));
-            else if (op->nopnd == 2) e[i] = tb_binop(L, (TirOpcode)op->code, s, EL(0), EL(1), op);
+            if (op->nopnd == 1)
+                e[i] = unary(L, op, t0, EL(0));
+            else if (op->nopnd == 2)
+                e[i] = tb_binop(L, (TirOpcode)op->code, s, EL(0), EL(1), op);
             else {
                 tb_error(L, op, "'%s' is not supported by the GPU backend yet", tir_op_info[op->code].name);
                 return;
             }
         }
-        if (L->errors) return;
+        if (L->errors)
+            return;
     }
 #undef EL
     tb_set(L, r, n, e);

@@ -4,24 +4,30 @@
 
 #include <string.h>
 
-static int32_t clamp_pos(int64_t x) { return x < 1 ? 1 : (int32_t)x; }
+static int32_t clamp_pos(int64_t x) {
+    return x < 1 ? 1 : (int32_t)x;
+}
 
 /* Also the mma accumulator and operand layouts, for the ops that lower them (constants,
  * conversions, dot, shared-buffer loads): their elements follow no blocked formula, so
  * every other op asks tb_view, which refuses them. */
 bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op) {
     TirLayoutKind kind = tir_type_is_tile(t) ? tir_layout_kind(L->m, t.layout) : TIR_LAYOUT_NONE;
-    if (kind == TIR_LAYOUT_MMA || kind == TIR_LAYOUT_DOT_OPERAND) return tb_mma_view(L, t.layout, t, v, op);
+    if (kind == TIR_LAYOUT_MMA || kind == TIR_LAYOUT_DOT_OPERAND)
+        return tb_mma_view(L, t.layout, t, v, op);
     return tb_view(L, t, v, op);
 }
 
-static bool mma_family(TirLayoutKind k) { return k == TIR_LAYOUT_MMA || k == TIR_LAYOUT_DOT_OPERAND; }
+static bool mma_family(TirLayoutKind k) {
+    return k == TIR_LAYOUT_MMA || k == TIR_LAYOUT_DOT_OPERAND;
+}
 
 /* Whether the mma layout's instruction tiles fit in the shape (at least one m16n8 per
  * warp along M and N): the accumulator's fragment view applies. */
 static bool mma_fills(TbLower *L, int32_t layout, TirType t) {
     int32_t wpc[TIR_MAXRANK] = {0}, instr[3] = {0};
-    if (t.rank != 2 || !tir_layout_mma_params(L->m, layout, NULL, wpc, instr)) return true; /* tb_mma_view says why */
+    if (t.rank != 2 || !tir_layout_mma_params(L->m, layout, NULL, wpc, instr))
+        return true; /* tb_mma_view says why */
     return t.shape[0] >= 16 * wpc[0] && t.shape[1] >= 8 * wpc[1];
 }
 
@@ -50,7 +56,8 @@ static bool lin_view(TbLower *L, TirType t, TbView *v, const TirOp *op) {
 bool tb_view_lin_ok(TbLower *L, TirType t, TbView *v, const TirOp *op) {
     TirLayoutKind kind = tir_type_is_tile(t) ? tir_layout_kind(L->m, t.layout) : TIR_LAYOUT_NONE;
     int32_t root = t.layout;
-    while (tir_layout_kind(L->m, root) == TIR_LAYOUT_SLICE) root = tir_layout_parent(L->m, root);
+    while (tir_layout_kind(L->m, root) == TIR_LAYOUT_SLICE)
+        root = tir_layout_parent(L->m, root);
     if ((kind == TIR_LAYOUT_SLICE && mma_family(tir_layout_kind(L->m, root))) ||
         (kind == TIR_LAYOUT_MMA && !mma_fills(L, t.layout, t)))
         return lin_view(L, t, v, op);
@@ -94,7 +101,8 @@ bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op) {
     }
     /* order: the root's order restricted to the remaining dims */
     for (int i = 0, k = 0; i < bf->rank; i++)
-        if (bf->tile_dim[bf->order[i]] >= 0) v->order[k++] = bf->tile_dim[bf->order[i]];
+        if (bf->tile_dim[bf->order[i]] >= 0)
+            v->order[k++] = bf->tile_dim[bf->order[i]];
     /* the elements are the linear map's registers, in the same order */
     if (tir_lin_in_size(v->lin, tir_lin_in_dim(v->lin, TIR_LIN_REG)) != v->total) {
         tb_error(L, op, "internal: the layout's linear map has %d registers, its view %d",
@@ -163,8 +171,7 @@ LLVMValueRef tb_view_owner(TbLower *L, const TbView *v) {
         int d = bf->tile_dim[rd];
         int64_t span = tir_blocked_span(bf, rd);
         LLVMValueRef w = tb_warp_comp(L, bf, rd), ln = tb_lane_comp(L, bf, rd);
-        LLVMValueRef pos = LLVMBuildAdd(L->eb, LLVMBuildMul(L->eb, w, tb_i32(L, bf->tpw[rd]), ""),
-                                        ln, "");
+        LLVMValueRef pos = LLVMBuildAdd(L->eb, LLVMBuildMul(L->eb, w, tb_i32(L, bf->tpw[rd]), ""), ln, "");
         LLVMValueRef c;
         if (d < 0) {
             c = LLVMBuildICmp(L->eb, LLVMIntEQ, pos, tb_i32(L, 0), "");
@@ -188,7 +195,8 @@ void tb_barrier(TbLower *L) {
     static const char *const names[] = {"llvm.nvvm.barrier.cta.sync.aligned.all", "llvm.nvvm.barrier0"};
     for (int i = 0; i < 2; i++) {
         unsigned id = LLVMLookupIntrinsicID(names[i], strlen(names[i]));
-        if (!id) continue;
+        if (!id)
+            continue;
         LLVMValueRef zero = tb_i32(L, 0);
         tb_call_intr(L, names[i], NULL, 0, i == 0 ? &zero : NULL, i == 0 ? 1 : 0);
         return;
@@ -200,13 +208,17 @@ void tb_barrier(TbLower *L) {
  * barriers pass proved that no other thread still reads them when this op writes. */
 LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes) {
     if (op->attr.smem_bytes < bytes) {
-        tb_error(L, op, "internal: %d bytes of shared scratch reserved, %d needed: run the 'smem_alloc' and "
-                 "'barriers' passes before the backend", op->attr.smem_bytes, bytes);
+        tb_error(L, op,
+                 "internal: %d bytes of shared scratch reserved, %d needed: run the 'smem_alloc' and "
+                 "'barriers' passes before the backend",
+                 op->attr.smem_bytes, bytes);
         return LLVMGetUndef(L->sptr);
     }
-    if (!L->scratch) L->scratch = LLVMAddGlobalInAddressSpace(L->mod, L->i8, "tilec_scratch.tmp", TB_SHARED_AS);
+    if (!L->scratch)
+        L->scratch = LLVMAddGlobalInAddressSpace(L->mod, L->i8, "tilec_scratch.tmp", TB_SHARED_AS);
     int end = op->attr.smem_off + op->attr.smem_bytes;
-    if (end > L->scratch_bytes) L->scratch_bytes = end;
+    if (end > L->scratch_bytes)
+        L->scratch_bytes = end;
     LLVMValueRef idx = tb_i32(L, op->attr.smem_off);
     return op->attr.smem_off ? LLVMBuildGEP2(L->b, L->i8, L->scratch, &idx, 1, "") : L->scratch;
 }
@@ -219,19 +231,23 @@ LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes) {
  * register at thread 0 and register 0 at every thread, and no coordinate bit set by both,
  * so that the formula's sum is the map's XOR on every element.  NULL: none. */
 const TirLinear *tb_view_linear(TbLower *L, TirType t, const TbView *v) {
-    if (!v->mma || v->mma == TB_VIEW_LIN) return v->lin;
-    if (t.rank != 2) return NULL;
+    if (!v->mma || v->mma == TB_VIEW_LIN)
+        return v->lin;
+    if (t.rank != 2)
+        return NULL;
     const TirLinear *l = tir_layout_linear(L->m, t.layout, t.rank, t.shape, NULL);
     int R = l ? tir_lin_in_dim(l, TIR_LIN_REG) : -1, LN = l ? tir_lin_in_dim(l, TIR_LIN_LANE) : -1,
         W = l ? tir_lin_in_dim(l, TIR_LIN_WARP) : -1;
-    if (R < 0 || LN < 0 || W < 0 || tir_lin_in_size(l, R) != v->total) return NULL;
+    if (R < 0 || LN < 0 || W < 0 || tir_lin_in_size(l, R) != v->total)
+        return NULL;
     int32_t regbits[2] = {0, 0}, thrbits[2] = {0, 0};
     for (int e = 0; e < v->total; e++) {
         int32_t in[3] = {0}, c[TIR_MAXRANK];
         in[R] = e;
         tir_lin_apply_coords(l, in, c);
         for (int d = 0; d < 2; d++) {
-            if (c[d] != tb_mma_offset(v, e, d)) return NULL;
+            if (c[d] != tb_mma_offset(v, e, d))
+                return NULL;
             regbits[d] |= c[d];
         }
     }
@@ -243,11 +259,13 @@ const TirLinear *tb_view_linear(TbLower *L, TirType t, const TbView *v) {
             tir_lin_apply_coords(l, in, c);
             tb_mma_base_at(v, ln, w, b);
             for (int d = 0; d < 2; d++) {
-                if (c[d] != b[d]) return NULL;
+                if (c[d] != b[d])
+                    return NULL;
                 thrbits[d] |= c[d];
             }
         }
-    if ((regbits[0] & thrbits[0]) || (regbits[1] & thrbits[1])) return NULL;
+    if ((regbits[0] & thrbits[0]) || (regbits[1] & thrbits[1]))
+        return NULL;
     return l;
 }
 
@@ -280,7 +298,8 @@ static LLVMValueRef thread_part(TbLower *L, const TirLinear *m, int d, int32_t *
     for (int k = 0; k < 2; k++)
         for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) {
             int32_t basis = basis_coord(m, dims[k], bit, d);
-            if (!basis) continue;
+            if (!basis)
+                continue;
             *bits |= basis;
             LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildLShr(b, ids[k], tb_i32(L, bit), ""), tb_i32(L, 1), "");
             t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, basis), ""), "");
@@ -300,7 +319,8 @@ int32_t tb_lin_thread_bits(const TirLinear *m) {
     int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
     int32_t bits = 0;
     for (int k = 0; k < 2; k++)
-        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) bits |= basis_coord(m, dims[k], bit, 0);
+        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++)
+            bits |= basis_coord(m, dims[k], bit, 0);
     return bits;
 }
 
@@ -327,12 +347,15 @@ LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m) {
     int32_t mask[2] = {(int32_t)tir_lin_free_mask(m, dims[0]), (int32_t)tir_lin_free_mask(m, dims[1])};
     int warps = L->threads / 32 > 0 ? L->threads / 32 : L->f->warps;
     int span = dims[1] >= 0 ? tir_lin_in_size(m, dims[1]) : 1;
-    if (warps > span) mask[1] |= ~(span - 1);
-    if (!mask[0] && !mask[1]) return NULL;
+    if (warps > span)
+        mask[1] |= ~(span - 1);
+    if (!mask[0] && !mask[1])
+        return NULL;
     LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
     for (int k = 0; k < 2; k++)
         if (mask[k])
-            ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, ids[k], tb_i32(L, mask[k]), ""),
-                                                   tb_i32(L, 0), ""), "");
+            ok = LLVMBuildAnd(
+                b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, ids[k], tb_i32(L, mask[k]), ""), tb_i32(L, 0), ""),
+                "");
     return ok;
 }

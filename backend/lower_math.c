@@ -8,7 +8,9 @@
 
 #include <math.h>
 
-static LLVMValueRef c32(TbLower *L, uint32_t v) { return LLVMConstInt(L->i32, v, 0); }
+static LLVMValueRef c32(TbLower *L, uint32_t v) {
+    return LLVMConstInt(L->i32, v, 0);
+}
 static LLVMValueRef intr1(TbLower *L, const char *name, LLVMValueRef x) {
     LLVMTypeRef t = LLVMTypeOf(x);
     return tb_call_intr(L, name, &t, 1, &x, 1);
@@ -26,16 +28,18 @@ static LLVMValueRef ffma(TbLower *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRe
     LLVMTypeRef t = LLVMTypeOf(a);
     return tb_call_intr(L, "llvm.fma", &t, 1, args, 3);
 }
-static LLVMValueRef c64(TbLower *L, uint64_t v) { return LLVMConstInt(L->i64, v, 0); }
+static LLVMValueRef c64(TbLower *L, uint64_t v) {
+    return LLVMConstInt(L->i64, v, 0);
+}
 
 /* x * 2/pi mod 4 for |x| > 2^17: *r the remainder in radians, *q the quadrant (i32) */
 static void payne_hanek(TbLower *L, LLVMValueRef x, LLVMValueRef *r, LLVMValueRef *q) {
     LLVMBuilderRef b = L->b;
     LLVMValueRef bits = LLVMBuildBitCast(b, x, L->i32, "");
-    LLVMValueRef e = LLVMBuildSub(b, LLVMBuildAnd(b, LLVMBuildLShr(b, bits, c32(L, 23), ""), c32(L, 0xff), ""),
-                                  c32(L, 150), "");
-    LLVMValueRef m = LLVMBuildZExt(b, LLVMBuildOr(b, LLVMBuildAnd(b, bits, c32(L, 0x7fffff), ""), c32(L, 0x800000), ""),
-                                   L->i64, "");
+    LLVMValueRef e =
+        LLVMBuildSub(b, LLVMBuildAnd(b, LLVMBuildLShr(b, bits, c32(L, 23), ""), c32(L, 0xff), ""), c32(L, 150), "");
+    LLVMValueRef m =
+        LLVMBuildZExt(b, LLVMBuildOr(b, LLVMBuildAnd(b, bits, c32(L, 0x7fffff), ""), c32(L, 0x800000), ""), L->i64, "");
     /* window start t0 = e + 30 >= 0 (e >= -6 here), word k <= 4, bit s */
     LLVMValueRef t0 = LLVMBuildAdd(b, e, c32(L, 30), "");
     LLVMValueRef k = LLVMBuildLShr(b, t0, c32(L, 5), "");
@@ -75,7 +79,8 @@ static LLVMValueRef payne_hanek_fn(TbLower *L, LLVMTypeRef *fty) {
     LLVMTypeRef rt = LLVMStructTypeInContext(L->c, elts, 2, 0);
     *fty = LLVMFunctionType(rt, &L->f32, 1, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(L->mod, "tilec_payne_hanek");
-    if (fn) return fn;
+    if (fn)
+        return fn;
     fn = LLVMAddFunction(L->mod, "tilec_payne_hanek", *fty);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     unsigned kind = LLVMGetEnumAttributeKindForName("noinline", 8);
@@ -129,12 +134,15 @@ static LLVMValueRef sin_cos(TbLower *L, LLVMValueRef x, bool cosine) {
     /* polynomials on [-pi/4, pi/4] */
     LLVMValueRef r2 = LLVMBuildFMul(b, r, r, "");
     LLVMValueRef ps = fconst(L, x, tb_sin_coef[TB_SIN_NCOEF - 1]);
-    for (int i = TB_SIN_NCOEF - 2; i >= 0; i--) ps = ffma(L, ps, r2, fconst(L, x, tb_sin_coef[i]));
+    for (int i = TB_SIN_NCOEF - 2; i >= 0; i--)
+        ps = ffma(L, ps, r2, fconst(L, x, tb_sin_coef[i]));
     LLVMValueRef sn = ffma(L, LLVMBuildFMul(b, r, r2, ""), ps, r);
     LLVMValueRef pc = fconst(L, x, tb_cos_coef[TB_COS_NCOEF - 1]);
-    for (int i = TB_COS_NCOEF - 2; i >= 0; i--) pc = ffma(L, pc, r2, fconst(L, x, tb_cos_coef[i]));
+    for (int i = TB_COS_NCOEF - 2; i >= 0; i--)
+        pc = ffma(L, pc, r2, fconst(L, x, tb_cos_coef[i]));
     LLVMValueRef cs = ffma(L, r2, pc, fconst(L, x, 1.0));
-    if (cosine) q = LLVMBuildAdd(b, q, c32(L, 1), "");
+    if (cosine)
+        q = LLVMBuildAdd(b, q, c32(L, 1), "");
     LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, c32(L, 1), ""), c32(L, 0), "");
     LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, c32(L, 2), ""), c32(L, 0), "");
     LLVMValueRef y = LLVMBuildSelect(b, odd, cs, sn, "");
@@ -145,22 +153,35 @@ static LLVMValueRef sin_cos(TbLower *L, LLVMValueRef x, bool cosine) {
     return LLVMBuildSelect(b, special, LLVMBuildFSub(b, x, x, ""), y, "");
 }
 
-
 /* ---- f32: ir/fmath.c step for step ---- */
 
-static LLVMValueRef F(TbLower *L, float v) { return LLVMConstReal(L->f32, v); }
-static LLVMValueRef fmul(TbLower *L, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(L->b, a, b, ""); }
-static LLVMValueRef fadd(TbLower *L, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(L->b, a, b, ""); }
-static LLVMValueRef fsub(TbLower *L, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(L->b, a, b, ""); }
-static LLVMValueRef fdiv(TbLower *L, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFDiv(L->b, a, b, ""); }
-static LLVMValueRef fneg(TbLower *L, LLVMValueRef a) { return LLVMBuildFNeg(L->b, a, ""); }
+static LLVMValueRef F(TbLower *L, float v) {
+    return LLVMConstReal(L->f32, v);
+}
+static LLVMValueRef fmul(TbLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFMul(L->b, a, b, "");
+}
+static LLVMValueRef fadd(TbLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFAdd(L->b, a, b, "");
+}
+static LLVMValueRef fsub(TbLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFSub(L->b, a, b, "");
+}
+static LLVMValueRef fdiv(TbLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFDiv(L->b, a, b, "");
+}
+static LLVMValueRef fneg(TbLower *L, LLVMValueRef a) {
+    return LLVMBuildFNeg(L->b, a, "");
+}
 static LLVMValueRef sel(TbLower *L, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
     return LLVMBuildSelect(L->b, c, a, b, "");
 }
 static LLVMValueRef fcmp(TbLower *L, LLVMRealPredicate p, LLVMValueRef a, float b) {
     return LLVMBuildFCmp(L->b, p, a, F(L, b), "");
 }
-static LLVMValueRef isnan_(TbLower *L, LLVMValueRef x) { return LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, ""); }
+static LLVMValueRef isnan_(TbLower *L, LLVMValueRef x) {
+    return LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, "");
+}
 static LLVMValueRef copysign_(TbLower *L, LLVMValueRef y, LLVMValueRef x) {
     LLVMTypeRef ft = L->f32;
     LLVMValueRef args[2] = {y, x};
@@ -169,7 +190,8 @@ static LLVMValueRef copysign_(TbLower *L, LLVMValueRef y, LLVMValueRef x) {
 /* c[0] + u (c[1] + u (...)) */
 static LLVMValueRef hornerf(TbLower *L, const float *c, int n, LLVMValueRef u) {
     LLVMValueRef p = F(L, c[n - 1]);
-    for (int i = n - 2; i >= 0; i--) p = ffma(L, p, u, F(L, c[i]));
+    for (int i = n - 2; i >= 0; i--)
+        p = ffma(L, p, u, F(L, c[i]));
     return p;
 }
 /* k as an i32 from s = t + SHIFTER: the bits of s minus SHIFTER's (fmath.c's shifted_int) */
@@ -177,7 +199,8 @@ static LLVMValueRef shifted_int(TbLower *L, LLVMValueRef s) {
     return LLVMBuildSub(L->b, LLVMBuildBitCast(L->b, s, L->i32, ""), c32(L, TB_SHIFTER_BITS), "");
 }
 static LLVMValueRef pow2_bits(TbLower *L, LLVMValueRef k) {
-    return LLVMBuildBitCast(L->b, LLVMBuildShl(L->b, LLVMBuildAdd(L->b, k, c32(L, 127), ""), c32(L, 23), ""), L->f32, "");
+    return LLVMBuildBitCast(L->b, LLVMBuildShl(L->b, LLVMBuildAdd(L->b, k, c32(L, 127), ""), c32(L, 23), ""), L->f32,
+                            "");
 }
 /* y * 2^k (k an i32 in [-252, 254]): exact, then one rounding (fmath.c's scale2) */
 static LLVMValueRef scale2f(TbLower *L, LLVMValueRef y, LLVMValueRef k) {
@@ -217,8 +240,10 @@ static LLVMValueRef log1p_core(TbLower *L, LLVMValueRef x, LLVMValueRef *ef) {
     LLVMValueRef tiny = fcmp(L, LLVMRealOLT, x, 0x1p-126f);
     LLVMValueRef xs = sel(L, tiny, fmul(L, x, F(L, 0x1p23f)), x);
     LLVMValueRef bits = LLVMBuildBitCast(b, xs, L->i32, "");
-    LLVMValueRef e = LLVMBuildSub(b, LLVMBuildAnd(b, LLVMBuildLShr(b, bits, c32(L, 23), ""), c32(L, 0xff), ""), c32(L, 127), "");
-    LLVMValueRef m = LLVMBuildBitCast(b, LLVMBuildOr(b, LLVMBuildAnd(b, bits, c32(L, 0x7fffff), ""), c32(L, 0x3f800000), ""), L->f32, "");
+    LLVMValueRef e =
+        LLVMBuildSub(b, LLVMBuildAnd(b, LLVMBuildLShr(b, bits, c32(L, 23), ""), c32(L, 0xff), ""), c32(L, 127), "");
+    LLVMValueRef m = LLVMBuildBitCast(
+        b, LLVMBuildOr(b, LLVMBuildAnd(b, bits, c32(L, 0x7fffff), ""), c32(L, 0x3f800000), ""), L->f32, "");
     LLVMValueRef big = fcmp(L, LLVMRealOGT, m, TB_SQRT2_F);
     m = sel(L, big, fmul(L, m, F(L, 0.5f)), m);
     e = LLVMBuildAdd(b, e, sel(L, big, c32(L, 1), c32(L, 0)), "");
@@ -276,7 +301,8 @@ static LLVMValueRef erf_f(TbLower *L, LLVMValueRef x, bool fast) {
 static LLVMValueRef fast_pow2(TbLower *L, LLVMValueRef x, LLVMValueRef t, LLVMValueRef s, LLVMValueRef f) {
     LLVMValueRef p = hornerf(L, tb_fexp2_p, TB_FEXP2_P_N, f);
     LLVMValueRef sh = LLVMBuildShl(L->b, shifted_int(L, s), c32(L, 23), "");
-    LLVMValueRef y = LLVMBuildBitCast(L->b, LLVMBuildAdd(L->b, LLVMBuildBitCast(L->b, p, L->i32, ""), sh, ""), L->f32, "");
+    LLVMValueRef y =
+        LLVMBuildBitCast(L->b, LLVMBuildAdd(L->b, LLVMBuildBitCast(L->b, p, L->i32, ""), sh, ""), L->f32, "");
     y = sel(L, fcmp(L, LLVMRealOLT, t, -125.5f), F(L, 0.0f), y);
     y = sel(L, fcmp(L, LLVMRealOGE, t, 128.0f), F(L, INFINITY), y);
     return sel(L, isnan_(L, x), x, y);
@@ -301,7 +327,8 @@ LLVMValueRef tb_math_f32(TbLower *L, TirOpcode code, LLVMValueRef x, bool fast, 
     case TIR_OP_SIN: return sin_cos(L, x, false);
     case TIR_OP_COS: return sin_cos(L, x, true);
     case TIR_OP_TANH: return tanh_f(L, x, fast);
-    case TIR_OP_SIGMOID: return fast ? fdiv(L, one, fadd(L, one, tb_math_fexp(L, fneg(L, x), false))) : sigmoid_acc(L, x);
+    case TIR_OP_SIGMOID:
+        return fast ? fdiv(L, one, fadd(L, one, tb_math_fexp(L, fneg(L, x), false))) : sigmoid_acc(L, x);
     case TIR_OP_ERF: return erf_f(L, x, fast);
     case TIR_OP_FLOOR: return intr1(L, "llvm.floor", x);
     case TIR_OP_CEIL: return intr1(L, "llvm.ceil", x);
@@ -313,7 +340,9 @@ LLVMValueRef tb_math_f32(TbLower *L, TirOpcode code, LLVMValueRef x, bool fast, 
  * instructions exist for f64), the same steps as ir/fmath.c's tir_m_*64; accuracy:
  * docs/language.md's table (sin/cos: |x| < 1e6, 3-part Cody-Waite by pi/2). ---- */
 
-static LLVMValueRef d(TbLower *L, double v) { return LLVMConstReal(L->f64, v); }
+static LLVMValueRef d(TbLower *L, double v) {
+    return LLVMConstReal(L->f64, v);
+}
 static LLVMValueRef dfma(TbLower *L, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
     LLVMValueRef args[3] = {a, b, c};
     LLVMTypeRef t = L->f64;
@@ -328,7 +357,8 @@ static LLVMValueRef dcmp(TbLower *L, LLVMRealPredicate p, LLVMValueRef a, double
 /* Horner: c[0] + r*(c[1] + r*(...)) */
 static LLVMValueRef horner(TbLower *L, LLVMValueRef r, const double *c, int n) {
     LLVMValueRef p = d(L, c[n - 1]);
-    for (int i = n - 2; i >= 0; i--) p = dfma(L, p, r, d(L, c[i]));
+    for (int i = n - 2; i >= 0; i--)
+        p = dfma(L, p, r, d(L, c[i]));
     return p;
 }
 /* 2^k for an integer-valued double k in [-1100, 1100], as two normal factors. */
@@ -348,9 +378,9 @@ static LLVMValueRef scale2(TbLower *L, LLVMValueRef p, LLVMValueRef k) {
     LLVMValueRef f2 = LLVMBuildBitCast(L->b, LLVMBuildShl(L->b, LLVMBuildAdd(L->b, k2, bias, ""), sh, ""), L->f64, "");
     return LLVMBuildFMul(L->b, LLVMBuildFMul(L->b, p, f1, ""), f2, "");
 }
-static const double exp_taylor[14] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
-                                      1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800,
-                                      1.0 / 479001600, 1.0 / 6227020800.0};
+static const double exp_taylor[14] = {
+    1.0,        1.0,         1.0 / 2,      1.0 / 6,       1.0 / 24,       1.0 / 120,       1.0 / 720,
+    1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
 #define LN2_HI 6.93147180369123816490e-01
 #define LN2_LO 1.90821492927058770002e-10
 
@@ -379,7 +409,8 @@ static void log_parts(TbLower *L, LLVMValueRef x, LLVMValueRef *e, LLVMValueRef 
     LLVMValueRef tiny = dcmp(L, LLVMRealOLT, x, 2.2250738585072014e-308);
     LLVMValueRef xs = dsel(L, tiny, LLVMBuildFMul(L->b, x, d(L, 18014398509481984.0), ""), x); /* 2^54 */
     LLVMValueRef bits = LLVMBuildBitCast(L->b, xs, L->i64, "");
-    LLVMValueRef ex = LLVMBuildSub(L->b, LLVMBuildLShr(L->b, bits, LLVMConstInt(L->i64, 52, 0), ""), LLVMConstInt(L->i64, 1023, 0), "");
+    LLVMValueRef ex = LLVMBuildSub(L->b, LLVMBuildLShr(L->b, bits, LLVMConstInt(L->i64, 52, 0), ""),
+                                   LLVMConstInt(L->i64, 1023, 0), "");
     LLVMValueRef mb = LLVMBuildOr(L->b, LLVMBuildAnd(L->b, bits, LLVMConstInt(L->i64, (1ull << 52) - 1, 0), ""),
                                   LLVMConstInt(L->i64, 1023ull << 52, 0), "");
     LLVMValueRef m = LLVMBuildBitCast(L->b, mb, L->f64, "");
@@ -388,10 +419,12 @@ static void log_parts(TbLower *L, LLVMValueRef x, LLVMValueRef *e, LLVMValueRef 
     LLVMValueRef ef = LLVMBuildSIToFP(L->b, ex, L->f64, "");
     ef = LLVMBuildFAdd(L->b, ef, dsel(L, big, d(L, 1.0), d(L, 0.0)), "");
     ef = LLVMBuildFSub(L->b, ef, dsel(L, tiny, d(L, 54.0), d(L, 0.0)), "");
-    LLVMValueRef f = LLVMBuildFDiv(L->b, LLVMBuildFSub(L->b, m, d(L, 1.0), ""), LLVMBuildFAdd(L->b, m, d(L, 1.0), ""), "");
+    LLVMValueRef f =
+        LLVMBuildFDiv(L->b, LLVMBuildFSub(L->b, m, d(L, 1.0), ""), LLVMBuildFAdd(L->b, m, d(L, 1.0), ""), "");
     LLVMValueRef s2 = LLVMBuildFMul(L->b, f, f, "");
     double c[12];
-    for (int i = 0; i < 12; i++) c[i] = 1.0 / (2 * i + 1);
+    for (int i = 0; i < 12; i++)
+        c[i] = 1.0 / (2 * i + 1);
     *lm = LLVMBuildFMul(L->b, LLVMBuildFMul(L->b, d(L, 2.0), f, ""), horner(L, s2, c, 12), "");
     *e = ef;
 }
@@ -404,8 +437,8 @@ static LLVMValueRef log_limits(TbLower *L, LLVMValueRef x, LLVMValueRef y) {
 static LLVMValueRef log64(TbLower *L, LLVMValueRef x, bool base2) {
     LLVMValueRef e, lm;
     log_parts(L, x, &e, &lm);
-    LLVMValueRef y = base2 ? dfma(L, lm, d(L, 1.4426950408889634), e)
-                           : dfma(L, e, d(L, LN2_HI), dfma(L, e, d(L, LN2_LO), lm));
+    LLVMValueRef y =
+        base2 ? dfma(L, lm, d(L, 1.4426950408889634), e) : dfma(L, e, d(L, LN2_HI), dfma(L, e, d(L, LN2_LO), lm));
     return log_limits(L, x, y);
 }
 static LLVMValueRef sincos64(TbLower *L, LLVMValueRef x, bool cosine) {
@@ -418,19 +451,23 @@ static LLVMValueRef sincos64(TbLower *L, LLVMValueRef x, bool cosine) {
     double sc[10], cc[11];
     double f = 1;
     for (int i = 0; i < 10; i++) { /* sin: r * sum (-1)^i r^2i / (2i+1)! */
-        if (i) f *= (double)(2 * i) * (2 * i + 1);
+        if (i)
+            f *= (double)(2 * i) * (2 * i + 1);
         sc[i] = (i & 1 ? -1.0 : 1.0) / f;
     }
     f = 1;
     for (int i = 0; i < 11; i++) {
-        if (i) f *= (double)(2 * i - 1) * (2 * i);
+        if (i)
+            f *= (double)(2 * i - 1) * (2 * i);
         cc[i] = (i & 1 ? -1.0 : 1.0) / f;
     }
     LLVMValueRef sn = LLVMBuildFMul(L->b, r, horner(L, r2, sc, 10), "");
     LLVMValueRef cs = horner(L, r2, cc, 11);
     LLVMTypeRef ovl[2] = {L->i64, L->f64};
-    LLVMValueRef q = LLVMBuildAnd(L->b, tb_call_intr(L, "llvm.fptosi.sat", ovl, 2, &k, 1), LLVMConstInt(L->i64, 3, 0), "");
-    if (cosine) q = LLVMBuildAnd(L->b, LLVMBuildAdd(L->b, q, LLVMConstInt(L->i64, 1, 0), ""), LLVMConstInt(L->i64, 3, 0), "");
+    LLVMValueRef q =
+        LLVMBuildAnd(L->b, tb_call_intr(L, "llvm.fptosi.sat", ovl, 2, &k, 1), LLVMConstInt(L->i64, 3, 0), "");
+    if (cosine)
+        q = LLVMBuildAnd(L->b, LLVMBuildAdd(L->b, q, LLVMConstInt(L->i64, 1, 0), ""), LLVMConstInt(L->i64, 3, 0), "");
     /* quadrant q: sin(x) = sin r, cos r, -sin r, -cos r; cos(x) = sin(x + pi/2) */
     LLVMValueRef odd = LLVMBuildTrunc(L->b, q, L->i1, "");
     LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntUGE, q, LLVMConstInt(L->i64, 2, 0), "");
@@ -441,10 +478,11 @@ static LLVMValueRef sincos64(TbLower *L, LLVMValueRef x, bool cosine) {
 static LLVMValueRef tanh64(TbLower *L, LLVMValueRef x) {
     LLVMValueRef ax = intr1(L, "llvm.fabs", x);
     LLVMValueRef t = exp64(L, LLVMBuildFMul(L->b, ax, d(L, 2.0), ""));
-    LLVMValueRef y = LLVMBuildFSub(L->b, d(L, 1.0), LLVMBuildFDiv(L->b, d(L, 2.0), LLVMBuildFAdd(L->b, t, d(L, 1.0), ""), ""), "");
+    LLVMValueRef y =
+        LLVMBuildFSub(L->b, d(L, 1.0), LLVMBuildFDiv(L->b, d(L, 2.0), LLVMBuildFAdd(L->b, t, d(L, 1.0), ""), ""), "");
     /* near 0: the series, x (1 - x^2/3 + 2x^4/15 - ...) */
-    static const double c[8] = {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835, -1382.0 / 155925,
-                                21844.0 / 6081075, -929569.0 / 638512875};
+    static const double c[8] = {1.0,         -1.0 / 3,         2.0 / 15,          -17.0 / 315,
+                                62.0 / 2835, -1382.0 / 155925, 21844.0 / 6081075, -929569.0 / 638512875};
     LLVMValueRef small = LLVMBuildFMul(L->b, ax, horner(L, LLVMBuildFMul(L->b, ax, ax, ""), c, 8), "");
     y = dsel(L, dcmp(L, LLVMRealOLT, ax, 0.125), small, y);
     y = dsel(L, dcmp(L, LLVMRealOGT, ax, 40.0), d(L, 1.0), y);
@@ -459,14 +497,18 @@ static LLVMValueRef erf64(TbLower *L, LLVMValueRef x) {
     double c[60];
     double f = 1;
     for (int n = 0; n < 60; n++) {
-        if (n) f *= n;
+        if (n)
+            f *= n;
         c[n] = (n & 1 ? -1.0 : 1.0) / (f * (2 * n + 1));
     }
-    LLVMValueRef taylor = LLVMBuildFMul(L->b, LLVMBuildFMul(L->b, ax, horner(L, x2, c, 60), ""), d(L, 1.1283791670955126), "");
+    LLVMValueRef taylor =
+        LLVMBuildFMul(L->b, LLVMBuildFMul(L->b, ax, horner(L, x2, c, 60), ""), d(L, 1.1283791670955126), "");
     /* erfc = e^-x^2 / sqrt(pi) / (x + 1/2 / (x + 1 / (x + 3/2 / (x + ...)))) */
     LLVMValueRef cf = ax;
-    for (int k = 80; k >= 1; k--) cf = LLVMBuildFAdd(L->b, ax, LLVMBuildFDiv(L->b, d(L, k * 0.5), cf, ""), "");
-    LLVMValueRef erfc = LLVMBuildFDiv(L->b, LLVMBuildFMul(L->b, exp64(L, LLVMBuildFNeg(L->b, x2, "")), d(L, 0.5641895835477563), ""), cf, "");
+    for (int k = 80; k >= 1; k--)
+        cf = LLVMBuildFAdd(L->b, ax, LLVMBuildFDiv(L->b, d(L, k * 0.5), cf, ""), "");
+    LLVMValueRef erfc = LLVMBuildFDiv(
+        L->b, LLVMBuildFMul(L->b, exp64(L, LLVMBuildFNeg(L->b, x2, "")), d(L, 0.5641895835477563), ""), cf, "");
     LLVMValueRef y = dsel(L, dcmp(L, LLVMRealOLT, ax, 2.5), taylor, LLVMBuildFSub(L->b, d(L, 1.0), erfc, ""));
     y = dsel(L, dcmp(L, LLVMRealOGE, ax, 6.0), d(L, 1.0), y);
     y = dsel(L, LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, ""), x, y);
@@ -489,11 +531,9 @@ LLVMValueRef tb_math_f64(TbLower *L, TirOpcode code, LLVMValueRef x, const TirOp
     case TIR_OP_COS: return sincos64(L, x, true);
     case TIR_OP_TANH: return tanh64(L, x);
     case TIR_OP_SIGMOID:
-        return LLVMBuildFDiv(L->b, d(L, 1.0), LLVMBuildFAdd(L->b, d(L, 1.0), exp64(L, LLVMBuildFNeg(L->b, x, "")), ""), "");
+        return LLVMBuildFDiv(L->b, d(L, 1.0), LLVMBuildFAdd(L->b, d(L, 1.0), exp64(L, LLVMBuildFNeg(L->b, x, "")), ""),
+                             "");
     case TIR_OP_ERF: return erf64(L, x);
-    default:
-        tb_error(L, op, "internal: '%s' is not an f64 math op", tir_op_info[code].name);
-        return x;
+    default: tb_error(L, op, "internal: '%s' is not an f64 math op", tir_op_info[code].name); return x;
     }
 }
-

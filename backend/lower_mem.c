@@ -2,7 +2,7 @@
  * addresses contiguous and aligned: op attr i[1] = elements per vector), predicated by
  * masks with inline PTX; atomics lane by lane. */
 #include "tb_internal.h"
-#include <llvm/Config/llvm-config.h>   /* LLVM_VERSION_MAJOR */
+#include <llvm/Config/llvm-config.h> /* LLVM_VERSION_MAJOR */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,9 +11,11 @@
 static const char *cache_mod(TbLower *L, const TirOp *op) {
     static const char *const ok[] = {".ca", ".cg", ".cs", ".lu", ".cv"};
     const char *s = op->attr.s;
-    if (!s || !*s) return "";
+    if (!s || !*s)
+        return "";
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        if (strcmp(s, ok[i]) == 0) return ok[i];
+        if (strcmp(s, ok[i]) == 0)
+            return ok[i];
     tb_error(L, op, "unknown cache modifier '%s'", s);
     return "";
 }
@@ -22,10 +24,12 @@ static const char *cache_mod(TbLower *L, const TirOp *op) {
  * fits the thread's run of consecutive elements along the fastest dimension. */
 static int vector_width(TbLower *L, const TirOp *op, const TbView *v, int elem_bytes) {
     int w = (int)op->attr.i[1];
-    if (w <= 1 || !v || v->mma) return 1;
+    if (w <= 1 || !v || v->mma)
+        return 1;
     int d0 = v->order[0];
     int spt = tb_view_spt(v, d0);
-    while (w > 1 && (w * elem_bytes > 16 || v->n[d0] % w || spt % w || (w & (w - 1)))) w >>= 1;
+    while (w > 1 && (w * elem_bytes > 16 || v->n[d0] % w || spt % w || (w & (w - 1))))
+        w >>= 1;
     return w < 1 ? 1 : w;
 }
 
@@ -33,13 +37,17 @@ static bool view_has_copies(const TbView *v) {
     const TirBlockedForm *bf = &v->bf;
     for (int rd = 0; rd < bf->rank; rd++) {
         int d = bf->tile_dim[rd];
-        if (d >= 0 && tir_blocked_span(bf, rd) > v->shape[d]) return true;
-        if (d < 0 && bf->tpw[rd] * bf->wpc[rd] > 1) return true;
+        if (d >= 0 && tir_blocked_span(bf, rd) > v->shape[d])
+            return true;
+        if (d < 0 && bf->tpw[rd] * bf->wpc[rd] > 1)
+            return true;
     }
     return false;
 }
 
-bool tb_view_has_copies(const TbView *v) { return view_has_copies(v); }
+bool tb_view_has_copies(const TbView *v) {
+    return view_has_copies(v);
+}
 
 int tb_access_width(TbLower *L, const TirOp *op, const TbView *v, TirType et) {
     return vector_width(L, op, v, et.ptr ? 8 : tir_scalar_bytes((TirScalar)et.elem));
@@ -47,18 +55,22 @@ int tb_access_width(TbLower *L, const TirOp *op, const TbView *v, TirType et) {
 
 /* Register <-> memory form of one element (bools are bytes in memory). */
 static LLVMValueRef to_reg(TbLower *L, LLVMValueRef x, TirType t) {
-    if (!t.ptr && t.elem == TIR_I1) return LLVMBuildICmp(L->b, LLVMIntNE, x, LLVMConstNull(L->i8), "");
+    if (!t.ptr && t.elem == TIR_I1)
+        return LLVMBuildICmp(L->b, LLVMIntNE, x, LLVMConstNull(L->i8), "");
     return x;
 }
 static LLVMValueRef to_mem(TbLower *L, LLVMValueRef x, TirType t) {
-    if (!t.ptr && t.elem == TIR_I1) return LLVMBuildZExt(L->b, x, L->i8, "");
+    if (!t.ptr && t.elem == TIR_I1)
+        return LLVMBuildZExt(L->b, x, L->i8, "");
     return x;
 }
 
 static LLVMTypeRef mem_elem(TbLower *L, TirType t) {
     return t.ptr ? L->gptr : tb_mem_type(L, (TirScalar)t.elem);
 }
-static int mem_bytes(TirType t) { return t.ptr ? 8 : tir_scalar_bytes((TirScalar)t.elem); }
+static int mem_bytes(TirType t) {
+    return t.ptr ? 8 : tir_scalar_bytes((TirScalar)t.elem);
+}
 
 /* Access of `bytes` as PTX registers: nw words of 32 bits, or one 16-bit register. */
 typedef struct {
@@ -93,17 +105,23 @@ typedef struct {
     int n;
 } Slots;
 
-static Slots slots(LLVMValueRef *p, int n) { return (Slots){p, n}; }
+static Slots slots(LLVMValueRef *p, int n) {
+    return (Slots){p, n};
+}
 
 static bool slot_ok(TbLower *L, Slots s, int i) {
-    if (i >= 0 && i < s.n) return true;
+    if (i >= 0 && i < s.n)
+        return true;
     tb_error(L, NULL, "internal: slot %d of an access of %d slots", i, s.n);
     return false;
 }
 static void slot_put(TbLower *L, Slots s, int i, LLVMValueRef x) {
-    if (slot_ok(L, s, i)) s.p[i] = x;
+    if (slot_ok(L, s, i))
+        s.p[i] = x;
 }
-static LLVMValueRef slot_get(TbLower *L, Slots s, int i) { return s.p[slot_ok(L, s, i) ? i : 0]; }
+static LLVMValueRef slot_get(TbLower *L, Slots s, int i) {
+    return s.p[slot_ok(L, s, i) ? i : 0];
+}
 
 /* The group's words as its v elements: straight bitcasts where a word is one element,
  * else through a small vector (no vector at all for the common cases keeps the IR small). */
@@ -113,7 +131,8 @@ static LLVMValueRef words_to_elems(TbLower *L, Slots wv, Words w, int bytes, LLV
 static void words_to_list(TbLower *L, Slots wv, Words w, int bytes, LLVMTypeRef et, int v, Slots out) {
     bool isptr = LLVMGetTypeKind(et) == LLVMPointerTypeKind;
     if (!isptr && v == w.nw && bytes / v == (w.wt == L->i32 ? 4 : 2)) {
-        for (int i = 0; i < v; i++) slot_put(L, out, i, LLVMBuildBitCast(L->b, slot_get(L, wv, i), et, ""));
+        for (int i = 0; i < v; i++)
+            slot_put(L, out, i, LLVMBuildBitCast(L->b, slot_get(L, wv, i), et, ""));
         return;
     }
     if (!isptr && v == 1 && bytes == 1) {
@@ -121,7 +140,8 @@ static void words_to_list(TbLower *L, Slots wv, Words w, int bytes, LLVMTypeRef 
         return;
     }
     LLVMValueRef vec = words_to_elems(L, wv, w, bytes, et, v);
-    for (int i = 0; i < v; i++) slot_put(L, out, i, LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), ""));
+    for (int i = 0; i < v; i++)
+        slot_put(L, out, i, LLVMBuildExtractElement(L->b, vec, tb_i32(L, i), ""));
 }
 
 /* the group's bytes as a vector of its elements */
@@ -129,10 +149,12 @@ static LLVMValueRef words_to_elems(TbLower *L, Slots wv, Words w, int bytes, LLV
     LLVMValueRef packed;
     if (w.nw > 1) {
         packed = LLVMGetUndef(LLVMVectorType(w.wt, (unsigned)w.nw));
-        for (int i = 0; i < w.nw; i++) packed = LLVMBuildInsertElement(L->b, packed, slot_get(L, wv, i), tb_i32(L, i), "");
+        for (int i = 0; i < w.nw; i++)
+            packed = LLVMBuildInsertElement(L->b, packed, slot_get(L, wv, i), tb_i32(L, i), "");
     } else {
         packed = slot_get(L, wv, 0);
-        if (bytes == 1) packed = LLVMBuildTrunc(L->b, packed, L->i8, "");
+        if (bytes == 1)
+            packed = LLVMBuildTrunc(L->b, packed, L->i8, "");
     }
     LLVMTypeRef vt = LLVMVectorType(et, (unsigned)v);
     if (LLVMGetTypeKind(et) == LLVMPointerTypeKind) {
@@ -148,7 +170,8 @@ static void elems_to_words(TbLower *L, LLVMValueRef vec, Words w, int bytes, Slo
         vec = LLVMBuildPtrToInt(L->b, vec, LLVMVectorType(L->i64, LLVMGetVectorSize(LLVMTypeOf(vec))), "");
     if (w.nw > 1) {
         LLVMValueRef p = LLVMBuildBitCast(L->b, vec, LLVMVectorType(w.wt, (unsigned)w.nw), "");
-        for (int i = 0; i < w.nw; i++) slot_put(L, out, i, LLVMBuildExtractElement(L->b, p, tb_i32(L, i), ""));
+        for (int i = 0; i < w.nw; i++)
+            slot_put(L, out, i, LLVMBuildExtractElement(L->b, p, tb_i32(L, i), ""));
     } else if (bytes == 1) {
         LLVMValueRef b = LLVMBuildBitCast(L->b, vec, L->i8, "");
         slot_put(L, out, 0, LLVMBuildZExt(L->b, b, L->i16, ""));
@@ -185,7 +208,9 @@ static void put(Text *t, const char *fmt, ...) {
     t->k += m;
 }
 
-static bool narrow_float(TirType t) { return !t.ptr && (t.elem == TIR_F16 || t.elem == TIR_BF16); }
+static bool narrow_float(TirType t) {
+    return !t.ptr && (t.elem == TIR_F16 || t.elem == TIR_BF16);
+}
 
 /* Scalar accesses from one base pointer share one inline PTX statement, up to this many:
  * an eighth of the calls for LLVM to select (the unaligned form of a 128-element-per-thread
@@ -195,11 +220,13 @@ enum { GROUP_MAX = 8, ASM_MAX = 4 * GROUP_MAX + 8 }; /* ASM_MAX: operands of a s
 
 /* How many accesses of v elements from element g on can share one statement. */
 static int group_size(int n, int g, int v, LLVMValueRef pb, const int64_t *po) {
-    if (v != 1 || !pb || !po) return 1;
+    if (v != 1 || !pb || !po)
+        return 1;
     int na = 0;
     for (; na < GROUP_MAX && g + na < n; na++) {
         int64_t imm;
-        if (asm_addr(NULL, pb, po, g + na, &imm) != pb) break;
+        if (asm_addr(NULL, pb, po, g + na, &imm) != pb)
+            break;
     }
     return na > 0 ? na : 1;
 }
@@ -209,9 +236,12 @@ static int group_size(int n, int g, int v, LLVMValueRef pb, const int64_t *po) {
  * element). */
 static void word_names(TbLower *L, Words w, int a, bool temps, char names[4][16]) {
     for (int i = 0; i < w.nw; i++) {
-        if (!temps) snprintf(names[i], sizeof names[i], "$%d", a * w.nw + i);
-        else if (w.wt == L->i32) snprintf(names[i], sizeof names[i], "tw%d", a * w.nw + i);
-        else snprintf(names[i], sizeof names[i], "th%d", a);
+        if (!temps)
+            snprintf(names[i], sizeof names[i], "$%d", a * w.nw + i);
+        else if (w.wt == L->i32)
+            snprintf(names[i], sizeof names[i], "tw%d", a * w.nw + i);
+        else
+            snprintf(names[i], sizeof names[i], "th%d", a);
     }
 }
 
@@ -219,9 +249,8 @@ static void word_names(TbLower *L, Words w, int a, bool temps, char names[4][16]
  * access a predicated by maskv[g + a*v] (the layout proved masks constant over a vector);
  * masked-off registers hold zero.  With widen the memory elements are f16 or bf16 and
  * xs[] are their f32 values, converted inside the statement. */
-static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs, LLVMValueRef pb,
-                       const int64_t *po, int g, LLVMValueRef *maskv, const char *cache, bool widen,
-                       LLVMValueRef *xs) {
+static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t *po,
+                       int g, LLVMValueRef *maskv, const char *cache, bool widen, LLVMValueRef *xs) {
     int bytes = v * mem_bytes(et);
     Words w = words_for(L, bytes);
     int nout = widen ? na * v : na * w.nw;
@@ -247,52 +276,67 @@ static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs
     put(&t, "{\n\t");
     if (widen) {
         put(&t, ".reg .b16 th<%d>;\n\t", na * v);
-        if (w.wt == L->i32) put(&t, ".reg .b32 tw<%d>;\n\t", na * w.nw);
-        if (bf) put(&t, ".reg .b16 tz;\n\tmov.b16 tz, 0;\n\t");
+        if (w.wt == L->i32)
+            put(&t, ".reg .b32 tw<%d>;\n\t", na * w.nw);
+        if (bf)
+            put(&t, ".reg .b16 tz;\n\tmov.b16 tz, 0;\n\t");
     }
     for (int a = 0; a < na; a++) {
         char dst[4][16];
         word_names(L, w, a, widen, dst);
         /* zero the destinations first so masked-off lanes never read undefined registers */
-        for (int i = 0; i < w.nw && maskv; i++) put(&t, "mov%s %s, 0;\n\t", zero, dst[i]);
-        if (maskv) put(&t, "@$%d ", pred_op[a]);
+        for (int i = 0; i < w.nw && maskv; i++)
+            put(&t, "mov%s %s, 0;\n\t", zero, dst[i]);
+        if (maskv)
+            put(&t, "@$%d ", pred_op[a]);
         put(&t, "ld.global%s%s%s ", cache, w.vec, w.ptxt);
         put(&t, w.nw > 1 ? "{" : "");
-        for (int i = 0; i < w.nw; i++) put(&t, i ? ", %s" : "%s", dst[i]);
+        for (int i = 0; i < w.nw; i++)
+            put(&t, i ? ", %s" : "%s", dst[i]);
         put(&t, w.nw > 1 ? "}" : "");
-        if (imm[a]) put(&t, ", [$%d+%lld];\n\t", addr_op[a], (long long)imm[a]);
-        else put(&t, ", [$%d];\n\t", addr_op[a]);
-        if (!widen) continue;
+        if (imm[a])
+            put(&t, ", [$%d+%lld];\n\t", addr_op[a], (long long)imm[a]);
+        else
+            put(&t, ", [$%d];\n\t", addr_op[a]);
+        if (!widen)
+            continue;
         for (int i = 0; i < w.nw && w.wt == L->i32; i++)
             put(&t, "mov.b32 {th%d, th%d}, tw%d;\n\t", a * v + 2 * i, a * v + 2 * i + 1, a * w.nw + i);
         for (int e = 0; e < v; e++) {
-            if (bf) put(&t, "mov.b32 $%d, {tz, th%d};\n\t", a * v + e, a * v + e);
-            else put(&t, "cvt.f32.f16 $%d, th%d;\n\t", a * v + e, a * v + e);
+            if (bf)
+                put(&t, "mov.b32 $%d, {tz, th%d};\n\t", a * v + e, a * v + e);
+            else
+                put(&t, "cvt.f32.f16 $%d, th%d;\n\t", a * v + e, a * v + e);
         }
     }
     put(&t, "}");
     char cons[256];
     int c = 0;
-    for (int i = 0; i < nout; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "=%s,", widen ? "f" : w.cons);
+    for (int i = 0; i < nout; i++)
+        c += snprintf(cons + c, sizeof cons - (size_t)c, "=%s,", widen ? "f" : w.cons);
     for (int i = 0; i < nargs; i++)
         c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", LLVMTypeOf(args[i]) == L->i1 ? "b" : "l");
     cons[c - 1] = 0;
     LLVMTypeRef ot = widen ? L->f32 : w.wt, rt = ot;
     if (t.k >= (int)sizeof t.s) {
         tb_error(L, NULL, "internal: a load's inline PTX is too long");
-        for (int i = 0; i < na * v; i++) xs[i] = LLVMGetUndef(widen ? L->f32 : mem_elem(L, et));
+        for (int i = 0; i < na * v; i++)
+            xs[i] = LLVMGetUndef(widen ? L->f32 : mem_elem(L, et));
         return;
     }
     if (nout > 1) {
         LLVMTypeRef fields[ASM_MAX];
-        for (int i = 0; i < nout; i++) fields[i] = ot;
+        for (int i = 0; i < nout; i++)
+            fields[i] = ot;
         rt = LLVMStructTypeInContext(L->c, fields, (unsigned)nout, 0);
     }
     LLVMValueRef call = tb_asm(L, rt, t.s, cons, args, nargs, true);
     LLVMValueRef outs[ASM_MAX];
-    for (int i = 0; i < nout; i++) outs[i] = nout > 1 ? LLVMBuildExtractValue(L->b, call, (unsigned)i, "") : call;
+    for (int i = 0; i < nout; i++)
+        outs[i] = nout > 1 ? LLVMBuildExtractValue(L->b, call, (unsigned)i, "") : call;
     if (widen) {
-        for (int i = 0; i < nout; i++) xs[i] = outs[i];
+        for (int i = 0; i < nout; i++)
+            xs[i] = outs[i];
         return;
     }
     for (int a = 0; a < na; a++)
@@ -302,12 +346,12 @@ static void load_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs
 /* n elements of type et from ptrs[], in groups of v (one access each), predicated by
  * mask[] (NULL: none; with v > 1 the mask is constant over a group), masked-off lanes
  * giving other[] (NULL: zero).  With widen, et is f16 or bf16 and e[] are f32. */
-void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
-                   const int64_t *po, LLVMValueRef *maskv, LLVMValueRef *otherv, const char *cache,
-                   bool widen, LLVMValueRef *e) {
+void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t *po,
+                   LLVMValueRef *maskv, LLVMValueRef *otherv, const char *cache, bool widen, LLVMValueRef *e) {
     int eb = mem_bytes(et);
     LLVMTypeRef mt = mem_elem(L, et);
-    if (widen && !narrow_float(et)) widen = false;
+    if (widen && !narrow_float(et))
+        widen = false;
     for (int g = 0; g < n;) {
         int bytes = v * eb, na = 1;
         LLVMValueRef xs[ASM_MAX];
@@ -328,7 +372,8 @@ void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLV
              * its first lane speaks for all. */
             if (maskv && otherv && !LLVMIsNull(otherv[g + i])) {
                 LLVMValueRef o = otherv[g + i];
-                if (widen) o = tb_convert(L, o, (TirScalar)et.elem, TIR_F32, NULL);
+                if (widen)
+                    o = tb_convert(L, o, (TirScalar)et.elem, TIR_F32, NULL);
                 x = LLVMBuildSelect(L->b, maskv[v > 1 ? g + i - i % v : g + i], x, o, "");
             }
             e[g + i] = x;
@@ -356,15 +401,15 @@ static void store_words(TbLower *L, TirType et, int v, Slots vals, Words w, int 
 /* One inline PTX statement storing na accesses of v elements each (elements g..), access
  * a predicated by preds[a] (NULL: always).  With narrow, vals[] are f32 and the memory
  * elements f16 or bf16, rounded to nearest even inside the statement. */
-static void store_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs, LLVMValueRef pb,
-                        const int64_t *po, int g, LLVMValueRef *vals, LLVMValueRef *preds,
-                        const char *cache, bool narrow) {
+static void store_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t *po,
+                        int g, LLVMValueRef *vals, LLVMValueRef *preds, const char *cache, bool narrow) {
     int bytes = v * mem_bytes(et);
     Words w = words_for(L, bytes);
     int nin = narrow ? na * v : na * w.nw;
     LLVMValueRef args[ASM_MAX];
     if (narrow) {
-        for (int i = 0; i < nin; i++) args[i] = vals[g + i];
+        for (int i = 0; i < nin; i++)
+            args[i] = vals[g + i];
     } else {
         for (int a = 0; a < na; a++)
             store_words(L, et, v, slots(vals + g + a * v, v), w, bytes, slots(args + a * w.nw, w.nw));
@@ -382,14 +427,17 @@ static void store_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptr
     }
     for (int a = 0; a < na; a++) {
         pred_op[a] = preds[a] ? nargs : -1;
-        if (preds[a]) args[nargs++] = preds[a];
+        if (preds[a])
+            args[nargs++] = preds[a];
     }
     const char *ty = et.elem == TIR_BF16 ? "bf16" : "f16";
     Text t = {.k = 0};
     put(&t, "{\n\t");
     if (narrow) {
-        if (w.wt == L->i32) put(&t, ".reg .b32 tw<%d>;\n\t", na * w.nw);
-        else put(&t, ".reg .b16 th<%d>;\n\t", na);
+        if (w.wt == L->i32)
+            put(&t, ".reg .b32 tw<%d>;\n\t", na * w.nw);
+        else
+            put(&t, ".reg .b16 th<%d>;\n\t", na);
     }
     for (int a = 0; a < na; a++) {
         char src[4][16];
@@ -401,18 +449,23 @@ static void store_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptr
         } else if (narrow) {
             put(&t, "cvt.rn.%s.f32 %s, $%d;\n\t", ty, src[0], a);
         }
-        if (pred_op[a] >= 0) put(&t, "@$%d ", pred_op[a]);
+        if (pred_op[a] >= 0)
+            put(&t, "@$%d ", pred_op[a]);
         put(&t, "st.global%s%s%s ", cache, w.vec, w.ptxt);
-        if (imm[a]) put(&t, "[$%d+%lld], ", addr_op[a], (long long)imm[a]);
-        else put(&t, "[$%d], ", addr_op[a]);
+        if (imm[a])
+            put(&t, "[$%d+%lld], ", addr_op[a], (long long)imm[a]);
+        else
+            put(&t, "[$%d], ", addr_op[a]);
         put(&t, w.nw > 1 ? "{" : "");
-        for (int i = 0; i < w.nw; i++) put(&t, i ? ", %s" : "%s", src[i]);
+        for (int i = 0; i < w.nw; i++)
+            put(&t, i ? ", %s" : "%s", src[i]);
         put(&t, w.nw > 1 ? "};\n\t" : ";\n\t");
     }
     put(&t, "}");
     char cons[256];
     int c = 0;
-    for (int i = 0; i < nin; i++) c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", narrow ? "f" : w.cons);
+    for (int i = 0; i < nin; i++)
+        c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", narrow ? "f" : w.cons);
     for (int i = nin; i < nargs; i++)
         c += snprintf(cons + c, sizeof cons - (size_t)c, "%s,", LLVMTypeOf(args[i]) == L->i1 ? "b" : "l");
     cons[c - 1] = 0;
@@ -425,12 +478,12 @@ static void store_group(TbLower *L, TirType et, int v, int na, LLVMValueRef *ptr
 
 /* n elements to ptrs[] in groups of v, where owner (NULL: everywhere) and mask[] hold.
  * With narrow, vals[] are f32 and et is f16 or bf16. */
-void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
-                    const int64_t *po, LLVMValueRef *vals, LLVMValueRef *maskv, LLVMValueRef owner,
-                    const char *cache, bool narrow) {
+void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t *po,
+                    LLVMValueRef *vals, LLVMValueRef *maskv, LLVMValueRef owner, const char *cache, bool narrow) {
     int eb = mem_bytes(et);
     LLVMTypeRef mt = mem_elem(L, et);
-    if (narrow && !narrow_float(et)) narrow = false;
+    if (narrow && !narrow_float(et))
+        narrow = false;
     for (int g = 0; g < n;) {
         int bytes = v * eb;
         if (!owner && !maskv && !*cache && !narrow) {
@@ -451,7 +504,8 @@ void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LL
         LLVMValueRef preds[GROUP_MAX];
         for (int a = 0; a < na; a++) {
             LLVMValueRef p = owner;
-            if (maskv) p = p ? LLVMBuildAnd(L->b, p, maskv[g + a * v], "") : maskv[g + a * v];
+            if (maskv)
+                p = p ? LLVMBuildAnd(L->b, p, maskv[g + a * v], "") : maskv[g + a * v];
             preds[a] = p;
         }
         store_group(L, et, v, na, ptrs, pb, po, g, vals, preds, cache, narrow);
@@ -467,11 +521,14 @@ void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LL
 /* The `as f32` that is the only use of a f16/bf16 load's result. */
 static TirOp *widening_cast(TbLower *L, const TirOp *load) {
     const TirValue *r = load->res[0];
-    if (!narrow_float(r->ty)) return NULL;
+    if (!narrow_float(r->ty))
+        return NULL;
     TirOp *u = tb_sole_user(L, r);
-    if (!u || u->code != TIR_OP_CAST || u->opnd[0] != r) return NULL;
+    if (!u || u->code != TIR_OP_CAST || u->opnd[0] != r)
+        return NULL;
     TirType t = u->res[0]->ty;
-    if (t.ptr || t.elem != TIR_F32) return NULL;
+    if (t.ptr || t.elem != TIR_F32)
+        return NULL;
     t.elem = r->ty.elem;
     return tir_type_eq(t, r->ty) ? u : NULL;
 }
@@ -480,21 +537,27 @@ static TirOp *widening_cast(TbLower *L, const TirOp *load) {
 static TirOp *narrowing_store(TbLower *L, const TirOp *cast) {
     const TirValue *r = cast->res[0];
     TirType t = cast->opnd[0]->ty;
-    if (!narrow_float(r->ty) || t.ptr || t.elem != TIR_F32) return NULL;
+    if (!narrow_float(r->ty) || t.ptr || t.elem != TIR_F32)
+        return NULL;
     t.elem = r->ty.elem;
-    if (!tir_type_eq(t, r->ty)) return NULL;
+    if (!tir_type_eq(t, r->ty))
+        return NULL;
     TirOp *u = tb_sole_user(L, r);
-    if (!u || u->code != TIR_OP_STORE || u->nopnd < 2 || u->opnd[1] != r) return NULL;
+    if (!u || u->code != TIR_OP_STORE || u->nopnd < 2 || u->opnd[1] != r)
+        return NULL;
     return u;
 }
 
 bool tb_cast_fused(TbLower *L, TirOp *cast) {
     const TirOp *d = cast->opnd[0]->def;
-    if (d && d->code == TIR_OP_LOAD && widening_cast(L, d) == cast) return true; /* its load converts */
-    if (!narrowing_store(L, cast)) return false;
+    if (d && d->code == TIR_OP_LOAD && widening_cast(L, d) == cast)
+        return true; /* its load converts */
+    if (!narrowing_store(L, cast))
+        return false;
     /* the store converts: the cast's value is its operand's f32 elements */
     TbVal *x = tb_val(L, cast->opnd[0]);
-    if (x) tb_set(L, cast->res[0], x->n, x->e);
+    if (x)
+        tb_set(L, cast->res[0], x->n, x->e);
     return true;
 }
 
@@ -503,11 +566,13 @@ void tb_lower_load(TbLower *L, TirOp *op) {
     TbVal *p = tb_val(L, op->opnd[0]);
     TbVal *mask = op->nopnd > 1 ? tb_val(L, op->opnd[1]) : NULL;
     TbVal *other = op->nopnd > 2 ? tb_val(L, op->opnd[2]) : NULL;
-    if (!p) return;
+    if (!p)
+        return;
     TbView view, *vp = NULL;
     int n = 1;
     if (tir_type_is_tile(r->ty)) {
-        if (!tb_view_lin_ok(L, r->ty, &view, op)) return;
+        if (!tb_view_lin_ok(L, r->ty, &view, op))
+            return;
         vp = &view;
         n = L->chain_sub ? L->chain_sub : view.total;
     }
@@ -519,11 +584,12 @@ void tb_lower_load(TbLower *L, TirOp *op) {
     int v = vector_width(L, op, vp, mem_bytes(et));
     TirOp *cast = widening_cast(L, op);
     LLVMValueRef *e = tb_elems(L, n);
-    tb_emit_loads(L, et, n, v, p->e, p->ab, p->ao, mask ? mask->e : NULL, other ? other->e : NULL,
-                  cache_mod(L, op), cast != NULL, e);
+    tb_emit_loads(L, et, n, v, p->e, p->ab, p->ao, mask ? mask->e : NULL, other ? other->e : NULL, cache_mod(L, op),
+                  cast != NULL, e);
     /* with the cast done here, the load's own value (read by nothing else) stands for it */
     tb_set(L, r, n, e);
-    if (cast) tb_set(L, cast->res[0], n, e);
+    if (cast)
+        tb_set(L, cast->res[0], n, e);
 }
 
 void tb_lower_store(TbLower *L, TirOp *op) {
@@ -538,10 +604,12 @@ void tb_lower_store(TbLower *L, TirOp *op) {
     int n = 1;
     LLVMValueRef owner = NULL;
     if (tir_type_is_tile(vt)) {
-        if (!tb_view(L, vt, &view, op)) return;
+        if (!tb_view(L, vt, &view, op))
+            return;
         vp = &view;
         n = L->chain_sub ? L->chain_sub : view.total;
-        if (view_has_copies(&view)) owner = tb_view_owner(L, &view);
+        if (view_has_copies(&view))
+            owner = tb_view_owner(L, &view);
     } else {
         owner = LLVMBuildICmp(L->eb, LLVMIntEQ, L->tid, tb_i32(L, 0), "");
     }
@@ -553,8 +621,7 @@ void tb_lower_store(TbLower *L, TirOp *op) {
     int v = vector_width(L, op, vp, mem_bytes(et));
     const TirOp *def = op->opnd[1]->def;
     bool narrow = def && def->code == TIR_OP_CAST && narrowing_store(L, def) == op;
-    tb_emit_stores(L, et, n, v, p->e, p->ab, p->ao, x->e, mask ? mask->e : NULL, owner, cache_mod(L, op),
-                   narrow);
+    tb_emit_stores(L, et, n, v, p->e, p->ab, p->ao, x->e, mask ? mask->e : NULL, owner, cache_mod(L, op), narrow);
 }
 
 /* The LLVM orderings of a compare-and-swap for each TirSem: on success and on failure (a
@@ -569,7 +636,9 @@ static const struct {
 };
 /* NVPTX's sync scopes: gpu is LLVM's "device", cta "block", sys the default (""). */
 static const char *const atomic_scopes[TIR_NSCOPES] = {
-    [TIR_SCOPE_GPU] = "device", [TIR_SCOPE_CTA] = "block", [TIR_SCOPE_SYS] = "",
+    [TIR_SCOPE_GPU] = "device",
+    [TIR_SCOPE_CTA] = "block",
+    [TIR_SCOPE_SYS] = "",
 };
 
 /* An atomic at the op's order and scope.  A compare-and-swap carries its orders itself
@@ -578,8 +647,8 @@ static const char *const atomic_scopes[TIR_NSCOPES] = {
  * between fences at its scope: a fence before it for release, after it for acquire (the
  * PTX memory model's release and acquire patterns).  LLVM before 20 has no sync scopes in
  * its C API: the atomic and its fences are then at system scope, stronger than asked. */
-static LLVMValueRef build_atomic(TbLower *L, const TirOp *op, LLVMAtomicRMWBinOp bop,
-                                 LLVMValueRef p, LLVMValueRef x, LLVMValueRef y) {
+static LLVMValueRef build_atomic(TbLower *L, const TirOp *op, LLVMAtomicRMWBinOp bop, LLVMValueRef p, LLVMValueRef x,
+                                 LLVMValueRef y) {
     int sem = op->attr.i[0] >= 0 && op->attr.i[0] < TIR_NSEMS ? (int)op->attr.i[0] : 0;
     int scope = op->attr.i[1] >= 0 && op->attr.i[1] < TIR_NSCOPES ? (int)op->attr.i[1] : 0;
     bool release = sem == TIR_SEM_ACQ_REL || sem == TIR_SEM_RELEASE;
@@ -593,9 +662,11 @@ static LLVMValueRef build_atomic(TbLower *L, const TirOp *op, LLVMAtomicRMWBinOp
                                                          atomic_orders[sem].failure, ssid);
         return LLVMBuildExtractValue(L->b, c, 0, "");
     }
-    if (release) LLVMBuildFenceSyncScope(L->b, LLVMAtomicOrderingRelease, ssid, "");
+    if (release)
+        LLVMBuildFenceSyncScope(L->b, LLVMAtomicOrderingRelease, ssid, "");
     old = LLVMBuildAtomicRMWSyncScope(L->b, bop, p, x, LLVMAtomicOrderingMonotonic, ssid);
-    if (acquire) LLVMBuildFenceSyncScope(L->b, LLVMAtomicOrderingAcquire, ssid, "");
+    if (acquire)
+        LLVMBuildFenceSyncScope(L->b, LLVMAtomicOrderingAcquire, ssid, "");
 #else
     (void)scope;
     (void)atomic_scopes;
@@ -603,15 +674,17 @@ static LLVMValueRef build_atomic(TbLower *L, const TirOp *op, LLVMAtomicRMWBinOp
     /* LLVM 19's NVPTX drops a compare-and-swap's order too (a plain atom.cas, relaxed), and
      * cannot select a fence instruction (it aborts): every atomic is relaxed between PTX
      * fences written out */
-    if (release) tb_asm(L, L->voidt, "fence.acq_rel.sys;", "~{memory}", NULL, 0, true);
+    if (release)
+        tb_asm(L, L->voidt, "fence.acq_rel.sys;", "~{memory}", NULL, 0, true);
     if (y) {
-        LLVMValueRef c = LLVMBuildAtomicCmpXchg(L->b, p, x, y, LLVMAtomicOrderingMonotonic,
-                                                LLVMAtomicOrderingMonotonic, 0);
+        LLVMValueRef c =
+            LLVMBuildAtomicCmpXchg(L->b, p, x, y, LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
         old = LLVMBuildExtractValue(L->b, c, 0, "");
     } else {
         old = LLVMBuildAtomicRMW(L->b, bop, p, x, LLVMAtomicOrderingMonotonic, 0);
     }
-    if (acquire) tb_asm(L, L->voidt, "fence.acq_rel.sys;", "~{memory}", NULL, 0, true);
+    if (acquire)
+        tb_asm(L, L->voidt, "fence.acq_rel.sys;", "~{memory}", NULL, 0, true);
 #endif
     return old;
 }
@@ -628,8 +701,9 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
     TbVal *y = cas ? tb_val(L, op->opnd[2]) : NULL;
     TbVal *mask = !cas && op->nopnd > 2 ? tb_val(L, op->opnd[2]) : NULL;
     TirType et = tir_elem_type(r->ty);
-    if (et.ptr || et.elem == TIR_I1 || (tir_scalar_is_float((TirScalar)et.elem) && et.elem != TIR_F32 &&
-                                        et.elem != TIR_F64 && et.elem != TIR_F16 && et.elem != TIR_BF16)) {
+    if (et.ptr || et.elem == TIR_I1 ||
+        (tir_scalar_is_float((TirScalar)et.elem) && et.elem != TIR_F32 && et.elem != TIR_F64 && et.elem != TIR_F16 &&
+         et.elem != TIR_BF16)) {
         tb_error(L, op, "atomics on this element type are not supported by the GPU backend");
         return;
     }
@@ -637,8 +711,12 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
     LLVMAtomicRMWBinOp bop = LLVMAtomicRMWBinOpXchg;
     switch (op->code) {
     case TIR_OP_ATOMIC_ADD: bop = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
-    case TIR_OP_ATOMIC_MAX: bop = fl ? LLVMAtomicRMWBinOpFMax : sg ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax; break;
-    case TIR_OP_ATOMIC_MIN: bop = fl ? LLVMAtomicRMWBinOpFMin : sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin; break;
+    case TIR_OP_ATOMIC_MAX:
+        bop = fl ? LLVMAtomicRMWBinOpFMax : sg ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax;
+        break;
+    case TIR_OP_ATOMIC_MIN:
+        bop = fl ? LLVMAtomicRMWBinOpFMin : sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin;
+        break;
     default: break;
     }
     bool scalar = !tir_type_is_tile(r->ty);
@@ -646,9 +724,11 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
     int n = 1;
     LLVMValueRef owner = NULL;
     if (!scalar) {
-        if (!tb_view(L, r->ty, &view, op)) return;
+        if (!tb_view(L, r->ty, &view, op))
+            return;
         n = view.total;
-        if (view_has_copies(&view)) owner = tb_view_owner(L, &view);
+        if (view_has_copies(&view))
+            owner = tb_view_owner(L, &view);
     } else {
         owner = LLVMBuildICmp(L->eb, LLVMIntEQ, L->tid, tb_i32(L, 0), "");
     }
@@ -656,7 +736,8 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
     LLVMValueRef *e = tb_elems(L, n);
     for (int i = 0; i < n; i++) {
         LLVMValueRef pred = owner;
-        if (mask) pred = pred ? LLVMBuildAnd(L->b, pred, mask->e[i], "") : mask->e[i];
+        if (mask)
+            pred = pred ? LLVMBuildAnd(L->b, pred, mask->e[i], "") : mask->e[i];
         LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b), doit = NULL, join = NULL;
         if (pred) {
             doit = LLVMAppendBasicBlockInContext(L->c, L->fn, "atomic");

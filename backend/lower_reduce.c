@@ -20,10 +20,11 @@ static LLVMValueRef shfl_bfly(TbLower *L, LLVMValueRef x, int lane_mask) {
     if (k == LLVMDoubleTypeKind || (k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) == 64)) {
         LLVMValueRef i = LLVMBuildBitCast(L->b, x, L->i64, "");
         LLVMValueRef lo = shfl32(L, LLVMBuildTrunc(L->b, i, L->i32, ""), lane_mask);
-        LLVMValueRef hi = shfl32(L, LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, i, LLVMConstInt(L->i64, 32, 0), ""), L->i32, ""),
-                                 lane_mask);
-        LLVMValueRef r = LLVMBuildOr(L->b, LLVMBuildZExt(L->b, lo, L->i64, ""),
-                                     LLVMBuildShl(L->b, LLVMBuildZExt(L->b, hi, L->i64, ""), LLVMConstInt(L->i64, 32, 0), ""), "");
+        LLVMValueRef hi = shfl32(
+            L, LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, i, LLVMConstInt(L->i64, 32, 0), ""), L->i32, ""), lane_mask);
+        LLVMValueRef r =
+            LLVMBuildOr(L->b, LLVMBuildZExt(L->b, lo, L->i64, ""),
+                        LLVMBuildShl(L->b, LLVMBuildZExt(L->b, hi, L->i64, ""), LLVMConstInt(L->i64, 32, 0), ""), "");
         return LLVMBuildBitCast(L->b, r, t, "");
     }
     if (k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) < 32)
@@ -39,7 +40,7 @@ typedef struct {
 
 typedef struct {
     TirOpcode code;
-    TirScalar s;       /* element type of the input */
+    TirScalar s; /* element type of the input */
     bool fl, sg;
 } RedKind;
 
@@ -50,8 +51,9 @@ static Acc combine(TbLower *L, const RedKind *k, Acc a, Acc b, const TirOp *op) 
     case TIR_OP_REDUCE_MAX:
     case TIR_OP_REDUCE_MIN: {
         bool mx = k->code == TIR_OP_REDUCE_MAX;
-        const char *n = k->fl ? (mx ? "llvm.maxnum" : "llvm.minnum")
-                              : k->sg ? (mx ? "llvm.smax" : "llvm.smin") : (mx ? "llvm.umax" : "llvm.umin");
+        const char *n = k->fl   ? (mx ? "llvm.maxnum" : "llvm.minnum")
+                        : k->sg ? (mx ? "llvm.smax" : "llvm.smin")
+                                : (mx ? "llvm.umax" : "llvm.umin");
         LLVMTypeRef t = LLVMTypeOf(a.v);
         LLVMValueRef args[2] = {a.v, b.v};
         r.v = tb_call_intr(L, n, &t, 1, args, 2);
@@ -97,30 +99,36 @@ static Acc combine(TbLower *L, const RedKind *k, Acc a, Acc b, const TirOp *op) 
  * argmax/argmin stay one chain: as a tree their compare-and-select pairs took LLVM's
  * optimisation 10 ms longer (row_argmax BLOCK=1024: 41 against 31 ms for --emit=ptx). */
 #define RED_TREE_MAX 32
-#define RED_CHAINS 4
+#define RED_CHAINS   4
 static Acc combine_tree(TbLower *L, const RedKind *k, Acc *v, int n, const TirOp *op) {
-    int chains = k->code == TIR_OP_ARGMAX || k->code == TIR_OP_ARGMIN ? 1
-                 : n > RED_TREE_MAX                                    ? RED_CHAINS
-                                                                       : n;
+    int chains = k->code == TIR_OP_ARGMAX || k->code == TIR_OP_ARGMIN ? 1 : n > RED_TREE_MAX ? RED_CHAINS : n;
     if (n > chains) {
-        for (int i = chains; i < n; i++) v[i % chains] = combine(L, k, v[i % chains], v[i], op);
+        for (int i = chains; i < n; i++)
+            v[i % chains] = combine(L, k, v[i % chains], v[i], op);
         n = chains;
     }
     for (int w = n; w > 1; w = (w + 1) / 2) {
-        for (int i = 0; i < w / 2; i++) v[i] = combine(L, k, v[2 * i], v[2 * i + 1], op);
-        if (w % 2) v[w / 2] = v[w - 1];
+        for (int i = 0; i < w / 2; i++)
+            v[i] = combine(L, k, v[2 * i], v[2 * i + 1], op);
+        if (w % 2)
+            v[w / 2] = v[w - 1];
     }
     return v[0];
 }
 
 /* The most warps a reduction along axis can combine from shared memory. */
-static int wpc_max(const TbView *iv, int axis) { return iv->bf.wpc[iv->rdim[axis]]; }
+static int wpc_max(const TbView *iv, int axis) {
+    return iv->bf.wpc[iv->rdim[axis]];
+}
 
 static int type_bytes(TbLower *L, LLVMTypeRef t) {
     LLVMTypeKind k = LLVMGetTypeKind(t);
-    if (k == LLVMFloatTypeKind) return 4;
-    if (k == LLVMDoubleTypeKind) return 8;
-    if (k == LLVMIntegerTypeKind) return (int)(LLVMGetIntTypeWidth(t) + 7) / 8;
+    if (k == LLVMFloatTypeKind)
+        return 4;
+    if (k == LLVMDoubleTypeKind)
+        return 8;
+    if (k == LLVMIntegerTypeKind)
+        return (int)(LLVMGetIntTypeWidth(t) + 7) / 8;
     return 8;
 }
 
@@ -133,15 +141,18 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
     int axis = (int)op->attr.i[0];
     TbVal *x = tb_val(L, in);
     TbView iv, ov;
-    if (!tb_view(L, in->ty, &iv, op)) return;
+    if (!tb_view(L, in->ty, &iv, op))
+        return;
     if (axis < 0 || axis >= iv.rank) {
         tb_error(L, op, "reduction axis %d out of range", axis);
         return;
     }
     bool scalar_out = !tir_type_is_tile(out->ty);
     if (!scalar_out) {
-        if (!tb_view(L, out->ty, &ov, op)) return;
-        if (tir_layout_kind(L->m, out->ty.layout) != TIR_LAYOUT_SLICE || tir_layout_slice_dim(L->m, out->ty.layout) != axis ||
+        if (!tb_view(L, out->ty, &ov, op))
+            return;
+        if (tir_layout_kind(L->m, out->ty.layout) != TIR_LAYOUT_SLICE ||
+            tir_layout_slice_dim(L->m, out->ty.layout) != axis ||
             tir_layout_parent(L->m, out->ty.layout) != in->ty.layout) {
             tb_error(L, op, "the result's layout must be the input's sliced at the axis: run the 'layout' pass");
             return;
@@ -153,7 +164,8 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
     bool arg = k.code == TIR_OP_ARGMAX || k.code == TIR_OP_ARGMIN;
     /* narrow floats accumulate in f32 */
     TirScalar accs = (k.fl && k.s != TIR_F64) ? TIR_F32 : k.s;
-    if (k.s == TIR_I1 && k.code == TIR_OP_REDUCE_SUM) accs = TIR_I32;
+    if (k.s == TIR_I1 && k.code == TIR_OP_REDUCE_SUM)
+        accs = TIR_I32;
     int nout = scalar_out ? 1 : ov.total;
     int axis_n = iv.n[axis];
     LLVMValueRef axis_base = arg ? tb_view_base(L, &iv, axis) : NULL;
@@ -162,8 +174,10 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
     Acc *items = tir_alloc(L->m->arena, (size_t)nitems * sizeof *items);
     for (int eo = 0; eo < nout; eo++) {
         int32_t jo[TIR_MAXRANK] = {0}, j[TIR_MAXRANK];
-        if (!scalar_out) tb_view_multi(&ov, eo, jo);
-        for (int d = 0, dd = 0; d < iv.rank; d++) j[d] = d == axis ? 0 : jo[dd++];
+        if (!scalar_out)
+            tb_view_multi(&ov, eo, jo);
+        for (int d = 0, dd = 0; d < iv.rank; d++)
+            j[d] = d == axis ? 0 : jo[dd++];
         for (int t = 0; t < axis_n; t++) {
             j[axis] = t;
             items[t].v = tb_convert(L, x->e[tb_view_index(&iv, j)], k.s, accs, op);
@@ -204,7 +218,8 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
                 tb_view_multi(&ov, eo, jo);
                 int64_t stride = 1;
                 for (int d = ov.rank - 1; d >= 0; d--) {
-                    LLVMValueRef c = LLVMBuildAdd(L->b, tb_view_base(L, &ov, d), tb_i32(L, tb_view_offset(&ov, d, jo[d])), "");
+                    LLVMValueRef c =
+                        LLVMBuildAdd(L->b, tb_view_base(L, &ov, d), tb_i32(L, tb_view_offset(&ov, d, jo[d])), "");
                     li = LLVMBuildAdd(L->b, li, LLVMBuildMul(L->b, c, tb_i32(L, stride), ""), "");
                     stride *= ov.shape[d];
                 }
@@ -217,7 +232,8 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
         LLVMPositionBuilderAtEnd(L->b, wr);
         for (int eo = 0; eo < nout; eo++) {
             LLVMValueRef slot = LLVMBuildAdd(L->b, lin[eo], wk, "");
-            LLVMValueRef st = LLVMBuildStore(L->b, acc[eo].v, scratch_at(L, base, LLVMBuildMul(L->b, slot, tb_i32(L, ab), "")));
+            LLVMValueRef st =
+                LLVMBuildStore(L->b, acc[eo].v, scratch_at(L, base, LLVMBuildMul(L->b, slot, tb_i32(L, ab), "")));
             LLVMSetAlignment(st, (unsigned)ab);
             if (arg) {
                 LLVMValueRef o = LLVMBuildAdd(L->b, tb_i32(L, vbytes), LLVMBuildMul(L->b, slot, tb_i32(L, 4), ""), "");
@@ -235,7 +251,8 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
                 LLVMSetAlignment(a->v, (unsigned)ab);
                 a->i = NULL;
                 if (arg) {
-                    LLVMValueRef o = LLVMBuildAdd(L->b, tb_i32(L, vbytes), LLVMBuildMul(L->b, slot, tb_i32(L, 4), ""), "");
+                    LLVMValueRef o =
+                        LLVMBuildAdd(L->b, tb_i32(L, vbytes), LLVMBuildMul(L->b, slot, tb_i32(L, 4), ""), "");
                     a->i = LLVMBuildLoad2(L->b, L->i32, scratch_at(L, base, o), "");
                 }
             }
@@ -244,7 +261,8 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
     }
     LLVMValueRef *e = tb_elems(L, nout);
     TirScalar rs = (TirScalar)out->ty.elem;
-    for (int eo = 0; eo < nout; eo++) e[eo] = arg ? acc[eo].i : tb_convert(L, acc[eo].v, accs, rs, op);
+    for (int eo = 0; eo < nout; eo++)
+        e[eo] = arg ? acc[eo].i : tb_convert(L, acc[eo].v, accs, rs, op);
     tb_set(L, out, nout, e);
 }
 
@@ -266,11 +284,12 @@ static LLVMValueRef linear_coord(TbLower *L, const TbView *v, int e) {
  * follow go into a block only holders enter; the join block to end it with (owners_done),
  * or NULL when every thread holds distinct elements. */
 static LLVMBasicBlockRef owners_only(TbLower *L, const TbView *sv) {
-    LLVMValueRef own = sv->mma == TB_VIEW_LIN ? tb_lin_owner(L, sv->lin)
+    LLVMValueRef own = sv->mma == TB_VIEW_LIN   ? tb_lin_owner(L, sv->lin)
                        : sv->mma                ? tb_mma_owner(L, sv)
                        : tb_view_has_copies(sv) ? tb_view_owner(L, sv)
                                                 : NULL;
-    if (!own) return NULL;
+    if (!own)
+        return NULL;
     LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.write");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.join");
     LLVMBuildCondBr(L->b, own, wr, join);
@@ -279,7 +298,8 @@ static LLVMBasicBlockRef owners_only(TbLower *L, const TbView *sv) {
 }
 
 static void owners_done(TbLower *L, LLVMBasicBlockRef join) {
-    if (!join) return;
+    if (!join)
+        return;
     LLVMBuildBr(L->b, join);
     LLVMPositionBuilderAtEnd(L->b, join);
 }
@@ -294,9 +314,11 @@ static void owners_done(TbLower *L, LLVMBasicBlockRef join) {
 static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const TbView *sv, const TbView *dv) {
     TirValue *out = op->res[0];
     TirType et = tir_elem_type(it);
-    if (et.ptr) return false;
+    if (et.ptr)
+        return false;
     const TirLinear *a0 = tb_view_linear(L, it, sv), *b0 = tb_view_linear(L, out->ty, dv);
-    if (!a0 || !b0) return false;
+    if (!a0 || !b0)
+        return false;
     /* registers relabeled so that a thread's elements at consecutive columns are
      * consecutive registers (an accumulator with grouped N tiles holds 8 adjacent columns
      * in registers 4 apart): x's register pa[r] is a's r, the result's pb[r] is bm's r */
@@ -305,23 +327,27 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     int32_t *pa = tir_alloc(L->m->arena, (size_t)sv->total * sizeof *pa);
     int32_t *pb = tir_alloc(L->m->arena, (size_t)dv->total * sizeof *pb);
     int ra = tir_lin_in_dim(a0, TIR_LIN_REG), rb = tir_lin_in_dim(b0, TIR_LIN_REG);
-    if (ra < 0 || rb < 0 || tir_lin_in_size(a0, ra) != sv->total || tir_lin_in_size(b0, rb) != dv->total) return false;
+    if (ra < 0 || rb < 0 || tir_lin_in_size(a0, ra) != sv->total || tir_lin_in_size(b0, rb) != dv->total)
+        return false;
     tir_lin_runs_first(a0, ra, a0->nout - 1, &a1, pa);
     tir_lin_runs_first(b0, rb, b0->nout - 1, &b1, pb);
     int eb = et.elem == TIR_I1 ? 1 : tir_scalar_bytes((TirScalar)et.elem);
     TirConvPlan plan;
-    if (!tir_conv_plan(L->m->arena, a, bm, eb, &plan)) return false;
+    if (!tir_conv_plan(L->m->arena, a, bm, eb, &plan))
+        return false;
     LLVMTypeRef rt = tb_elem_type(L, et);
     bool is_bool = et.elem == TIR_I1;
     LLVMTypeRef mt = is_bool ? L->i8 : rt;
     if (plan.kind == TIR_CONV_NONE || plan.kind == TIR_CONV_REGS) {
         /* every thread holds what it needs already */
         LLVMValueRef *r = tb_elems(L, dv->total);
-        for (int e = 0; e < dv->total; e++) r[pb[e]] = x->e[pa[plan.kind == TIR_CONV_NONE ? e : plan.perm[e]]];
+        for (int e = 0; e < dv->total; e++)
+            r[pb[e]] = x->e[pa[plan.kind == TIR_CONV_NONE ? e : plan.perm[e]]];
         tb_set(L, out, dv->total, r);
         return true;
     }
-    if (plan.kind != TIR_CONV_SMEM || plan.smem_elems != tir_type_numel(it)) return false;
+    if (plan.kind != TIR_CONV_SMEM || plan.smem_elems != tir_type_numel(it))
+        return false;
     TirLinear inv, wmap, rmap;
     if (!tir_lin_invert(&plan.smem, &inv) || !tir_lin_compose(&inv, a, &wmap) || !tir_lin_compose(&inv, bm, &rmap))
         return false;
@@ -371,17 +397,20 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
         return;
     }
     TbView sv, dv;
-    if (!tb_view_lin_ok(L, in->ty, &sv, op) || !tb_view_lin_ok(L, out->ty, &dv, op)) return;
+    if (!tb_view_lin_ok(L, in->ty, &sv, op) || !tb_view_lin_ok(L, out->ty, &dv, op))
+        return;
     /* a constant splat (the zeros an accumulator starts from): no exchange.  Only a
      * constant: a thread whose elements share one value (a row vector broadcast along its
      * row) still holds another row than the thread that needs them. */
     if (tb_uniform(x) && LLVMIsConstant(x->e[0])) {
         LLVMValueRef *r = tb_elems(L, dv.total);
-        for (int e = 0; e < dv.total; e++) r[e] = x->e[0];
+        for (int e = 0; e < dv.total; e++)
+            r[e] = x->e[0];
         tb_set(L, out, dv.total, r);
         return;
     }
-    if (convert_planned(L, op, x, in->ty, &sv, &dv)) return;
+    if (convert_planned(L, op, x, in->ty, &sv, &dv))
+        return;
     TirType et = tir_elem_type(in->ty);
     LLVMTypeRef rt = tb_elem_type(L, et);
     bool is_bool = !et.ptr && et.elem == TIR_I1;
@@ -416,7 +445,8 @@ static void project(const TirLinear *out, const TirType *it, int axis, const int
     int32_t oc[TIR_LIN_MAXDIMS] = {0};
     tir_lin_apply_coords(out, in, oc);
     for (int d = 0, k = 0; d < out->nout; d++) {
-        if (d == axis) continue;
+        if (d == axis)
+            continue;
         c[k] = it->shape[k] == 1 ? 0 : oc[d];
         k++;
     }
@@ -440,8 +470,10 @@ static void shape_from_maps(TbLower *L, TirOp *op, int axis, TbVal *x, const TbV
         int bits = li->inbits[dims[0][k]] > lo->inbits[dims[1][k]] ? li->inbits[dims[0][k]] : lo->inbits[dims[1][k]];
         for (int b = 0; b < bits; b++) {
             int32_t ii[3] = {0}, io[3] = {0}, ci[TIR_LIN_MAXDIMS] = {0}, co[TIR_LIN_MAXDIMS] = {0};
-            if (b < li->inbits[dims[0][k]]) ii[dims[0][k]] = 1 << b;
-            if (b < lo->inbits[dims[1][k]]) io[dims[1][k]] = 1 << b;
+            if (b < li->inbits[dims[0][k]])
+                ii[dims[0][k]] = 1 << b;
+            if (b < lo->inbits[dims[1][k]])
+                io[dims[1][k]] = 1 << b;
             tir_lin_apply_coords(li, ii, ci);
             project(lo, &in->ty, axis, io, co);
             if (memcmp(ci, co, (size_t)li->nout * sizeof *ci)) {
@@ -462,7 +494,8 @@ static void shape_from_maps(TbLower *L, TirOp *op, int axis, TbVal *x, const TbV
             int32_t ii[3] = {0}, ci[TIR_LIN_MAXDIMS] = {0};
             ii[R[0]] = j;
             tir_lin_apply_coords(li, ii, ci);
-            if (!memcmp(ci, co, (size_t)li->nout * sizeof *ci)) k = j;
+            if (!memcmp(ci, co, (size_t)li->nout * sizeof *ci))
+                k = j;
         }
         if (k < 0) {
             tb_error(L, op, "internal: '%s': no register of the operand holds an element of the result",
@@ -470,7 +503,8 @@ static void shape_from_maps(TbLower *L, TirOp *op, int axis, TbVal *x, const TbV
             return;
         }
         e[i] = x->e[k];
-        if (ao) ao[i] = x->ao[k];
+        if (ao)
+            ao[i] = x->ao[k];
     }
     tb_set_affine(L, out, ov->total, e, x->ab, ao);
 }
@@ -480,9 +514,11 @@ void tb_lower_broadcast(TbLower *L, TirOp *op) {
     TbVal *x = tb_val(L, in);
     TbView iv, ov;
     if (!tir_type_is_tile(in->ty)) {
-        if (!tb_view_lin_ok(L, out->ty, &ov, op)) return;
+        if (!tb_view_lin_ok(L, out->ty, &ov, op))
+            return;
         LLVMValueRef *e = tb_elems(L, ov.total);
-        for (int i = 0; i < ov.total; i++) e[i] = x->e[0];
+        for (int i = 0; i < ov.total; i++)
+            e[i] = x->e[0];
         tb_set(L, out, ov.total, e);
         return;
     }
@@ -490,7 +526,8 @@ void tb_lower_broadcast(TbLower *L, TirOp *op) {
         tb_error(L, op, "broadcast's operand and result layouts differ: run the 'layout' pass");
         return;
     }
-    if (!tb_view_lin_ok(L, in->ty, &iv, op) || !tb_view_lin_ok(L, out->ty, &ov, op)) return;
+    if (!tb_view_lin_ok(L, in->ty, &iv, op) || !tb_view_lin_ok(L, out->ty, &ov, op))
+        return;
     if (iv.mma || ov.mma) {
         shape_from_maps(L, op, -1, x, &iv, &ov);
         return;
@@ -501,10 +538,12 @@ void tb_lower_broadcast(TbLower *L, TirOp *op) {
         int32_t j[TIR_MAXRANK];
         tb_view_multi(&ov, i, j);
         for (int d = 0; d < ov.rank; d++)
-            if (iv.shape[d] != ov.shape[d]) j[d] = 0;
+            if (iv.shape[d] != ov.shape[d])
+                j[d] = 0;
         int k = tb_view_index(&iv, j);
         e[i] = x->e[k];
-        if (ao) ao[i] = x->ao[k];
+        if (ao)
+            ao[i] = x->ao[k];
     }
     tb_set_affine(L, out, ov.total, e, x->ab, ao);
 }
@@ -514,19 +553,23 @@ void tb_lower_expand_dims(TbLower *L, TirOp *op) {
     TbVal *x = tb_val(L, in);
     int axis = (int)op->attr.i[0];
     TbView iv, ov;
-    if (!tb_view_lin_ok(L, out->ty, &ov, op)) return;
+    if (!tb_view_lin_ok(L, out->ty, &ov, op))
+        return;
     if (!tir_type_is_tile(in->ty)) {
         LLVMValueRef *e = tb_elems(L, ov.total);
-        for (int i = 0; i < ov.total; i++) e[i] = x->e[0];
+        for (int i = 0; i < ov.total; i++)
+            e[i] = x->e[0];
         tb_set(L, out, ov.total, e);
         return;
     }
     if (tir_layout_kind(L->m, in->ty.layout) != TIR_LAYOUT_SLICE || tir_layout_slice_dim(L->m, in->ty.layout) != axis ||
         tir_layout_parent(L->m, in->ty.layout) != out->ty.layout) {
-        tb_error(L, op, "expand_dims needs its operand in the result's layout sliced at the axis: run the 'layout' pass");
+        tb_error(L, op,
+                 "expand_dims needs its operand in the result's layout sliced at the axis: run the 'layout' pass");
         return;
     }
-    if (!tb_view_lin_ok(L, in->ty, &iv, op)) return;
+    if (!tb_view_lin_ok(L, in->ty, &iv, op))
+        return;
     if (iv.mma || ov.mma) {
         shape_from_maps(L, op, axis, x, &iv, &ov);
         return;
@@ -537,10 +580,12 @@ void tb_lower_expand_dims(TbLower *L, TirOp *op) {
         int32_t j[TIR_MAXRANK], ji[TIR_MAXRANK];
         tb_view_multi(&ov, i, j);
         for (int d = 0, k = 0; d < ov.rank; d++)
-            if (d != axis) ji[k++] = j[d];
+            if (d != axis)
+                ji[k++] = j[d];
         int k = tb_view_index(&iv, ji);
         e[i] = x->e[k];
-        if (ao) ao[i] = x->ao[k];
+        if (ao)
+            ao[i] = x->ao[k];
     }
     tb_set_affine(L, out, ov.total, e, x->ab, ao);
 }

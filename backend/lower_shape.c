@@ -7,8 +7,10 @@
 #include <string.h>
 
 LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d) {
-    if (v->mma == TB_VIEW_LIN) return tb_lin_coord(L, v->lin, e, d);
-    if (v->mma) return tb_mma_coord(L, v, e, d);
+    if (v->mma == TB_VIEW_LIN)
+        return tb_lin_coord(L, v->lin, e, d);
+    if (v->mma)
+        return tb_mma_coord(L, v, e, d);
     int32_t j[TIR_MAXRANK];
     tb_view_multi(v, e, j);
     return LLVMBuildAdd(L->b, tb_view_base(L, v, d), tb_i32(L, tb_view_offset(v, d, j[d])), "");
@@ -20,14 +22,19 @@ LLVMValueRef tb_shfl(TbLower *L, const char *kind, LLVMValueRef x, LLVMValueRef 
     snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.i32", kind);
     LLVMTypeRef t = LLVMTypeOf(x);
     LLVMTypeKind k = LLVMGetTypeKind(t);
-    unsigned bits = k == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t) : k == LLVMDoubleTypeKind ? 64 : k == LLVMFloatTypeKind ? 32 : 16;
+    unsigned bits = k == LLVMIntegerTypeKind  ? LLVMGetIntTypeWidth(t)
+                    : k == LLVMDoubleTypeKind ? 64
+                    : k == LLVMFloatTypeKind  ? 32
+                                              : 16;
     LLVMTypeRef it = LLVMIntTypeInContext(L->c, bits);
     LLVMValueRef i = LLVMBuildBitCast(L->b, x, it, "");
     LLVMValueRef words[2];
     int nw = bits > 32 ? 2 : 1;
     for (int w = 0; w < nw; w++) {
-        LLVMValueRef part = bits > 32 ? LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, i, LLVMConstInt(it, 32u * w, 0), ""), L->i32, "")
-                          : bits < 32 ? LLVMBuildZExt(L->b, i, L->i32, "") : i;
+        LLVMValueRef part =
+            bits > 32   ? LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, i, LLVMConstInt(it, 32u * w, 0), ""), L->i32, "")
+            : bits < 32 ? LLVMBuildZExt(L->b, i, L->i32, "")
+                        : i;
         LLVMValueRef args[4] = {tb_i32(L, -1), part, lane, tb_i32(L, c)};
         words[w] = tb_call_intr(L, name, NULL, 0, args, 4);
     }
@@ -42,13 +49,16 @@ LLVMValueRef tb_shfl(TbLower *L, const char *kind, LLVMValueRef x, LLVMValueRef 
 
 /* ---- reshape, trans: write at the element's place in the result, barrier, read ---- */
 
-static int mem_bytes_of(TirType t) { return t.ptr ? 8 : tir_scalar_bytes((TirScalar)t.elem); }
+static int mem_bytes_of(TirType t) {
+    return t.ptr ? 8 : tir_scalar_bytes((TirScalar)t.elem);
+}
 
 void tb_lower_permute(TbLower *L, TirOp *op) {
     TirValue *in = op->opnd[0], *out = op->res[0];
     TbVal *x = tb_val(L, in);
     TbView sv, dv;
-    if (!tb_view(L, in->ty, &sv, op) || !tb_view(L, out->ty, &dv, op)) return;
+    if (!tb_view(L, in->ty, &sv, op) || !tb_view(L, out->ty, &dv, op))
+        return;
     TirType et = tir_elem_type(in->ty);
     bool is_bool = !et.ptr && et.elem == TIR_I1;
     LLVMTypeRef mt = is_bool ? L->i8 : tb_elem_type(L, et);
@@ -56,8 +66,10 @@ void tb_lower_permute(TbLower *L, TirOp *op) {
     LLVMValueRef base = tb_scratch(L, op, (int)(tir_type_numel(in->ty) * eb));
     /* row-major strides of the result */
     int64_t ostride[TIR_MAXRANK], istride[TIR_MAXRANK];
-    for (int d = dv.rank - 1, s = 1; d >= 0; d--) ostride[d] = s, s *= dv.shape[d];
-    for (int d = sv.rank - 1, s = 1; d >= 0; d--) istride[d] = s, s *= sv.shape[d];
+    for (int d = dv.rank - 1, s = 1; d >= 0; d--)
+        ostride[d] = s, s *= dv.shape[d];
+    for (int d = sv.rank - 1, s = 1; d >= 0; d--)
+        istride[d] = s, s *= sv.shape[d];
     for (int e = 0; e < sv.total; e++) {
         LLVMValueRef li = tb_i32(L, 0);
         if (op->code == TIR_OP_TRANS) {
@@ -68,11 +80,13 @@ void tb_lower_permute(TbLower *L, TirOp *op) {
                     tb_error(L, op, "bad permutation");
                     return;
                 }
-                li = LLVMBuildAdd(L->b, li, LLVMBuildMul(L->b, tb_view_coord(L, &sv, e, src), tb_i32(L, ostride[i]), ""), "");
+                li = LLVMBuildAdd(L->b, li,
+                                  LLVMBuildMul(L->b, tb_view_coord(L, &sv, e, src), tb_i32(L, ostride[i]), ""), "");
             }
         } else {
             for (int d = 0; d < sv.rank; d++)
-                li = LLVMBuildAdd(L->b, li, LLVMBuildMul(L->b, tb_view_coord(L, &sv, e, d), tb_i32(L, istride[d]), ""), "");
+                li = LLVMBuildAdd(L->b, li, LLVMBuildMul(L->b, tb_view_coord(L, &sv, e, d), tb_i32(L, istride[d]), ""),
+                                  "");
         }
         LLVMValueRef off = LLVMBuildMul(L->b, li, tb_i32(L, eb), "");
         LLVMValueRef v = is_bool ? LLVMBuildZExt(L->b, x->e[e], L->i8, "") : x->e[e];
@@ -104,7 +118,8 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
     TbVal *x = tb_val(L, in);
     int axis = (int)op->attr.i[0];
     TbView v;
-    if (!tb_view(L, in->ty, &v, op)) return;
+    if (!tb_view(L, in->ty, &v, op))
+        return;
     if (in->ty.layout != out->ty.layout) {
         tb_error(L, op, "cumsum's operand and result layouts differ: run the 'layout' pass");
         return;
@@ -128,9 +143,9 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
     LLVMValueRef la = LLVMBuildAnd(L->eb, lane_a, tb_i32(L, lanes - 1), "");
     LLVMValueRef wa = LLVMBuildAnd(L->eb, warp_a, tb_i32(L, warps - 1), "");
     /* the lane holding the last distinct position of this lane group */
-    LLVMValueRef last_lane = LLVMBuildAdd(L->eb, L->lane,
-                                          LLVMBuildMul(L->eb, LLVMBuildSub(L->eb, tb_i32(L, lanes - 1), lane_a, ""),
-                                                       tb_i32(L, lstride), ""), "");
+    LLVMValueRef last_lane = LLVMBuildAdd(
+        L->eb, L->lane,
+        LLVMBuildMul(L->eb, LLVMBuildSub(L->eb, tb_i32(L, lanes - 1), lane_a, ""), tb_i32(L, lstride), ""), "");
     LLVMValueRef zero = LLVMConstNull(at);
     int nrows = v.total / na;
     LLVMValueRef *res = tb_elems(L, v.total);
@@ -144,7 +159,8 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
     for (int e = 0; e < v.total; e++) {
         int32_t j[TIR_MAXRANK];
         tb_view_multi(&v, e, j);
-        if (j[axis] != 0) continue;
+        if (j[axis] != 0)
+            continue;
         idx[row] = tir_alloc(L->m->arena, (size_t)na * sizeof(int));
         pref[row] = tb_elems(L, na);
         excl[row] = tb_elems(L, reps);
@@ -157,7 +173,8 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
         LLVMValueRef li = tb_i32(L, 0);
         for (int d = 0, st = 1; d < v.rank; d++) {
             int dd = v.rank - 1 - d;
-            if (dd == axis) continue;
+            if (dd == axis)
+                continue;
             li = LLVMBuildAdd(L->b, li, LLVMBuildMul(L->b, tb_view_coord(L, &v, e, dd), tb_i32(L, st), ""), "");
             st *= v.shape[dd];
         }
@@ -189,9 +206,12 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
     }
     /* carry into each (row, rep) from the earlier reps and, across warps, earlier warps */
     LLVMValueRef **carry = tir_alloc(L->m->arena, (size_t)nrows * sizeof *carry);
-    for (int r = 0; r < nrows; r++) carry[r] = tb_elems(L, reps);
+    for (int r = 0; r < nrows; r++)
+        carry[r] = tb_elems(L, reps);
     if (warps > 1) {
-        int ab = (int)(LLVMGetTypeKind(at) == LLVMDoubleTypeKind ? 8 : LLVMGetTypeKind(at) == LLVMIntegerTypeKind ? (LLVMGetIntTypeWidth(at) + 7) / 8 : 4);
+        int ab = (int)(LLVMGetTypeKind(at) == LLVMDoubleTypeKind    ? 8
+                       : LLVMGetTypeKind(at) == LLVMIntegerTypeKind ? (LLVMGetIntTypeWidth(at) + 7) / 8
+                                                                    : 4);
         int64_t rows_total = tir_type_numel(in->ty) / S;
         LLVMValueRef base = tb_scratch(L, op, (int)(rows_total * reps * warps * (ab < 4 ? 4 : ab)));
         int slot = ab < 4 ? 4 : ab;
@@ -203,8 +223,12 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
         LLVMPositionBuilderAtEnd(L->b, wr);
         for (int r = 0; r < nrows; r++)
             for (int c = 0; c < reps; c++) {
-                LLVMValueRef k = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, LLVMBuildAdd(L->b, LLVMBuildMul(L->b, rowlin[r], tb_i32(L, reps), ""),
-                                                                                   tb_i32(L, c), ""), tb_i32(L, warps), ""), wa, "");
+                LLVMValueRef k = LLVMBuildAdd(
+                    L->b,
+                    LLVMBuildMul(
+                        L->b, LLVMBuildAdd(L->b, LLVMBuildMul(L->b, rowlin[r], tb_i32(L, reps), ""), tb_i32(L, c), ""),
+                        tb_i32(L, warps), ""),
+                    wa, "");
                 LLVMValueRef off = LLVMBuildMul(L->b, k, tb_i32(L, slot), "");
                 LLVMValueRef st = LLVMBuildStore(L->b, tot[r][c], LLVMBuildGEP2(L->b, L->i8, base, &off, 1, ""));
                 LLVMSetAlignment(st, (unsigned)slot);
@@ -297,9 +321,11 @@ static bool block_addrs(TbLower *L, TirOp *op, const TbView *v, LLVMValueRef *pt
 void tb_lower_tload(TbLower *L, TirOp *op) {
     TirValue *r = op->res[0];
     TbView v;
-    if (!tb_view(L, r->ty, &v, op)) return;
+    if (!tb_view(L, r->ty, &v, op))
+        return;
     LLVMValueRef *ptrs = tb_elems(L, v.total), *inb = tb_elems(L, v.total), *e = tb_elems(L, v.total);
-    if (!block_addrs(L, op, &v, ptrs, inb)) return;
+    if (!block_addrs(L, op, &v, ptrs, inb))
+        return;
     tb_emit_loads(L, tir_elem_type(r->ty), v.total, 1, ptrs, NULL, NULL, inb, NULL, "", false, e);
     tb_set(L, r, v.total, e);
 }
@@ -308,9 +334,11 @@ void tb_lower_tstore(TbLower *L, TirOp *op) {
     TirValue *val = op->opnd[op->nopnd - 1];
     TbVal *x = tb_val(L, val);
     TbView v;
-    if (!tb_view(L, val->ty, &v, op)) return;
+    if (!tb_view(L, val->ty, &v, op))
+        return;
     LLVMValueRef *ptrs = tb_elems(L, v.total), *inb = tb_elems(L, v.total);
-    if (!block_addrs(L, op, &v, ptrs, inb)) return;
+    if (!block_addrs(L, op, &v, ptrs, inb))
+        return;
     LLVMValueRef owner = tb_view_has_copies(&v) ? tb_view_owner(L, &v) : NULL;
     tb_emit_stores(L, tir_elem_type(val->ty), v.total, 1, ptrs, NULL, NULL, x->e, inb, owner, "", false);
 }
@@ -344,7 +372,8 @@ static void emit_printf(TbLower *L, const char *fmt, LLVMValueRef *vals, int n) 
         }
         buf = LLVMGetPointerAddressSpace(LLVMTypeOf(a)) ? LLVMBuildAddrSpaceCast(L->b, a, gp, "") : a;
     }
-    if (LLVMGetPointerAddressSpace(LLVMTypeOf(str))) str = LLVMBuildAddrSpaceCast(L->b, str, gp, "");
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(str)))
+        str = LLVMBuildAddrSpaceCast(L->b, str, gp, "");
     LLVMValueRef args[2] = {str, buf};
     LLVMBuildCall2(L->b, fty, fn, args, 2, "");
 }
@@ -362,15 +391,18 @@ static LLVMValueRef print_arg(TbLower *L, TirType t, LLVMValueRef x, const char 
     }
     bool sg = s == TIR_I1 || tir_scalar_is_signed(s);
     *conv = sg ? "%lld" : "%llu";
-    if (s == TIR_I1) return LLVMBuildZExt(L->b, x, L->i64, "");
-    if (s == TIR_I64 || s == TIR_U64) return x;
+    if (s == TIR_I1)
+        return LLVMBuildZExt(L->b, x, L->i64, "");
+    if (s == TIR_I64 || s == TIR_U64)
+        return x;
     return sg ? LLVMBuildSExt(L->b, x, L->i64, "") : LLVMBuildZExt(L->b, x, L->i64, "");
 }
 
 static void pid_args(TbLower *L, LLVMValueRef *v) {
     static const char *const ctaid[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
                                          "llvm.nvvm.read.ptx.sreg.ctaid.z"};
-    for (int i = 0; i < 3; i++) v[i] = LLVMBuildZExt(L->b, tb_call_intr(L, ctaid[i], NULL, 0, NULL, 0), L->i64, "");
+    for (int i = 0; i < 3; i++)
+        v[i] = LLVMBuildZExt(L->b, tb_call_intr(L, ctaid[i], NULL, 0, NULL, 0), L->i64, "");
 }
 
 /* Guards the code emitted by `body` with cond: returns the join block's builder position. */
@@ -402,7 +434,8 @@ void tb_lower_print(TbLower *L, TirOp *op) {
                 tb_error(L, op, "print of tiles of different shapes or layouts: print them separately");
                 return;
             }
-            if (tile_at < 0) tile_at = i;
+            if (tile_at < 0)
+                tile_at = i;
         }
     char fmt[1024];
     LLVMValueRef args[64];
@@ -427,7 +460,8 @@ void tb_lower_print(TbLower *L, TirOp *op) {
         return;
     }
     TbView v;
-    if (!tb_view(L, op->opnd[tile_at]->ty, &v, op)) return;
+    if (!tb_view(L, op->opnd[tile_at]->ty, &v, op))
+        return;
     LLVMValueRef owner = tb_view_has_copies(&v) ? tb_view_owner(L, &v) : NULL;
     LLVMBasicBlockRef jb = owner ? begin_if(L, owner, "print") : NULL;
     for (int e = 0; e < v.total; e++) {
@@ -448,7 +482,8 @@ void tb_lower_print(TbLower *L, TirOp *op) {
         snprintf(fmt + k, sizeof fmt - (size_t)k, "\n");
         emit_printf(L, fmt, args, na);
     }
-    if (jb) end_if(L, jb);
+    if (jb)
+        end_if(L, jb);
 }
 
 /* --debug: any false element prints "pid (x,y,z) thread T: assertion failed: MSG" and
@@ -456,7 +491,8 @@ void tb_lower_print(TbLower *L, TirOp *op) {
 void tb_lower_assert(TbLower *L, TirOp *op) {
     TbVal *c = tb_val(L, op->opnd[0]);
     LLVMValueRef bad = LLVMConstInt(L->i1, 0, 0);
-    for (int i = 0; i < c->n; i++) bad = LLVMBuildOr(L->b, bad, LLVMBuildNot(L->b, c->e[i], ""), "");
+    for (int i = 0; i < c->n; i++)
+        bad = LLVMBuildOr(L->b, bad, LLVMBuildNot(L->b, c->e[i], ""), "");
     LLVMBasicBlockRef jb = begin_if(L, bad, "assert.fail");
     char fmt[600];
     snprintf(fmt, sizeof fmt, "pid (%%lld,%%lld,%%lld) thread %%lld: assertion failed: %s\n",

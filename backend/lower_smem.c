@@ -20,7 +20,7 @@ typedef struct {
     int vec, per_phase, max_phase;
     int eb;
     int64_t numel;
-    LLVMValueRef base;   /* ptr addrspace(3) of stage 0 */
+    LLVMValueRef base; /* ptr addrspace(3) of stage 0 */
 } Ring;
 
 /* Address classes of one operand's ldmatrix: two ldmatrix whose element offsets differ by
@@ -31,8 +31,8 @@ typedef struct {
  * each advanced to the stage once per iteration. */
 enum { TB_LDM_CLASSES = 16, TB_LDM_THREADS = 32 * 16 };
 typedef struct {
-    int32_t *off;                  /* the representative's offset per (warp, lane) */
-    LLVMValueRef addr;             /* its address in the stage */
+    int32_t *off;      /* the representative's offset per (warp, lane) */
+    LLVMValueRef addr; /* its address in the stage */
 } LdmClass;
 
 /* A register tile's accesses to a stage, from the layout algebra: the stage's layout
@@ -49,9 +49,9 @@ typedef struct {
     TirLinear map;
     int32_t tbits;
     int vec, ncls;
-    int tvec;                          /* vec 1, an operand's K steps: tvec tiles in one access */
+    int tvec; /* vec 1, an operand's K steps: tvec tiles in one access */
     int32_t hi[RING_CLASSES];
-    LLVMValueRef addr[RING_CLASSES];   /* the stage + (thread part ^ hi) */
+    LLVMValueRef addr[RING_CLASSES]; /* the stage + (thread part ^ hi) */
     LLVMValueRef t, stage_bytes;
 } RingMap;
 
@@ -62,13 +62,13 @@ struct TbLdm {
     TbView view;
     bool mapped;
     RingMap map;
-    LLVMTypeRef mt;                /* mapped: the loaded element type */
+    LLVMTypeRef mt; /* mapped: the loaded element type */
     LLVMValueRef stage, base2[2];
     TirScalar elem;
-    LLVMValueRef *e;               /* the value's elements, filled step by step */
-    uint8_t done[KSTEPS_MAX];      /* K steps emitted */
+    LLVMValueRef *e;          /* the value's elements, filled step by step */
+    uint8_t done[KSTEPS_MAX]; /* K steps emitted */
     int ncls;
-    LdmClass *cls;                 /* [TB_LDM_CLASSES] */
+    LdmClass *cls; /* [TB_LDM_CLASSES] */
 };
 
 static bool ring_of(TbLower *L, const TirOp *op, Ring *R) {
@@ -82,11 +82,15 @@ static bool ring_of(TbLower *L, const TirOp *op, Ring *R) {
     int32_t order[TIR_MAXRANK];
     tir_layout_order(L->m, t.layout, order);
     R->rank = t.rank - 1;
-    for (int d = 0; d < R->rank; d++) R->shape[d] = t.shape[1 + d];
+    for (int d = 0; d < R->rank; d++)
+        R->shape[d] = t.shape[1 + d];
     R->cdim = order[0];
-    if (R->vec < 1) R->vec = 1;
-    if (R->per_phase < 1) R->per_phase = 1;
-    if (R->max_phase < 1) R->max_phase = 1;
+    if (R->vec < 1)
+        R->vec = 1;
+    if (R->per_phase < 1)
+        R->per_phase = 1;
+    if (R->max_phase < 1)
+        R->max_phase = 1;
     R->eb = tir_scalar_bytes((TirScalar)t.elem);
     R->numel = tir_type_numel(tir_smem_stage_type(t));
     R->base = tb_val(L, buf)->e[0];
@@ -98,7 +102,8 @@ static LLVMValueRef ring_offset(TbLower *L, const Ring *R, LLVMValueRef *c) {
     LLVMBuilderRef b = L->b;
     LLVMValueRef row = tb_i32(L, 0);
     for (int d = 0; d < R->rank; d++) {
-        if (d == R->cdim) continue;
+        if (d == R->cdim)
+            continue;
         row = LLVMBuildAdd(b, LLVMBuildMul(b, row, tb_i32(L, R->shape[d]), ""), c[d], "");
     }
     LLVMValueRef col = c[R->cdim];
@@ -124,7 +129,8 @@ static LLVMValueRef ring_addr(TbLower *L, const Ring *R, LLVMValueRef stage, LLV
 
 static LLVMValueRef elem_addr(TbLower *L, const Ring *R, const TbView *v, int e, LLVMValueRef stage) {
     LLVMValueRef c[TIR_MAXRANK];
-    for (int d = 0; d < v->rank; d++) c[d] = tb_view_coord(L, v, e, d);
+    for (int d = 0; d < v->rank; d++)
+        c[d] = tb_view_coord(L, v, e, d);
     return ring_addr(L, R, stage, ring_offset(L, R, c));
 }
 
@@ -140,7 +146,8 @@ void tb_lower_smem_alloc(TbLower *L, TirOp *op) {
 static int32_t ring_offset_at(const Ring *R, const int32_t *c) {
     int32_t row = 0;
     for (int d = 0; d < R->rank; d++)
-        if (d != R->cdim) row = row * R->shape[d] + c[d];
+        if (d != R->cdim)
+            row = row * R->shape[d] + c[d];
     int lv = __builtin_ctz((unsigned)R->vec);
     int32_t col = c[R->cdim], chunk = col >> lv, within = col & (R->vec - 1);
     chunk ^= (row >> __builtin_ctz((unsigned)R->per_phase)) & (R->max_phase - 1);
@@ -152,15 +159,18 @@ static int32_t ring_offset_at(const Ring *R, const int32_t *c) {
 static const TirLinear *ring_linear(TbLower *L, const TirOp *op, const Ring *R) {
     int id = op->opnd[0]->id;
     bool cache = id >= 0 && id < L->nvals;
-    if (cache && L->ring_seen[id]) return L->ring_lin[id];
-    const TirLinear *s = R->numel > (1 << 16) ? NULL
-                         : tir_layout_linear(L->m, op->opnd[0]->ty.layout, R->rank, R->shape, NULL);
-    if (s && tir_lin_in_dim(s, TIR_LIN_OFFSET) < 0) s = NULL;
+    if (cache && L->ring_seen[id])
+        return L->ring_lin[id];
+    const TirLinear *s =
+        R->numel > (1 << 16) ? NULL : tir_layout_linear(L->m, op->opnd[0]->ty.layout, R->rank, R->shape, NULL);
+    if (s && tir_lin_in_dim(s, TIR_LIN_OFFSET) < 0)
+        s = NULL;
     for (int32_t o = 0; s && o < (int32_t)R->numel; o++) {
         int32_t in[TIR_LIN_MAXDIMS] = {0}, c[TIR_LIN_MAXDIMS] = {0};
         in[tir_lin_in_dim(s, TIR_LIN_OFFSET)] = o;
         tir_lin_apply_coords(s, in, c);
-        if (ring_offset_at(R, c) != o) s = NULL;
+        if (ring_offset_at(R, c) != o)
+            s = NULL;
     }
     if (cache) {
         L->ring_seen[id] = s ? 1 : 2;
@@ -171,7 +181,9 @@ static const TirLinear *ring_linear(TbLower *L, const TirOp *op, const Ring *R) 
 
 /* Registers of an operand's K step: per instruction tile (A's M tiles, B's N tiles) a run
  * of `per` consecutive registers (tb_mma_offset's numbering). */
-static int kstep_per(const TbView *v) { return (v->mma == 2 ? 4 : 2) * v->kw; }
+static int kstep_per(const TbView *v) {
+    return (v->mma == 2 ? 4 : 2) * v->kw;
+}
 
 /* Where an operand's elements are not consecutive along its registers (8-bit B stored
  * N-contiguous: a register's 4 bytes are 4 rows apart) but the same register of w
@@ -185,9 +197,11 @@ static int tile_vec(const RingMap *A, const Ring *R, const TbView *v) {
             for (int r = t * stride; ok && r < (t + 1) * stride; r++) {
                 int32_t c0 = tb_lin_offset(&A->map, r, 0, 0);
                 ok = c0 % w == 0;
-                for (int q = 1; ok && q < w; q++) ok = tb_lin_offset(&A->map, r + q * stride, 0, 0) == c0 + q;
+                for (int q = 1; ok && q < w; q++)
+                    ok = tb_lin_offset(&A->map, r + q * stride, 0, 0) == c0 + q;
             }
-        if (ok) return w;
+        if (ok)
+            return w;
     }
     return 1;
 }
@@ -197,13 +211,17 @@ static bool ring_map(TbLower *L, const TirOp *op, const Ring *R, TirType t, cons
     memset(A, 0, sizeof *A);
     const TirLinear *reg = tb_view_linear(L, t, v), *s = reg ? ring_linear(L, op, R) : NULL;
     TirLinear inv;
-    if (!s || !tir_lin_invert(s, &inv) || !tir_lin_compose(&inv, reg, &A->map)) return false;
+    if (!s || !tir_lin_invert(s, &inv) || !tir_lin_compose(&inv, reg, &A->map))
+        return false;
     A->tbits = tb_lin_thread_bits(&A->map);
     for (int i = 0; i < v->total; i++) {
         int32_t hi = tb_lin_offset(&A->map, i, 0, 0) & A->tbits, k = 0;
-        while (k < A->ncls && A->hi[k] != hi) k++;
-        if (k == RING_CLASSES) return false;
-        if (k == A->ncls) A->hi[A->ncls++] = hi;
+        while (k < A->ncls && A->hi[k] != hi)
+            k++;
+        if (k == RING_CLASSES)
+            return false;
+        if (k == A->ncls)
+            A->hi[A->ncls++] = hi;
     }
     A->vec = 1;
     for (int w = 16 / R->eb; w > 1; w /= 2) {
@@ -211,7 +229,8 @@ static bool ring_map(TbLower *L, const TirOp *op, const Ring *R, TirType t, cons
         for (int r0 = 0; ok && r0 < v->total; r0 += w) {
             int32_t c0 = tb_lin_offset(&A->map, r0, 0, 0);
             ok = c0 % w == 0;
-            for (int i = 1; ok && i < w; i++) ok = tb_lin_offset(&A->map, r0 + i, 0, 0) == c0 + i;
+            for (int i = 1; ok && i < w; i++)
+                ok = tb_lin_offset(&A->map, r0 + i, 0, 0) == c0 + i;
         }
         if (ok) {
             A->vec = w;
@@ -237,9 +256,11 @@ static bool ring_map(TbLower *L, const TirOp *op, const Ring *R, TirType t, cons
 static LLVMValueRef ring_map_addr(TbLower *L, const Ring *R, const RingMap *A, int r) {
     int32_t c = tb_lin_offset(&A->map, r, 0, 0), hi = c & A->tbits;
     int k = 0;
-    while (A->hi[k] != hi) k++;
+    while (A->hi[k] != hi)
+        k++;
     int32_t lo = c & ~A->tbits;
-    if (!lo) return A->addr[k];
+    if (!lo)
+        return A->addr[k];
     LLVMValueRef bytes = tb_i32(L, lo * R->eb);
     return LLVMBuildGEP2(L->b, L->i8, A->addr[k], &bytes, 1, "");
 }
@@ -247,7 +268,8 @@ static LLVMValueRef ring_map_addr(TbLower *L, const Ring *R, const RingMap *A, i
 void tb_lower_smem_store(TbLower *L, TirOp *op) {
     Ring R;
     TbView v;
-    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->opnd[2]->ty, &v, op)) return;
+    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->opnd[2]->ty, &v, op))
+        return;
     LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
     TbVal *x = tb_val(L, op->opnd[2]);
     bool is_bool = op->opnd[2]->ty.elem == TIR_I1;
@@ -277,11 +299,13 @@ void tb_lower_smem_store(TbLower *L, TirOp *op) {
 /* The element offset an ldmatrix lane of a warp reads (ldmatrix below, numerically). */
 static int32_t ldmatrix_offset_at(const Ring *R, const TbView *v, int32_t org[4][2], int n, int lane, int warp) {
     int j = lane >> 3;
-    if (n == 2) j &= 1;
+    if (n == 2)
+        j &= 1;
     int w = warp % (v->wm * v->wn), w_m = w % v->wm, w_n = w / v->wm;
     int32_t b2[2] = {v->mma == 2 ? 16 * w_m : 0, v->mma == 3 ? 8 * w_n : 0}, c[2];
     int rdim = 1 - R->cdim;
-    for (int d = 0; d < 2; d++) c[d] = org[j][d] + b2[d] + (d == rdim ? (lane & 7) : 0);
+    for (int d = 0; d < 2; d++)
+        c[d] = org[j][d] + b2[d] + (d == rdim ? (lane & 7) : 0);
     return ring_offset_at(R, c);
 }
 
@@ -294,12 +318,15 @@ static void ldmatrix(TbLower *L, TbLdm *dl, int32_t org[4][2], int n, bool trans
     int32_t *off = NULL, delta = 0;
     if (nthr <= TB_LDM_THREADS) {
         off = tir_alloc(L->m->arena, sizeof(int32_t) * (size_t)nthr);
-        for (int t = 0; t < nthr; t++) off[t] = ldmatrix_offset_at(R, &dl->view, org, n, t & 31, t >> 5);
+        for (int t = 0; t < nthr; t++)
+            off[t] = ldmatrix_offset_at(R, &dl->view, org, n, t & 31, t >> 5);
         for (k = 0; k < dl->ncls; k++) {
             delta = off[0] - dl->cls[k].off[0];
             int t = 1;
-            while (t < nthr && off[t] - dl->cls[k].off[t] == delta) t++;
-            if (t == nthr) break;
+            while (t < nthr && off[t] - dl->cls[k].off[t] == delta)
+                t++;
+            if (t == nthr)
+                break;
         }
     }
     LLVMValueRef addr;
@@ -310,7 +337,8 @@ static void ldmatrix(TbLower *L, TbLdm *dl, int32_t org[4][2], int n, bool trans
         LLVMValueRef l = L->lane;
         LLVMValueRef r8 = LLVMBuildAnd(L->b, l, tb_i32(L, 7), "");
         LLVMValueRef j = LLVMBuildLShr(L->b, l, tb_i32(L, 3), "");
-        if (n == 2) j = LLVMBuildAnd(L->b, j, tb_i32(L, 1), "");
+        if (n == 2)
+            j = LLVMBuildAnd(L->b, j, tb_i32(L, 1), "");
         int rdim = 1 - R->cdim;
         LLVMValueRef c[2];
         for (int d = 0; d < 2; d++) {
@@ -318,7 +346,8 @@ static void ldmatrix(TbLower *L, TbLdm *dl, int32_t org[4][2], int n, bool trans
              * warp part base2[d]) */
             LLVMValueRef o = tb_i32(L, org[0][d]);
             for (int q = 1; q < n; q++)
-                o = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, j, tb_i32(L, q), ""), tb_i32(L, org[q][d]), o, "");
+                o = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, j, tb_i32(L, q), ""), tb_i32(L, org[q][d]), o,
+                                    "");
             o = LLVMBuildAdd(L->b, o, dl->base2[d], "");
             c[d] = d == rdim ? LLVMBuildAdd(L->b, o, r8, "") : o;
         }
@@ -332,7 +361,8 @@ static void ldmatrix(TbLower *L, TbLdm *dl, int32_t org[4][2], int n, bool trans
     snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", n, trans ? ".trans" : "");
     LLVMTypeRef pt = LLVMTypeOf(addr); /* overloaded on the pointer type */
     LLVMValueRef r = tb_call_intr(L, name, &pt, 1, &addr, 1);
-    for (int q = 0; q < n; q++) out[q] = LLVMBuildExtractValue(L->b, r, (unsigned)q, "");
+    for (int q = 0; q < n; q++)
+        out[q] = LLVMBuildExtractValue(L->b, r, (unsigned)q, "");
 }
 
 /* Splits a 32-bit register into its two 16-bit elements of type t. */
@@ -357,7 +387,8 @@ static void warp_base(TbLower *L, const TbView *v, LLVMValueRef *b2) {
  * 4 (t%4)..+3, exactly an m16n8k32 register; .trans would move byte pairs, not bytes). */
 static bool ldmatrix_ok(TirOp *op, const Ring *R, const TbView *v) {
     TirScalar s = (TirScalar)op->res[0]->ty.elem;
-    if (R->rank != 2 || v->ng != 1) return false;
+    if (R->rank != 2 || v->ng != 1)
+        return false;
     if (tir_scalar_bits(s) == 8 && R->eb == 1)
         return v->kw == 4 && R->vec == 16 && R->cdim == (v->mma == 2 ? 1 : 0);
     return (s == TIR_F16 || s == TIR_BF16) && v->kw == 2 && R->vec == 8;
@@ -366,7 +397,8 @@ static bool ldmatrix_ok(TirOp *op, const Ring *R, const TbView *v) {
 /* A 32-bit register as its four 8-bit elements (pack_i32 in lower_dot.c sees them whole). */
 static void split4(TbLower *L, LLVMValueRef w, LLVMValueRef *out) {
     LLVMValueRef v = LLVMBuildBitCast(L->b, w, LLVMVectorType(L->i8, 4), "");
-    for (int i = 0; i < 4; i++) out[i] = LLVMBuildExtractElement(L->b, v, tb_i32(L, i), "");
+    for (int i = 0; i < 4; i++)
+        out[i] = LLVMBuildExtractElement(L->b, v, tb_i32(L, i), "");
 }
 
 /* ldmatrix_kstep for 8-bit operands: matrix j of A's M tile is rows 8 (j & 1), K 16 (j >> 1)
@@ -383,7 +415,8 @@ static void ldmatrix_kstep8(TbLower *L, TbLdm *d, int ki) {
             }
             LLVMValueRef r[4];
             ldmatrix(L, d, org, 4, false, r);
-            for (int k = 0; k < 4; k++) split4(L, r[k], e + (mi * v->tk + ki) * 16 + 4 * k);
+            for (int k = 0; k < 4; k++)
+                split4(L, r[k], e + (mi * v->tk + ki) * 16 + 4 * k);
         }
         return;
     }
@@ -396,7 +429,8 @@ static void ldmatrix_kstep8(TbLower *L, TbLdm *d, int ki) {
         }
         LLVMValueRef r[4];
         ldmatrix(L, d, org, n, false, r);
-        for (int k = 0; k < n; k++) split4(L, r[k], e + ((ni + k / 2) * v->tk + ki) * 8 + 4 * (k % 2));
+        for (int k = 0; k < n; k++)
+            split4(L, r[k], e + ((ni + k / 2) * v->tk + ki) * 8 + 4 * (k % 2));
     }
 }
 
@@ -422,7 +456,8 @@ static void ldmatrix_kstep(TbLower *L, TbLdm *d, int ki) {
             LLVMValueRef r[4];
             ldmatrix(L, d, org, 4, trans, r);
             LLVMValueRef *o = e + (mi * v->tk + ki) * 8;
-            for (int k = 0; k < 4; k++) split2(L, r[k], et, o + 2 * k);
+            for (int k = 0; k < 4; k++)
+                split2(L, r[k], et, o + 2 * k);
         }
         return;
     }
@@ -447,11 +482,14 @@ static void ldmatrix_kstep(TbLower *L, TbLdm *d, int ki) {
  * barrier that would change what the buffer holds). */
 static bool can_defer(TbLower *L, TirOp *op) {
     TirOp *u = tb_sole_user(L, op->res[0]);
-    if (!u || u->code != TIR_OP_DOT || u->parent != op->parent) return false;
+    if (!u || u->code != TIR_OP_DOT || u->parent != op->parent)
+        return false;
     for (TirOp *x = op->next; x && x != u; x = x->next) {
         unsigned t = tir_op_info[x->code].traits;
-        if (x->code != TIR_OP_SMEM_LOAD && x->code != TIR_OP_CONSTANT && !(t & TIR_T_ELEMENTWISE)) return false;
-        if (x->code == TIR_OP_SMEM_LOAD && tb_sole_user(L, x->res[0]) != u) return false;
+        if (x->code != TIR_OP_SMEM_LOAD && x->code != TIR_OP_CONSTANT && !(t & TIR_T_ELEMENTWISE))
+            return false;
+        if (x->code == TIR_OP_SMEM_LOAD && tb_sole_user(L, x->res[0]) != u)
+            return false;
     }
     return true;
 }
@@ -471,7 +509,8 @@ static TbLdm *ldm_new(TbLower *L, TirOp *op, const Ring *R, const TbView *v) {
 }
 
 static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v, LLVMValueRef stage) {
-    if (!ldmatrix_ok(op, R, v)) return false;
+    if (!ldmatrix_ok(op, R, v))
+        return false;
     TbLdm *d = ldm_new(L, op, R, v);
     d->stage = stage;
     d->elem = (TirScalar)op->res[0]->ty.elem;
@@ -483,7 +522,8 @@ static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v
         L->ldm[op->res[0]->id] = d;
         return true;
     }
-    for (int ki = 0; ki < v->tk; ki++) ldmatrix_kstep(L, d, ki);
+    for (int ki = 0; ki < v->tk; ki++)
+        ldmatrix_kstep(L, d, ki);
     return true;
 }
 
@@ -493,12 +533,14 @@ static void mapped_load(TbLower *L, const Ring *R, RingMap *A, LLVMTypeRef mt, i
     int w = A->vec;
     LLVMValueRef x = LLVMBuildLoad2(L->b, w > 1 ? LLVMVectorType(mt, (unsigned)w) : mt, ring_map_addr(L, R, A, r), "");
     LLVMSetAlignment(x, (unsigned)(R->eb * w));
-    for (int i = 0; i < w; i++) e[r + i] = w > 1 ? LLVMBuildExtractElement(L->b, x, tb_i32(L, i), "") : x;
+    for (int i = 0; i < w; i++)
+        e[r + i] = w > 1 ? LLVMBuildExtractElement(L->b, x, tb_i32(L, i), "") : x;
 }
 
 static LLVMValueRef shuffle4(TbLower *L, LLVMValueRef a, LLVMValueRef b, const int *m) {
     LLVMValueRef k[4];
-    for (int i = 0; i < 4; i++) k[i] = tb_i32(L, m[i]);
+    for (int i = 0; i < 4; i++)
+        k[i] = tb_i32(L, m[i]);
     return LLVMBuildShuffleVector(L->b, a, b, LLVMConstVector(k, 4), "");
 }
 
@@ -531,7 +573,8 @@ static void mapped_kstep(TbLower *L, TbLdm *d, int ki) {
                 }
                 /* x[j] holds element r + j of tiles t..t+tw-1; tile t+q's register (its
                  * elements r..r+tw-1, one per x) is column q of that tw x tw block */
-                if (tw == 4 && v->kw == 4) transpose4x4(L, x);
+                if (tw == 4 && v->kw == 4)
+                    transpose4x4(L, x);
                 for (int j = 0; j < tw; j++)
                     for (int q = 0; q < tw; q++)
                         d->e[r + (tw == 4 && v->kw == 4 ? q + j * stride : j + q * stride)] =
@@ -545,20 +588,26 @@ static void mapped_kstep(TbLower *L, TbLdm *d, int ki) {
 }
 
 void tb_smem_kstep(TbLower *L, const TirValue *v, int ki) {
-    if (!v || v->id < 0 || v->id >= L->nvals || !L->ldm[v->id]) return;
+    if (!v || v->id < 0 || v->id >= L->nvals || !L->ldm[v->id])
+        return;
     TbLdm *d = L->ldm[v->id];
-    if (ki < 0 || ki >= d->view.tk || d->done[ki]) return;
+    if (ki < 0 || ki >= d->view.tk || d->done[ki])
+        return;
     d->done[ki] = 1;
-    if (d->mapped) mapped_kstep(L, d, ki);
-    else ldmatrix_kstep(L, d, ki);
+    if (d->mapped)
+        mapped_kstep(L, d, ki);
+    else
+        ldmatrix_kstep(L, d, ki);
 }
 
 void tb_lower_smem_load(TbLower *L, TirOp *op) {
     Ring R;
     TbView v;
-    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->res[0]->ty, &v, op)) return;
+    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->res[0]->ty, &v, op))
+        return;
     LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
-    if (v.mma >= 2 && lower_ldmatrix(L, op, &R, &v, stage)) return;
+    if (v.mma >= 2 && lower_ldmatrix(L, op, &R, &v, stage))
+        return;
     TirType et = tir_elem_type(op->res[0]->ty);
     bool is_bool = et.elem == TIR_I1;
     LLVMTypeRef mt = is_bool ? L->i8 : tb_elem_type(L, et);
@@ -574,7 +623,8 @@ void tb_lower_smem_load(TbLower *L, TirOp *op) {
             L->ldm[op->res[0]->id] = d;
             return;
         }
-        for (int r0 = 0; r0 < v.total; r0 += A.vec) mapped_load(L, &R, &A, mt, r0, e);
+        for (int r0 = 0; r0 < v.total; r0 += A.vec)
+            mapped_load(L, &R, &A, mt, r0, e);
         for (int i = 0; is_bool && i < v.total; i++)
             e[i] = LLVMBuildICmp(L->b, LLVMIntNE, e[i], LLVMConstNull(L->i8), "");
         tb_set(L, op->res[0], v.total, e);
@@ -593,7 +643,8 @@ void tb_lower_smem_load(TbLower *L, TirOp *op) {
 void tb_lower_async_copy(TbLower *L, TirOp *op) {
     Ring R;
     TbView v;
-    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->opnd[2]->ty, &v, op)) return;
+    if (!ring_of(L, op, &R) || !tb_view_mma_ok(L, op->opnd[2]->ty, &v, op))
+        return;
     LLVMValueRef stage = tb_val(L, op->opnd[1])->e[0];
     TbVal *P = tb_val(L, op->opnd[2]);
     TbVal *M = op->nopnd > 3 ? tb_val(L, op->opnd[3]) : NULL;
@@ -601,8 +652,10 @@ void tb_lower_async_copy(TbLower *L, TirOp *op) {
     int bytes = vec * R.eb;
     bool contiguous = !v.mma && v.order[0] == R.cdim && v.n[R.cdim] % vec == 0;
     if (!contiguous || (bytes != 4 && bytes != 8 && bytes != 16) || vec > R.vec) {
-        tb_error(L, op, "async_copy of %d-byte vectors (elements %d, layout order %d): cp.async copies 4, 8 or 16 "
-                 "contiguous bytes", bytes, vec, v.order[0]);
+        tb_error(L, op,
+                 "async_copy of %d-byte vectors (elements %d, layout order %d): cp.async copies 4, 8 or 16 "
+                 "contiguous bytes",
+                 bytes, vec, v.order[0]);
         return;
     }
     char name[64];
@@ -616,7 +669,8 @@ void tb_lower_async_copy(TbLower *L, TirOp *op) {
         LLVMValueRef dst = mapped ? ring_map_addr(L, &R, &A, e) : elem_addr(L, &R, &v, e, stage);
         LLVMValueRef src = P->e[e];
         LLVMValueRef size = tb_i32(L, bytes);
-        if (M) size = LLVMBuildSelect(L->b, M->e[e], size, tb_i32(L, 0), "");
+        if (M)
+            size = LLVMBuildSelect(L->b, M->e[e], size, tb_i32(L, 0), "");
         LLVMValueRef args[3] = {dst, src, size};
         tb_call_intr(L, name, NULL, 0, args, 3);
     }

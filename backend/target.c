@@ -18,7 +18,7 @@
 /* ARCH(name, compute capability, PTX features): each arch gets the oldest PTX ISA
  * version that has every instruction the backend emits for it, so older drivers load it
  * (sm_89 and up: 8.4, where mma.sync takes f8 inputs). */
-#define TB_ARCHS(X) \
+#define TB_ARCHS(X)          \
     X("sm_80", 80, "+ptx70") \
     X("sm_86", 86, "+ptx71") \
     X("sm_89", 89, "+ptx84") \
@@ -38,13 +38,17 @@ static const TbArch tb_archs[] = {
 };
 
 static const TbArch *arch_find(const char *arch) {
-    if (!arch) arch = "sm_90a";
+    if (!arch)
+        arch = "sm_90a";
     for (size_t i = 0; i < sizeof tb_archs / sizeof tb_archs[0]; i++)
-        if (strcmp(tb_archs[i].name, arch) == 0) return &tb_archs[i];
+        if (strcmp(tb_archs[i].name, arch) == 0)
+            return &tb_archs[i];
     return NULL;
 }
 
-bool tb_arch_known(const char *arch) { return arch_find(arch) != NULL; }
+bool tb_arch_known(const char *arch) {
+    return arch_find(arch) != NULL;
+}
 
 int tb_arch_cc(const char *arch) {
     const TbArch *a = arch_find(arch);
@@ -75,7 +79,8 @@ static void llvm_init(void) {
 /* The message goes out whole: a rejected kernel's ptxas log can run to many kilobytes
  * (it was cut at 1 KB), so one that does not fit the stack buffer is formatted again. */
 void tb_diag(TirDiagFn diag, void *ud, const char *fmt, ...) {
-    if (!diag) return;
+    if (!diag)
+        return;
     char buf[1024], *big = NULL;
     va_list ap;
     va_start(ap, fmt);
@@ -104,8 +109,8 @@ static LLVMTargetMachineRef make_tm(const TbArch *a, int opt_level, TirDiagFn di
      * col_sum, debug), and ~4 ms less codegen on layernorm BLOCK=16384.  Default gave
      * the same PTX as Less. */
     return LLVMCreateTargetMachine(t, TB_TRIPLE, a->name, a->features,
-                                   opt_level ? LLVMCodeGenLevelLess : LLVMCodeGenLevelNone,
-                                   LLVMRelocDefault, LLVMCodeModelDefault);
+                                   opt_level ? LLVMCodeGenLevelLess : LLVMCodeGenLevelNone, LLVMRelocDefault,
+                                   LLVMCodeModelDefault);
 }
 
 static double now_s(void) {
@@ -116,7 +121,8 @@ static double now_s(void) {
 
 static char *dup_mem(const char *p, size_t n) {
     char *s = malloc(n + 1);
-    if (!s) return NULL;
+    if (!s)
+        return NULL;
     memcpy(s, p, n);
     s[n] = 0;
     return s;
@@ -142,9 +148,9 @@ static char *dup_mem(const char *p, size_t n) {
  * default<O1>: there its loop rotation and extra rounds save a few instructions or registers
  * on some (axpby, col_sum, debug, row_stats BC=256, transpose 16x16), and its cost is a few
  * milliseconds at most. */
-#define TB_LEAN_PIPELINE                                                                         \
-    "globalopt,cgscc(function-attrs),function(nvvm-intr-range,sroa,early-cse<memssa>,"           \
-    "simplifycfg,instcombine<no-verify-fixpoint>,reassociate,loop-mssa(licm),bdce,"              \
+#define TB_LEAN_PIPELINE                                                               \
+    "globalopt,cgscc(function-attrs),function(nvvm-intr-range,sroa,early-cse<memssa>," \
+    "simplifycfg,instcombine<no-verify-fixpoint>,reassociate,loop-mssa(licm),bdce,"    \
     "instcombine<no-verify-fixpoint>,adce,simplifycfg,infer-alignment)"
 enum { TB_LEAN_MIN_INSNS = 800 };
 
@@ -152,7 +158,8 @@ static long count_insns(LLVMModuleRef mod) {
     long n = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
         for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
-            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
+            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
+                n++;
     return n;
 }
 
@@ -180,40 +187,44 @@ enum { TB_NONE_MIN_INSNS = 1400 };
 enum { TB_DOT_LIVE_EXTRA = 4 + 2 + 2 };
 
 static bool dot_acc_bytes(TirOp *op, void *ud) {
-    if (op->code != TIR_OP_DOT || op->nres != 1 || !tir_type_is_tile(op->res[0]->ty)) return true;
+    if (op->code != TIR_OP_DOT || op->nres != 1 || !tir_type_is_tile(op->res[0]->ty))
+        return true;
     TirBlock *body = op->parent;
     TirOp *y = body ? body->last : NULL;
     if (!body || !body->parent || body->parent->code != TIR_OP_FOR || !y || y->code != TIR_OP_YIELD)
         return true;
     bool carried = false;
-    for (int i = 0; i < y->nopnd; i++) carried |= y->opnd[i] == op->res[0];
+    for (int i = 0; i < y->nopnd; i++)
+        carried |= y->opnd[i] == op->res[0];
     TirType t = op->res[0]->ty;
     int64_t b = tir_type_numel(t) * tir_scalar_bytes((TirScalar)t.elem);
     int64_t *most = ud;
-    if (carried && b > *most) *most = b;
+    if (carried && b > *most)
+        *most = b;
     return true;
 }
 
 static int live_floor(TirFunc *kernel, int threads) {
     int64_t bytes = 0;
     tir_walk_func(kernel, dot_acc_bytes, &bytes);
-    if (bytes == 0 || threads <= 0) return 0;
+    if (bytes == 0 || threads <= 0)
+        return 0;
     return (int)((bytes + 4 * (int64_t)threads - 1) / (4 * (int64_t)threads)) + TB_DOT_LIVE_EXTRA;
 }
 
 /* One lowering to `kind`; for a cubin with ptx non-NULL, the PTX it came from too. */
-static int emit_once(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
-                     size_t *len, char **ptx_out, size_t *ptx_len, TbReport *report, TbAltCubin *alt,
-                     TirDiagFn diag, void *ud) {
-    if (alt) *alt = (TbAltCubin){.cubin = NULL, .len = 0, .regs = -1};
+static int emit_once(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out, size_t *len,
+                     char **ptx_out, size_t *ptx_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
+    if (alt)
+        *alt = (TbAltCubin){.cubin = NULL, .len = 0, .regs = -1};
     TbOptions defaults = {0};
-    if (!opt) opt = &defaults;
+    if (!opt)
+        opt = &defaults;
     *out = NULL;
     *len = 0;
     const TbArch *a = arch_find(opt->arch);
     if (!a) {
-        tb_diag(diag, ud, "error: unknown architecture '%s' (known: sm_80 sm_86 sm_89 sm_90 sm_90a)",
-                opt->arch);
+        tb_diag(diag, ud, "error: unknown architecture '%s' (known: sm_80 sm_86 sm_89 sm_90 sm_90a)", opt->arch);
         return 1;
     }
     if (report) {
@@ -223,7 +234,8 @@ static int emit_once(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutp
     TbReport times = {0};
     double t0 = now_s();
     LLVMTargetMachineRef tm = make_tm(a, opt->opt_level, diag, ud);
-    if (!tm) return 1;
+    if (!tm)
+        return 1;
     LLVMContextRef ctx = LLVMContextCreate();
     TbLowerResult lr = {0};
     LLVMModuleRef mod = tb_lower_kernel(ctx, m, kernel, a->name, a->cc, opt, &lr, diag, ud);
@@ -293,8 +305,7 @@ static int emit_once(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutp
     LLVMMemoryBufferRef buf = NULL;
     char *emsg = NULL;
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &emsg, &buf)) {
-        tb_diag(diag, ud, "%s: error: NVPTX code generation failed: %s", kernel->name,
-                emsg ? emsg : "?");
+        tb_diag(diag, ud, "%s: error: NVPTX code generation failed: %s", kernel->name, emsg ? emsg : "?");
         LLVMDisposeMessage(emsg);
         errors = 1;
         goto done_mod;
@@ -345,13 +356,12 @@ int tb_spill_bytes(const TbReport *r) {
  * them, and only cubins that spill pay the further compiles.  The further compiles say
  * nothing (no diag, no diag_at): one that fails is not kept, and the first one's messages
  * are the ones that count. */
-static int emit_best(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
-                     size_t *len, char **ptx, size_t *ptx_len, TbReport *report, TbAltCubin *alt,
-                     TirDiagFn diag, void *ud) {
+static int emit_best(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out, size_t *len,
+                     char **ptx, size_t *ptx_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
     TbReport own, *rep = report ? report : &own;
     int errors = emit_once(m, kernel, opt, kind, out, len, ptx, ptx_len, rep, alt, diag, ud);
-    if (errors || kind != TB_OUT_CUBIN || !opt || !opt->opt_level || opt->lowering ||
-        opt->only_lowering || rep->live_floor <= 0)
+    if (errors || kind != TB_OUT_CUBIN || !opt || !opt->opt_level || opt->lowering || opt->only_lowering ||
+        rep->live_floor <= 0)
         return errors;
     for (int l = 1; l < TB_LOWERINGS && tb_spill_bytes(rep) > 0; l++) {
         TbOptions o2 = *opt;
@@ -392,14 +402,13 @@ static int emit_best(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutp
     return 0;
 }
 
-int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out,
-            size_t *len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
+int tb_emit(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutput kind, char **out, size_t *len,
+            TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
     return emit_best(m, kernel, opt, kind, out, len, NULL, NULL, report, alt, diag, ud);
 }
 
-int tb_emit_cubin_ptx(TirModule *m, TirFunc *kernel, const TbOptions *opt, char **cubin,
-                      size_t *cubin_len, char **ptx, size_t *ptx_len, TbReport *report,
-                      TbAltCubin *alt, TirDiagFn diag, void *ud) {
+int tb_emit_cubin_ptx(TirModule *m, TirFunc *kernel, const TbOptions *opt, char **cubin, size_t *cubin_len, char **ptx,
+                      size_t *ptx_len, TbReport *report, TbAltCubin *alt, TirDiagFn diag, void *ud) {
     *ptx = NULL;
     *ptx_len = 0;
     return emit_best(m, kernel, opt, TB_OUT_CUBIN, cubin, cubin_len, ptx, ptx_len, report, alt, diag, ud);

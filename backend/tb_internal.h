@@ -9,10 +9,10 @@
 #include <llvm-c/Core.h>
 #include <stdarg.h>
 
-#define TB_TRIPLE "nvptx64-nvidia-cuda"
-#define TB_GLOBAL_AS 1
-#define TB_SHARED_AS 3
-#define TB_STATIC_SMEM (48 * 1024)   /* the most static shared memory a kernel may declare */
+#define TB_TRIPLE      "nvptx64-nvidia-cuda"
+#define TB_GLOBAL_AS   1
+#define TB_SHARED_AS   3
+#define TB_STATIC_SMEM (48 * 1024) /* the most static shared memory a kernel may declare */
 
 typedef struct TbLowerResult {
     int64_t flops, global_bytes;
@@ -40,7 +40,7 @@ typedef struct TbVal {
      * instead measured slower on the H200: softmax 4096x16384 3944 against 4033 GB/s). */
     LLVMValueRef lim;
     int64_t *lo;
-    LLVMBasicBlockRef mat_bb;  /* where e[] of a limit form was built (tb_val) */
+    LLVMBasicBlockRef mat_bb; /* where e[] of a limit form was built (tb_val) */
 } TbVal;
 
 /* How a tile of a given shape and layout is spread over the threads, seen from one
@@ -55,9 +55,9 @@ typedef struct TbView {
     int rank;
     int32_t shape[TIR_MAXRANK];
     int32_t n[TIR_MAXRANK];
-    int32_t order[TIR_MAXRANK];      /* tile dims, fastest first */
-    int32_t rdim[TIR_MAXRANK];       /* root dim of each tile dim */
-    int total;                       /* elements per thread */
+    int32_t order[TIR_MAXRANK]; /* tile dims, fastest first */
+    int32_t rdim[TIR_MAXRANK];  /* root dim of each tile dim */
+    int total;                  /* elements per thread */
     TirBlockedForm bf;
     const TirLinear *lin;
     /* mma layouts (lower_dot.c): 0 blocked; 1 accumulator, 2 operand A, 3 operand B.
@@ -71,27 +71,29 @@ typedef struct TbView {
  * is the map's register e; no blocked form, no fragment formula. */
 enum { TB_VIEW_LIN = 4 };
 /* size per thread along tile dim d */
-static inline int32_t tb_view_spt(const TbView *v, int d) { return v->bf.spt[v->rdim[d]]; }
+static inline int32_t tb_view_spt(const TbView *v, int d) {
+    return v->bf.spt[v->rdim[d]];
+}
 
 typedef struct TbLower {
     LLVMContextRef c;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
-    LLVMBuilderRef eb;               /* at the end of the entry block: thread-invariant values
+    LLVMBuilderRef eb; /* at the end of the entry block: thread-invariant values
                                       * (after a dot loop of the kernel's body: at that loop's
                                       * exit; lower.c, fresh_ids) */
-    LLVMBuilderRef ab;               /* in the entry block, for allocas */
+    LLVMBuilderRef ab; /* in the entry block, for allocas */
     LLVMValueRef fn;
     LLVMBasicBlockRef entry, exit_bb;
     TirModule *m;
     TirFunc *f;
     int cc;
     bool debug;
-    TbVal *vals;                     /* by TirValue id */
-    TirOp **sole_user;               /* by TirValue id: the only op using it, else NULL */
-    int *uses;                       /* by TirValue id: how many operands name it */
-    uint8_t *deferred;               /* by TirValue id: its op is lowered with its chain's store */
-    struct TbLdm **ldm;              /* by TirValue id: a dot operand ldmatrix reads per K step */
+    TbVal *vals;        /* by TirValue id */
+    TirOp **sole_user;  /* by TirValue id: the only op using it, else NULL */
+    int *uses;          /* by TirValue id: how many operands name it */
+    uint8_t *deferred;  /* by TirValue id: its op is lowered with its chain's store */
+    struct TbLdm **ldm; /* by TirValue id: a dot operand ldmatrix reads per K step */
     /* by shared buffer id: its stage layout's map, checked once (lower_smem.c ring_linear);
      * ring_seen 1: checked, 2: no map */
     const TirLinear **ring_lin;
@@ -101,23 +103,22 @@ typedef struct TbLower {
      * tb_set of chain_sub elements writes them there. */
     int chain_n, chain_lo, chain_sub;
     int nvals;
-    LLVMValueRef tid, lane, warp;    /* i32 */
-    bool after_dot_loop;             /* past a dot loop of the kernel's body (fresh_ids) */
-    LLVMValueRef scratch;            /* ptr addrspace(3), sized at the end */
+    LLVMValueRef tid, lane, warp; /* i32 */
+    bool after_dot_loop;          /* past a dot loop of the kernel's body (fresh_ids) */
+    LLVMValueRef scratch;         /* ptr addrspace(3), sized at the end */
     int scratch_bytes;
     int errors;
     TirDiagFn diag;
     void *ud;
-    const TbOptions *opt;            /* diag_at for located errors; may be NULL */
+    const TbOptions *opt; /* diag_at for located errors; may be NULL */
     int64_t flops, global_bytes;
     int threads;
     /* types */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, gptr, sptr, voidt;
 } TbLower;
 
-LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch,
-                              int cc, const TbOptions *opt, TbLowerResult *res, TirDiagFn diag,
-                              void *ud);
+LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch, int cc,
+                              const TbOptions *opt, TbLowerResult *res, TirDiagFn diag, void *ud);
 
 /* lower.c */
 void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -128,17 +129,16 @@ void tb_set_limit(TbLower *L, const TirValue *v, int n, LLVMValueRef lim, int64_
 /* The affine form of x viewed as n elements: its own, or (a scalar, or all elements the
  * same LLVM value) the value itself with zero offsets.  False when it has none. */
 bool tb_affine(TbLower *L, const TbVal *x, int n, LLVMValueRef *ab, const int64_t **ao);
-bool tb_uniform(const TbVal *x); /* every element is the same LLVM value */
-bool tb_lowered(TbLower *L, const TirValue *v);         /* v has its LLVM values already */
-TirOp *tb_sole_user(TbLower *L, const TirValue *v);     /* the one op using v, or NULL */
+bool tb_uniform(const TbVal *x);                    /* every element is the same LLVM value */
+bool tb_lowered(TbLower *L, const TirValue *v);     /* v has its LLVM values already */
+TirOp *tb_sole_user(TbLower *L, const TirValue *v); /* the one op using v, or NULL */
 LLVMValueRef *tb_elems(TbLower *L, int n);
-LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s);   /* register type */
-LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s);      /* storage type (i1 -> i8) */
-LLVMTypeRef tb_elem_type(TbLower *L, TirType t);       /* register type of one element */
-LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl,
-                          LLVMValueRef *args, int nargs);
-LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons,
-                    LLVMValueRef *args, int nargs, bool side_effect);
+LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s); /* register type */
+LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s);    /* storage type (i1 -> i8) */
+LLVMTypeRef tb_elem_type(TbLower *L, TirType t);     /* register type of one element */
+LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs);
+LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args, int nargs,
+                    bool side_effect);
 LLVMValueRef tb_i32(TbLower *L, int64_t v);
 
 /* lower_math.c: the math builtins (ir/fmath.c's algorithms); fast: the op's fast=true */
@@ -163,13 +163,13 @@ bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
  * instruction tiles do not fill (a TB_VIEW_LIN view): for the ops that lower from the map
  * (constants, splats, arange, loads, broadcast, expand_dims, convert_layout). */
 bool tb_view_lin_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
-bool tb_is_blocked(TbLower *L, TirType t);                  /* a blocked root, maybe sliced */
+bool tb_is_blocked(TbLower *L, TirType t);                               /* a blocked root, maybe sliced */
 LLVMValueRef tb_lin_coord(TbLower *L, const TirLinear *m, int e, int d); /* coordinate d of register e */
-LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m);  /* i1 first holder, NULL: no copies */
-void tb_view_multi(const TbView *v, int e, int32_t *j);   /* element index -> j per dim */
-int tb_view_index(const TbView *v, const int32_t *j);    /* j per dim -> element index */
-LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d); /* thread part of coordinate d */
-int32_t tb_view_offset(const TbView *v, int d, int32_t j);    /* constant part */
+LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m);               /* i1 first holder, NULL: no copies */
+void tb_view_multi(const TbView *v, int e, int32_t *j);                  /* element index -> j per dim */
+int tb_view_index(const TbView *v, const int32_t *j);                    /* j per dim -> element index */
+LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d);           /* thread part of coordinate d */
+int32_t tb_view_offset(const TbView *v, int d, int32_t j);               /* constant part */
 LLVMValueRef tb_lane_comp(TbLower *L, const TirBlockedForm *bf, int rd); /* lane digit of root dim rd */
 LLVMValueRef tb_warp_comp(TbLower *L, const TirBlockedForm *bf, int rd);
 LLVMValueRef tb_view_owner(TbLower *L, const TbView *v); /* i1: this thread is the first holder */
@@ -190,8 +190,7 @@ bool tb_lower_chain(TbLower *L, TbChain *chains, TirOp *store);
 /* lower_elem.c */
 void tb_lower_elementwise(TbLower *L, TirOp *op);
 LLVMValueRef tb_convert(TbLower *L, LLVMValueRef x, TirScalar from, TirScalar to, const TirOp *op);
-LLVMValueRef tb_binop(TbLower *L, TirOpcode code, TirScalar s, LLVMValueRef a, LLVMValueRef b,
-                      const TirOp *op);
+LLVMValueRef tb_binop(TbLower *L, TirOpcode code, TirScalar s, LLVMValueRef a, LLVMValueRef b, const TirOp *op);
 
 /* lower_mem.c */
 void tb_lower_load(TbLower *L, TirOp *op);
@@ -199,12 +198,10 @@ void tb_lower_store(TbLower *L, TirOp *op);
 void tb_lower_atomic(TbLower *L, TirOp *op);
 /* ptrs[] the element addresses; pb/po (NULL: none) the same as base + byte offsets,
  * which inline PTX uses as `[base+off]`. */
-void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
-                   const int64_t *po, LLVMValueRef *mask, LLVMValueRef *other, const char *cache,
-                   bool widen, LLVMValueRef *out);
-void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb,
-                    const int64_t *po, LLVMValueRef *vals, LLVMValueRef *mask, LLVMValueRef owner,
-                    const char *cache, bool narrow);
+void tb_emit_loads(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t *po,
+                   LLVMValueRef *mask, LLVMValueRef *other, const char *cache, bool widen, LLVMValueRef *out);
+void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LLVMValueRef pb, const int64_t *po,
+                    LLVMValueRef *vals, LLVMValueRef *mask, LLVMValueRef owner, const char *cache, bool narrow);
 /* A cast f16/bf16 <-> f32 done by its load or store (nothing left to lower). */
 bool tb_cast_fused(TbLower *L, TirOp *cast);
 bool tb_view_has_copies(const TbView *v);
@@ -212,7 +209,7 @@ bool tb_view_has_copies(const TbView *v);
 int tb_access_width(TbLower *L, const TirOp *op, const TbView *v, TirType et);
 
 /* lower_shape.c */
-void tb_lower_permute(TbLower *L, TirOp *op);      /* reshape, trans */
+void tb_lower_permute(TbLower *L, TirOp *op); /* reshape, trans */
 void tb_lower_cumsum(TbLower *L, TirOp *op);
 void tb_lower_tensor_desc(TbLower *L, TirOp *op);
 void tb_lower_tload(TbLower *L, TirOp *op);
@@ -226,7 +223,7 @@ LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d); /* coordi
 bool tb_mma_view(TbLower *L, int32_t layout, TirType t, TbView *v, const TirOp *op);
 LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d);
 LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v);
-int32_t tb_mma_offset(const TbView *v, int e, int d);  /* constant part of coordinate d */
+int32_t tb_mma_offset(const TbView *v, int e, int d);                 /* constant part of coordinate d */
 void tb_mma_base_at(const TbView *v, int lane, int warp, int32_t *c); /* thread part, numerically */
 void tb_lower_dot(TbLower *L, TirOp *op);
 

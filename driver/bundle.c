@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t driver_fnv1a(uint64_t h, const void *data, size_t n)
-{
+uint64_t driver_fnv1a(uint64_t h, const void *data, size_t n) {
     const unsigned char *b = data;
     for (size_t i = 0; i < n; i++) {
         h ^= b[i];
@@ -25,11 +24,10 @@ uint64_t driver_fnv1a(uint64_t h, const void *data, size_t n)
 typedef struct Buf {
     unsigned char *b;
     size_t len, cap;
-    bool failed;             /* out of memory: every later write is dropped */
+    bool failed; /* out of memory: every later write is dropped */
 } Buf;
 
-static void put(Buf *o, const void *p, size_t n)
-{
+static void put(Buf *o, const void *p, size_t n) {
     if (o->failed || !n)
         return;
     if (o->len + n > o->cap) {
@@ -48,39 +46,45 @@ static void put(Buf *o, const void *p, size_t n)
     o->len += n;
 }
 
-static void put_le(Buf *o, uint64_t v, int bytes)
-{
+static void put_le(Buf *o, uint64_t v, int bytes) {
     unsigned char b[8];
     for (int i = 0; i < bytes; i++)
         b[i] = (unsigned char)(v >> (8 * i));
     put(o, b, (size_t)bytes);
 }
 
-static void put_u8(Buf *o, unsigned v) { put_le(o, v, 1); }
-static void put_u16(Buf *o, unsigned v) { put_le(o, v, 2); }
-static void put_u32(Buf *o, uint32_t v) { put_le(o, v, 4); }
-static void put_u64(Buf *o, uint64_t v) { put_le(o, v, 8); }
+static void put_u8(Buf *o, unsigned v) {
+    put_le(o, v, 1);
+}
+static void put_u16(Buf *o, unsigned v) {
+    put_le(o, v, 2);
+}
+static void put_u32(Buf *o, uint32_t v) {
+    put_le(o, v, 4);
+}
+static void put_u64(Buf *o, uint64_t v) {
+    put_le(o, v, 8);
+}
 
-static void put_f64(Buf *o, double d)
-{
+static void put_f64(Buf *o, double d) {
     uint64_t v;
     memcpy(&v, &d, 8);
     put_u64(o, v);
 }
 
 /* Strings longer than the format's 65535 bytes are cut (only messages could be). */
-static void put_strn(Buf *o, const char *s, size_t n)
-{
+static void put_strn(Buf *o, const char *s, size_t n) {
     if (n > 65535)
         n = 65535;
     put_u32(o, (uint32_t)n);
     put(o, s, n);
 }
 
-static void put_str(Buf *o, const char *s) { put_strn(o, s, strlen(s)); }
+static void put_str(Buf *o, const char *s) {
+    put_strn(o, s, strlen(s));
+}
 
-static void put_blob(Buf *o, const void *p, size_t n)
-{
+static void put_blob(Buf *o, const void *p, size_t n) {
     put_u64(o, n);
     put(o, p, n);
 }
@@ -92,23 +96,19 @@ typedef struct ConstNames {
     int n;
 } ConstNames;
 
-static bool is_launch_shape(const char *name)
-{
+static bool is_launch_shape(const char *name) {
     return !strcmp(name, "warps") || !strcmp(name, "stages");
 }
 
-static void const_names_add(ConstNames *cn, const char *name)
-{
+static void const_names_add(ConstNames *cn, const char *name) {
     for (int i = 0; i < cn->n; i++)
         if (!strcmp(cn->names[i], name))
             return;
     cn->names[cn->n++] = name;
 }
 
-static ConstNames const_names(TirArena *a, const AstKernel *kn)
-{
-    ConstNames cn = {tir_alloc(a, (size_t)(kn->ntunes + kn->nparams + kn->nconsts + 2) *
-                                      sizeof(const char *)), 0};
+static ConstNames const_names(TirArena *a, const AstKernel *kn) {
+    ConstNames cn = {tir_alloc(a, (size_t)(kn->ntunes + kn->nparams + kn->nconsts + 2) * sizeof(const char *)), 0};
     for (int i = 0; i < kn->ntunes; i++)
         if (!is_launch_shape(kn->tunes[i].name))
             const_names_add(&cn, kn->tunes[i].name);
@@ -123,8 +123,7 @@ static ConstNames const_names(TirArena *a, const AstKernel *kn)
     return cn;
 }
 
-static int const_index(const ConstNames *cn, const char *name)
-{
+static int const_index(const ConstNames *cn, const char *name) {
     for (int i = 0; i < cn->n; i++)
         if (!strcmp(cn->names[i], name))
             return i;
@@ -133,27 +132,60 @@ static int const_index(const ConstNames *cn, const char *name)
 
 /* ---- clause expressions as postfix bytecode ------------------------------------------ */
 enum {
-    BC_PUSH_I = 0x01, BC_PUSH_F = 0x02, BC_ARG = 0x03, BC_CONST = 0x04,
-    BC_ADD = 0x10, BC_SUB, BC_MUL, BC_DIV, BC_MOD, BC_NEG, BC_CDIV, BC_MIN, BC_MAX, BC_NEXT_POW2,
-    BC_EQ = 0x20, BC_NE, BC_LT, BC_LE, BC_GT, BC_GE, BC_LAND, BC_LOR, BC_LNOT,
-    BC_BAND, BC_BOR, BC_BXOR, BC_SHL, BC_SHR, BC_BNOT,
+    BC_PUSH_I = 0x01,
+    BC_PUSH_F = 0x02,
+    BC_ARG = 0x03,
+    BC_CONST = 0x04,
+    BC_ADD = 0x10,
+    BC_SUB,
+    BC_MUL,
+    BC_DIV,
+    BC_MOD,
+    BC_NEG,
+    BC_CDIV,
+    BC_MIN,
+    BC_MAX,
+    BC_NEXT_POW2,
+    BC_EQ = 0x20,
+    BC_NE,
+    BC_LT,
+    BC_LE,
+    BC_GT,
+    BC_GE,
+    BC_LAND,
+    BC_LOR,
+    BC_LNOT,
+    BC_BAND,
+    BC_BOR,
+    BC_BXOR,
+    BC_SHL,
+    BC_SHR,
+    BC_BNOT,
     BC_CAST = 0x30,
 };
 #define BC_MAX_BYTES 4096
 #define BC_MAX_DEPTH 64
 
 /* The binary operators of the language, as bytecode. */
-static const struct { AstOp op; uint8_t code; } bc_binary[] = {
-    {AST_OP_OROR, BC_LOR}, {AST_OP_ANDAND, BC_LAND}, {AST_OP_OR, BC_BOR},
-    {AST_OP_XOR, BC_BXOR}, {AST_OP_AND, BC_BAND}, {AST_OP_EQ, BC_EQ}, {AST_OP_NE, BC_NE},
-    {AST_OP_LT, BC_LT}, {AST_OP_LE, BC_LE}, {AST_OP_GT, BC_GT}, {AST_OP_GE, BC_GE},
-    {AST_OP_SHL, BC_SHL}, {AST_OP_SHR, BC_SHR}, {AST_OP_ADD, BC_ADD}, {AST_OP_SUB, BC_SUB},
-    {AST_OP_MUL, BC_MUL}, {AST_OP_DIV, BC_DIV}, {AST_OP_REM, BC_MOD},
+static const struct {
+    AstOp op;
+    uint8_t code;
+} bc_binary[] = {
+    {AST_OP_OROR, BC_LOR}, {AST_OP_ANDAND, BC_LAND}, {AST_OP_OR, BC_BOR},  {AST_OP_XOR, BC_BXOR}, {AST_OP_AND, BC_BAND},
+    {AST_OP_EQ, BC_EQ},    {AST_OP_NE, BC_NE},       {AST_OP_LT, BC_LT},   {AST_OP_LE, BC_LE},    {AST_OP_GT, BC_GT},
+    {AST_OP_GE, BC_GE},    {AST_OP_SHL, BC_SHL},     {AST_OP_SHR, BC_SHR}, {AST_OP_ADD, BC_ADD},  {AST_OP_SUB, BC_SUB},
+    {AST_OP_MUL, BC_MUL},  {AST_OP_DIV, BC_DIV},     {AST_OP_REM, BC_MOD},
 };
 
 /* The clause builtins: name, arity, opcode. */
-static const struct { const char *name; int arity; uint8_t code; } bc_calls[] = {
-    {"cdiv", 2, BC_CDIV}, {"minimum", 2, BC_MIN}, {"maximum", 2, BC_MAX},
+static const struct {
+    const char *name;
+    int arity;
+    uint8_t code;
+} bc_calls[] = {
+    {"cdiv", 2, BC_CDIV},
+    {"minimum", 2, BC_MIN},
+    {"maximum", 2, BC_MAX},
     {"next_pow2", 1, BC_NEXT_POW2},
 };
 
@@ -161,15 +193,14 @@ typedef struct Bc {
     Buf code;
     int depth, max_depth;
     const AstFile *file;
-    const AstKernel *kn;     /* NULL inside a file constant's definition */
+    const AstKernel *kn; /* NULL inside a file constant's definition */
     const ConstNames *cn;
-    int nfile_consts;        /* file constants visible (a constant sees those before it) */
-    const char *error;       /* first failure, for the message */
+    int nfile_consts;  /* file constants visible (a constant sees those before it) */
+    const char *error; /* first failure, for the message */
     const AstNode *at;
 } Bc;
 
-static bool bc_fail(Bc *b, const AstNode *n, const char *why)
-{
+static bool bc_fail(Bc *b, const AstNode *n, const char *why) {
     if (!b->error) {
         b->error = why;
         b->at = n;
@@ -178,8 +209,7 @@ static bool bc_fail(Bc *b, const AstNode *n, const char *why)
 }
 
 /* Emits one instruction that pops `pops` values and pushes one. */
-static bool bc_op(Bc *b, const AstNode *n, uint8_t code, int pops)
-{
+static bool bc_op(Bc *b, const AstNode *n, uint8_t code, int pops) {
     b->depth += 1 - pops;
     if (b->depth > b->max_depth)
         b->max_depth = b->depth;
@@ -191,8 +221,7 @@ static bool bc_op(Bc *b, const AstNode *n, uint8_t code, int pops)
 
 static bool bc_expr(Bc *b, const AstNode *n, int depth);
 
-static bool bc_name(Bc *b, const AstNode *n, int depth)
-{
+static bool bc_name(Bc *b, const AstNode *n, int depth) {
     const char *name = n->name;
     /* As the compiler's own evaluator looks names up: the variant's constants, then
      * runtime parameters, then file constants, then inf and nan. */
@@ -236,8 +265,7 @@ static bool bc_name(Bc *b, const AstNode *n, int depth)
     return bc_fail(b, n, "unknown name in a clause");
 }
 
-static bool bc_expr(Bc *b, const AstNode *n, int depth)
-{
+static bool bc_expr(Bc *b, const AstNode *n, int depth) {
     if (!n)
         return bc_fail(b, n, "missing expression");
     if (depth > 200)
@@ -254,18 +282,15 @@ static bool bc_expr(Bc *b, const AstNode *n, int depth)
         bc_op(b, n, BC_PUSH_F, 0);
         put_f64(&b->code, n->fval);
         return true;
-    case AST_NAME:
-        return bc_name(b, n, depth);
+    case AST_NAME: return bc_name(b, n, depth);
     case AST_UNARY:
         if (!bc_expr(b, n->a, depth + 1))
             return false;
-        return bc_op(b, n, n->op == AST_OP_NEG ? BC_NEG : n->op == AST_OP_NOT ? BC_LNOT : BC_BNOT,
-                     1);
+        return bc_op(b, n, n->op == AST_OP_NEG ? BC_NEG : n->op == AST_OP_NOT ? BC_LNOT : BC_BNOT, 1);
     case AST_BINARY:
         for (size_t i = 0; i < sizeof bc_binary / sizeof bc_binary[0]; i++)
             if (bc_binary[i].op == n->op)
-                return bc_expr(b, n->a, depth + 1) && bc_expr(b, n->b, depth + 1) &&
-                       bc_op(b, n, bc_binary[i].code, 2);
+                return bc_expr(b, n->a, depth + 1) && bc_expr(b, n->b, depth + 1) && bc_op(b, n, bc_binary[i].code, 2);
         return bc_fail(b, n, "operator not allowed in a clause");
     case AST_CAST: {
         int t = n->name ? tir_scalar_from_name(n->name, strlen(n->name)) : -1;
@@ -288,29 +313,25 @@ static bool bc_expr(Bc *b, const AstNode *n, int depth)
             return bc_op(b, n, bc_calls[i].code, bc_calls[i].arity);
         }
         return bc_fail(b, n, "only cdiv, minimum, maximum and next_pow2 are allowed in a clause");
-    default:
-        return bc_fail(b, n, "not a clause expression");
+    default: return bc_fail(b, n, "not a clause expression");
     }
 }
 
 /* Appends `expr` (u32 nbytes, code) to o; reports and returns false on failure. */
-static bool put_expr(tile_program *p, int k, const ConstNames *cn, const AstNode *e,
-                     const char *clause, Buf *o)
-{
-    Bc b = {.file = p->file, .kn = &p->file->kernels[k], .cn = cn,
-            .nfile_consts = p->file->nconsts};
+static bool put_expr(tile_program *p, int k, const ConstNames *cn, const AstNode *e, const char *clause, Buf *o) {
+    Bc b = {.file = p->file, .kn = &p->file->kernels[k], .cn = cn, .nfile_consts = p->file->nconsts};
     bool ok = bc_expr(&b, e, 0) && b.depth == 1 && !b.code.failed;
     if (ok && b.code.len > BC_MAX_BYTES)
         ok = bc_fail(&b, e, "the expression is too long for a bundle (4096 bytes)");
     if (!ok) {
         const AstNode *at = b.at ? b.at : e;
         if (at)
-            tf_error(&p->diag, at->loc, at->end, "cannot write the %s clause of '%s' to a "
-                     "bundle: %s", clause, p->file->kernels[k].name,
-                     b.error ? b.error : "out of memory");
+            tf_error(&p->diag, at->loc, at->end,
+                     "cannot write the %s clause of '%s' to a "
+                     "bundle: %s",
+                     clause, p->file->kernels[k].name, b.error ? b.error : "out of memory");
         else
-            driver_error(p->ctx, "cannot write the %s clause of '%s' to a bundle", clause,
-                         p->file->kernels[k].name);
+            driver_error(p->ctx, "cannot write the %s clause of '%s' to a bundle", clause, p->file->kernels[k].name);
     } else {
         put_u32(o, (uint32_t)b.code.len);
         put(o, b.code.b, b.code.len);
@@ -320,8 +341,7 @@ static bool put_expr(tile_program *p, int k, const ConstNames *cn, const AstNode
 }
 
 /* ---- specialization facts ----------------------------------------------------------- */
-static bool param_is_int(const AstParam *ap)
-{
+static bool param_is_int(const AstParam *ap) {
     int s = driver_param_scalar(ap);
     return !ap->is_ptr && s >= 0 && s != TIR_I1 && !tir_scalar_is_float((TirScalar)s);
 }
@@ -329,9 +349,8 @@ static bool param_is_int(const AstParam *ap)
 /* The facts the context's assumptions and the nextra assumptions `extra` give kernel k's
  * parameters, as the masks of docs/bundle.md (bit i: parameter i in declaration order,
  * const params counted). */
-static void assumed_masks(const tile_ctx *c, const DriverAssume *extra, int nextra,
-                          const AstKernel *kn, uint64_t *div16, uint64_t *div8, uint64_t *eq1)
-{
+static void assumed_masks(const tile_ctx *c, const DriverAssume *extra, int nextra, const AstKernel *kn,
+                          uint64_t *div16, uint64_t *div8, uint64_t *eq1) {
     *div16 = *div8 = *eq1 = 0;
     for (int i = 0; i < kn->nparams && i < 64; i++) {
         const AstParam *ap = &kn->params[i];
@@ -350,7 +369,7 @@ static void assumed_masks(const tile_ctx *c, const DriverAssume *extra, int next
                 *eq1 |= 1ull << i;
         }
     }
-    *div8 &= ~*div16;   /* divisible by 16 says more; the masks are disjoint */
+    *div8 &= ~*div16; /* divisible by 16 says more; the masks are disjoint */
 }
 
 /* The specializations written for every variant with code: the runtime picks the most
@@ -361,13 +380,12 @@ static void assumed_masks(const tile_ctx *c, const DriverAssume *extra, int next
 enum { FACTS_NONE, FACTS_POINTERS, FACTS_POINTERS_INTS8, FACTS_POINTERS_INTS, FACTS_COUNT };
 
 typedef struct FactSet {
-    uint64_t div16, div8;      /* extra facts of one specialization, by parameter */
+    uint64_t div16, div8; /* extra facts of one specialization, by parameter */
 } FactSet;
 
 /* Set `set`'s facts; parameters the context assumes equal to 1 (eq1) get none: 1 is a
  * multiple of neither, so such a record could never be launched. */
-static FactSet facts_set(const AstKernel *kn, int set, uint64_t eq1)
-{
+static FactSet facts_set(const AstKernel *kn, int set, uint64_t eq1) {
     FactSet m = {0, 0};
     for (int i = 0; i < kn->nparams && i < 64; i++) {
         const AstParam *ap = &kn->params[i];
@@ -385,8 +403,7 @@ static FactSet facts_set(const AstKernel *kn, int set, uint64_t eq1)
 
 /* ---- variants ------------------------------------------------------------------------ */
 /* The variant's value of const name `name`; *is_float says whether it is a float. */
-static double variant_value(const TfVariant *v, const char *name, bool *is_float)
-{
+static double variant_value(const TfVariant *v, const char *name, bool *is_float) {
     *is_float = false;
     for (int i = 0; i < v->nconsts; i++) {
         const TirConstBinding *b = &v->consts[i];
@@ -402,10 +419,8 @@ static double variant_value(const TfVariant *v, const char *name, bool *is_float
     return 0;
 }
 
-static void put_variant_head(Buf *o, const ConstNames *cn, const TfVariant *v, uint32_t smem,
-                             uint64_t div16, uint64_t div8, uint64_t eq1, uint64_t flops,
-                             uint64_t bytes)
-{
+static void put_variant_head(Buf *o, const ConstNames *cn, const TfVariant *v, uint32_t smem, uint64_t div16,
+                             uint64_t div8, uint64_t eq1, uint64_t flops, uint64_t bytes) {
     bool fl;
     for (int j = 0; j < cn->n; j++)
         put_f64(o, variant_value(v, cn->names[j], &fl));
@@ -418,14 +433,13 @@ static void put_variant_head(Buf *o, const ConstNames *cn, const TfVariant *v, u
     put_u32(o, smem);
     put_u64(o, div16);
     put_u64(o, eq1);
-    put_u64(o, div8);   /* version 3 */
+    put_u64(o, div8); /* version 3 */
     put_u64(o, flops);
     put_u64(o, bytes);
 }
 
 #ifdef TILEC_HAVE_BACKEND
-static void bundle_diag_at(void *ud, uint32_t loc, const char *msg)
-{
+static void bundle_diag_at(void *ud, uint32_t loc, const char *msg) {
     tile_program *p = ud;
     tf_error(&p->diag, loc, loc, "%s", msg);
 }
@@ -433,9 +447,8 @@ static void bundle_diag_at(void *ud, uint32_t loc, const char *msg)
 /* Compiles variant v of kernel k under the context's assumptions plus `extra` (a DIV16
  * or DIV8 assumption per parameter whose bit is set) and appends the variant record with
  * its cubin and PTX. */
-static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn,
-                                    const TfVariant *v, FactSet extra, Buf *o)
-{
+static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn, const TfVariant *v, FactSet extra,
+                                    Buf *o) {
     tile_ctx *c = p->ctx;
     const AstKernel *kn = &p->file->kernels[k];
     /* The extra facts go in as assumptions of this compile alone, applied after the
@@ -444,8 +457,8 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     int n = 0;
     for (int i = 0; i < kn->nparams && i < 64; i++)
         if ((extra.div16 | extra.div8) >> i & 1)
-            tmp[n++] = (DriverAssume){(char *)kn->params[i].name,
-                                      extra.div16 >> i & 1 ? TILE_ASSUME_DIV16 : TILE_ASSUME_DIV8};
+            tmp[n++] =
+                (DriverAssume){(char *)kn->params[i].name, extra.div16 >> i & 1 ? TILE_ASSUME_DIV16 : TILE_ASSUME_DIV8};
     uint64_t div16, div8, eq1;
     assumed_masks(c, tmp, n, kn, &div16, &div8, &eq1);
 
@@ -462,8 +475,8 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     if (!f) {
         s = TILE_ERR_COMPILE;
     } else {
-        TbOptions opt = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
-                         .diag_at = bundle_diag_at, .diag_at_ud = p};
+        TbOptions opt = {
+            .arch = c->arch, .opt_level = c->opt_level, .debug = c->debug, .diag_at = bundle_diag_at, .diag_at_ud = p};
         driver_lowering_options(&opt);
         int before = p->diag.nerrors;
         /* the cubin with the register budget (alt), the lowering that spills least, and
@@ -516,8 +529,7 @@ typedef struct CodeJobs {
     Buf *bufs;
 } CodeJobs;
 
-static tile_status code_job(tile_program *q, int job, void *ud)
-{
+static tile_status code_job(tile_program *q, int job, void *ud) {
     CodeJobs *cj = ud;
     tile_variants *vs;
     tile_status s = driver_variants_get(q, cj->k, cj->all, cj->only_relevant, &vs);
@@ -526,8 +538,7 @@ static tile_status code_job(tile_program *q, int job, void *ud)
     TirArena *a = tir_arena_new();
     ConstNames cn = const_names(a, &q->file->kernels[cj->k]);
     int vi = job / cj->nsets;
-    s = vi < vs->n ? put_variant_code(q, cj->k, &cn, &vs->v[vi], cj->sets[job % cj->nsets],
-                                      &cj->bufs[job])
+    s = vi < vs->n ? put_variant_code(q, cj->k, &cn, &vs->v[vi], cj->sets[job % cj->nsets], &cj->bufs[job])
                    : TILE_ERR_INVALID;
     tir_arena_free(a);
     tile_variants_free(vs);
@@ -536,9 +547,7 @@ static tile_status code_job(tile_program *q, int job, void *ud)
 #endif
 
 /* ---- kernels --------------------------------------------------------------------------- */
-static tile_status put_kernel(tile_program *p, int k, bool all, bool only_relevant,
-                              bool with_code, Buf *o)
-{
+static tile_status put_kernel(tile_program *p, int k, bool all, bool only_relevant, bool with_code, Buf *o) {
     const AstFile *file = p->file;
     const AstKernel *kn = &file->kernels[k];
     tile_variants *vs;
@@ -650,9 +659,7 @@ static tile_status put_kernel(tile_program *p, int k, bool all, bool only_releva
     return s;
 }
 
-tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code, char **out,
-                               size_t *len)
-{
+tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code, char **out, size_t *len) {
     *out = NULL;
     *len = 0;
     p->diag.nerrors = 0;
@@ -681,7 +688,7 @@ tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code,
     }
     Buf file = {0};
     put(&file, "TILEBNDL", 8);
-    put_u32(&file, 3);   /* docs/bundle.md: version 3 (div8 masks; 2 added code kind 3) */
+    put_u32(&file, 3); /* docs/bundle.md: version 3 (div8 masks; 2 added code kind 3) */
     put_u32(&file, 0);
     put_u64(&file, body.len);
     put_u64(&file, driver_fnv1a(DRIVER_FNV_BASIS, body.b, body.len));
@@ -697,8 +704,7 @@ tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code,
     return TILE_OK;
 }
 
-tile_status tile_emit_bundle_meta(tile_program *p, int k, char **out, size_t *len)
-{
+tile_status tile_emit_bundle_meta(tile_program *p, int k, char **out, size_t *len) {
     if (!p || !out || !len)
         return TILE_ERR_INVALID;
     *out = NULL;

@@ -16,8 +16,7 @@
  * (aligned pointers; aligned pointers and integers divisible by 16); otherwise one
  * metadata-only record per variant (ncode = 0) for the runtime's JIT.  *out is
  * malloc'd, *len its size. */
-tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code, char **out,
-                               size_t *len);
+tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code, char **out, size_t *len);
 
 /* A C header that embeds the bundle of kernel k (-1: all) and the source, and declares
  * one typed launch function per kernel (docs/embedding.md).  *out is malloc'd text. */

@@ -9,14 +9,12 @@
 /* The last pass the interpreter and `--emit=tir` need; layouts come after it. */
 #define DRIVER_LAST_TIR_PASS "canonicalize"
 
-static bool kernel_ok(const tile_program *p, int k)
-{
+static bool kernel_ok(const tile_program *p, int k) {
     return p && k >= 0 && k < p->file->nkernels;
 }
 
 /* Whether `name` is something a define can fix in kernel k. */
-static bool kernel_has_constant(const AstKernel *kn, const char *name)
-{
+static bool kernel_has_constant(const AstKernel *kn, const char *name) {
     if (!strcmp(name, "warps") || !strcmp(name, "stages"))
         return true;
     for (int i = 0; i < kn->nparams; i++)
@@ -33,9 +31,7 @@ static bool kernel_has_constant(const AstKernel *kn, const char *name)
 
 /* Variants of kernel k.  `only_relevant`: drop the defines that name nothing in this
  * kernel (compiling every kernel of a file, where -D S=.. may concern one of them). */
-tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_relevant,
-                                tile_variants **out)
-{
+tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_relevant, tile_variants **out) {
     if (!out)
         return TILE_ERR_INVALID;
     *out = NULL;
@@ -55,8 +51,7 @@ tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_rele
         ndefs = kept;
     }
     int before = p->diag.nerrors;
-    v->n = tf_variants_for(v->arena, p->file, k, defs, ndefs, !all,
-                           tir_arch_max_smem(p->ctx->arch), &v->v, &p->diag);
+    v->n = tf_variants_for(v->arena, p->file, k, defs, ndefs, !all, tir_arch_max_smem(p->ctx->arch), &v->v, &p->diag);
     if (v->n <= 0 || p->diag.nerrors > before) {
         tile_variants_free(v);
         return TILE_ERR_COMPILE;
@@ -65,29 +60,26 @@ tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_rele
     return TILE_OK;
 }
 
-tile_status tile_variants_get(tile_program *p, int k, bool all, tile_variants **out)
-{
+tile_status tile_variants_get(tile_program *p, int k, bool all, tile_variants **out) {
     return driver_variants_get(p, k, all, false, out);
 }
 
-void tile_variants_free(tile_variants *v)
-{
+void tile_variants_free(tile_variants *v) {
     if (!v)
         return;
     tir_arena_free(v->arena);
     free(v);
 }
 
-int tile_variants_count(const tile_variants *v) { return v ? v->n : 0; }
+int tile_variants_count(const tile_variants *v) {
+    return v ? v->n : 0;
+}
 
-int tile_variant_const_count(const tile_variants *v, int i)
-{
+int tile_variant_const_count(const tile_variants *v, int i) {
     return v && i >= 0 && i < v->n ? v->v[i].nconsts : 0;
 }
 
-void tile_variant_const(const tile_variants *v, int i, int j, const char **name,
-                        double *value, bool *is_float)
-{
+void tile_variant_const(const tile_variants *v, int i, int j, const char **name, double *value, bool *is_float) {
     if (!v || i < 0 || i >= v->n || j < 0 || j >= v->v[i].nconsts)
         return;
     const TirConstBinding *b = &v->v[i].consts[j];
@@ -99,15 +91,13 @@ void tile_variant_const(const tile_variants *v, int i, int j, const char **name,
         *is_float = b->is_float;
 }
 
-void driver_variant_text(const TfVariant *v, char *buf, size_t n)
-{
+void driver_variant_text(const TfVariant *v, char *buf, size_t n) {
     size_t k = 0;
     buf[0] = 0;
     for (int i = 0; i < v->nconsts && k < n; i++) {
         const TirConstBinding *b = &v->consts[i];
         int w = b->is_float ? snprintf(buf + k, n - k, "%s%s=%g", i ? ", " : "", b->name, b->fval)
-                            : snprintf(buf + k, n - k, "%s%s=%lld", i ? ", " : "", b->name,
-                                       (long long)b->ival);
+                            : snprintf(buf + k, n - k, "%s%s=%lld", i ? ", " : "", b->name, (long long)b->ival);
         if (w < 0)
             break;
         k += (size_t)w;
@@ -115,8 +105,7 @@ void driver_variant_text(const TfVariant *v, char *buf, size_t n)
 }
 
 /* Whether kernel function f has a runtime parameter `name`; its type in *ty. */
-static bool kernel_param(const AstKernel *kn, const char *name, const AstParam **out)
-{
+static bool kernel_param(const AstKernel *kn, const char *name, const AstParam **out) {
     for (int i = 0; i < kn->nparams; i++)
         if (!kn->params[i].is_const && !strcmp(kn->params[i].name, name)) {
             *out = &kn->params[i];
@@ -127,8 +116,7 @@ static bool kernel_param(const AstKernel *kn, const char *name, const AstParam *
 
 /* Whether fact `facts` fits parameter `ap`: div16 and div8 for pointers and integers,
  * one for integers. */
-static const char *assumption_misfit(const AstParam *ap, unsigned facts)
-{
+static const char *assumption_misfit(const AstParam *ap, unsigned facts) {
     int s = driver_param_scalar(ap);
     bool is_int = !ap->is_ptr && s >= 0 && s != TIR_I1 && !tir_scalar_is_float((TirScalar)s);
     if ((facts & TILE_ASSUME_ONE) && !is_int)
@@ -139,8 +127,7 @@ static const char *assumption_misfit(const AstParam *ap, unsigned facts)
     return NULL;
 }
 
-bool driver_check_assumptions(tile_program *p, int only)
-{
+bool driver_check_assumptions(tile_program *p, int only) {
     const tile_ctx *c = p->ctx;
     bool ok = true;
     /* Facts belong to the kernel they are given for: compiling one kernel, another
@@ -158,18 +145,19 @@ bool driver_check_assumptions(tile_program *p, int only)
             found = true;
             const char *why = assumption_misfit(ap, as->facts);
             if (why) {
-                driver_error(p->ctx, "assumption on '%s' of kernel '%s': %s", as->name,
-                             p->file->kernels[k].name, why);
+                driver_error(p->ctx, "assumption on '%s' of kernel '%s': %s", as->name, p->file->kernels[k].name, why);
                 ok = false;
             }
         }
         if (!found && only >= 0) {
-            driver_error(p->ctx, "assumption on '%s': kernel '%s' has no parameter of that name",
-                         as->name, p->file->kernels[only].name);
+            driver_error(p->ctx, "assumption on '%s': kernel '%s' has no parameter of that name", as->name,
+                         p->file->kernels[only].name);
             ok = false;
         } else if (!found) {
-            driver_error(p->ctx, "assumption on '%s': no kernel in '%s' has a parameter of that "
-                                 "name", as->name, p->file->path);
+            driver_error(p->ctx,
+                         "assumption on '%s': no kernel in '%s' has a parameter of that "
+                         "name",
+                         as->name, p->file->path);
             ok = false;
         }
     }
@@ -178,8 +166,7 @@ bool driver_check_assumptions(tile_program *p, int only)
 
 /* Copies launch facts (the n assumptions `as`) onto the kernel's parameter infos, which
  * the specialize pass turns into multiple_of hints and constants. */
-static void apply_assumptions(const DriverAssume *as_list, int n, TirModule *m)
-{
+static void apply_assumptions(const DriverAssume *as_list, int n, TirModule *m) {
     for (TirFunc *f = m->first; f; f = f->next) {
         if (f->kind != TIR_FUNC_KERNEL || !f->params)
             continue;
@@ -195,8 +182,7 @@ static void apply_assumptions(const DriverAssume *as_list, int n, TirModule *m)
                     continue;
                 if ((as->facts & TILE_ASSUME_DIV16) && (t.ptr || is_int))
                     f->params[i].divisibility = 16;
-                else if ((as->facts & TILE_ASSUME_DIV8) && (t.ptr || is_int) &&
-                         f->params[i].divisibility < 8)
+                else if ((as->facts & TILE_ASSUME_DIV8) && (t.ptr || is_int) && f->params[i].divisibility < 8)
                     f->params[i].divisibility = 8;
                 if ((as->facts & TILE_ASSUME_ONE) && is_int && !all)
                     f->params[i].equals_one = true;
@@ -206,8 +192,7 @@ static void apply_assumptions(const DriverAssume *as_list, int n, TirModule *m)
 }
 
 TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full,
-                           const DriverAssume *extra, int nextra)
-{
+                           const DriverAssume *extra, int nextra) {
     tile_ctx *c = p->ctx;
     TirModule *m = tir_module_new(a);
     m->source_name = p->file->path;
@@ -237,20 +222,17 @@ TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant 
     return errors ? NULL : m;
 }
 
-TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v)
-{
+TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v) {
     return driver_lower_to(p, a, k, v, false, NULL, 0);
 }
 
-bool tile_emit_supported(tile_emit_kind kind)
-{
-    return kind == TILE_EMIT_TIR || (driver_have_backend() && (kind == TILE_EMIT_LLVM ||
-                                     kind == TILE_EMIT_PTX || kind == TILE_EMIT_CUBIN ||
-                                     kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER));
+bool tile_emit_supported(tile_emit_kind kind) {
+    return kind == TILE_EMIT_TIR ||
+           (driver_have_backend() && (kind == TILE_EMIT_LLVM || kind == TILE_EMIT_PTX || kind == TILE_EMIT_CUBIN ||
+                                      kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER));
 }
 
-tile_status driver_check_request(tile_program *p, int k)
-{
+tile_status driver_check_request(tile_program *p, int k) {
     tile_status s = TILE_OK;
     if (k < 0) {
         /* Compiling every kernel: a define must concern at least one of them. */
@@ -266,8 +248,7 @@ tile_status driver_check_request(tile_program *p, int k)
                 for (int j = 0; j < p->file->nkernels; j++) {
                     const AstKernel *kn = &p->file->kernels[j];
                     for (int q = 0; q < kn->nparams + kn->ntunes; q++) {
-                        const char *cand = q < kn->nparams ? (kn->params[q].is_const
-                                                                  ? kn->params[q].name : NULL)
+                        const char *cand = q < kn->nparams ? (kn->params[q].is_const ? kn->params[q].name : NULL)
                                                            : kn->tunes[q - kn->nparams].name;
                         int d = cand ? driver_name_distance(name, cand) : 99;
                         if (d < bestd) {
@@ -276,9 +257,8 @@ tile_status driver_check_request(tile_program *p, int k)
                         }
                     }
                 }
-                driver_error(p->ctx, "-D %s names no constant of any kernel in '%s'%s%s%s",
-                             name, p->file->path, best ? "; did you mean '" : "",
-                             best ? best : "", best ? "'?" : "");
+                driver_error(p->ctx, "-D %s names no constant of any kernel in '%s'%s%s%s", name, p->file->path,
+                             best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
                 s = TILE_ERR_COMPILE;
             }
         }
@@ -295,8 +275,7 @@ typedef struct Text {
     bool failed;
 } Text;
 
-static void text_add(Text *t, const char *s, size_t n)
-{
+static void text_add(Text *t, const char *s, size_t n) {
     if (t->failed)
         return;
     if (t->len + n + 1 > t->cap) {
@@ -316,9 +295,7 @@ static void text_add(Text *t, const char *s, size_t n)
     t->s[t->len] = 0;
 }
 
-static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_relevant,
-                                   Text *t)
-{
+static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_relevant, Text *t) {
     tile_variants *vs;
     tile_status s = driver_variants_get(p, k, all, only_relevant, &vs);
     if (s != TILE_OK)
@@ -345,9 +322,7 @@ static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_r
     return s;
 }
 
-tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
-                      char **out, size_t *len)
-{
+tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_variants, char **out, size_t *len) {
     if (!p || !out)
         return TILE_ERR_INVALID;
     *out = NULL;
@@ -358,8 +333,10 @@ tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_vari
         return TILE_ERR_NOT_FOUND;
     }
     if (!tile_emit_supported(kind)) {
-        driver_error(p->ctx, "--emit=%s is not supported yet in this build (no GPU backend); "
-                             "use --emit=tir", tile_emit_kind_name(kind));
+        driver_error(p->ctx,
+                     "--emit=%s is not supported yet in this build (no GPU backend); "
+                     "use --emit=tir",
+                     tile_emit_kind_name(kind));
         return TILE_ERR_UNSUPPORTED;
     }
     /* A bundle and a header hold every variant the defines leave (TOOLS.md). */
@@ -398,7 +375,6 @@ tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_vari
     return t.failed ? TILE_ERR_INVALID : TILE_OK;
 }
 
-tile_status tile_emit_tir(tile_program *p, int k, char **out)
-{
+tile_status tile_emit_tir(tile_program *p, int k, char **out) {
     return tile_emit(p, k, TILE_EMIT_TIR, false, out, NULL);
 }

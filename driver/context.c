@@ -14,8 +14,7 @@
 
 static const char *const status_text[] = {TILE_STATUSES(TEXT_OF)};
 
-const char *tile_status_string(tile_status s)
-{
+const char *tile_status_string(tile_status s) {
     if ((unsigned)s >= TILE_NSTATUS)
         return "unknown status";
     return status_text[s];
@@ -27,55 +26,46 @@ _Static_assert((int)TILE_NSCALARS == (int)TIR_NSCALARS, "tile_scalar must mirror
 
 static const char *const scalar_text[] = {TILE_SCALARS(TEXT_OF)};
 
-const char *tile_scalar_name(tile_scalar s)
-{
+const char *tile_scalar_name(tile_scalar s) {
     return (unsigned)s < TILE_NSCALARS ? scalar_text[s] : "?";
 }
 
-size_t tile_scalar_size(tile_scalar s)
-{
+size_t tile_scalar_size(tile_scalar s) {
     return (unsigned)s < TILE_NSCALARS ? (size_t)tir_scalar_bytes((TirScalar)s) : 0;
 }
 
-bool tile_scalar_is_float(tile_scalar s)
-{
+bool tile_scalar_is_float(tile_scalar s) {
     return (unsigned)s < TILE_NSCALARS && tir_scalar_is_float((TirScalar)s);
 }
 
-bool tile_scalar_is_signed(tile_scalar s)
-{
-    return (unsigned)s < TILE_NSCALARS && !tir_scalar_is_float((TirScalar)s) &&
-           tir_scalar_is_signed((TirScalar)s);
+bool tile_scalar_is_signed(tile_scalar s) {
+    return (unsigned)s < TILE_NSCALARS && !tir_scalar_is_float((TirScalar)s) && tir_scalar_is_signed((TirScalar)s);
 }
 
 static const char *const emit_text[] = {TILE_EMIT_KINDS(TEXT_OF)};
 
-int tile_emit_kind_from_name(const char *name)
-{
+int tile_emit_kind_from_name(const char *name) {
     for (int i = 0; name && i < TILE_NEMIT; i++)
         if (!strcmp(name, emit_text[i]))
             return i;
     return -1;
 }
 
-const char *tile_emit_kind_name(tile_emit_kind k)
-{
+const char *tile_emit_kind_name(tile_emit_kind k) {
     return (unsigned)k < TILE_NEMIT ? emit_text[k] : "?";
 }
 
 /* The targets of TOOLS.md; the backend will pick instructions per entry. */
 static const char *const known_archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
 
-bool tile_arch_is_known(const char *arch)
-{
+bool tile_arch_is_known(const char *arch) {
     for (size_t i = 0; arch && i < sizeof known_archs / sizeof *known_archs; i++)
         if (!strcmp(arch, known_archs[i]))
             return true;
     return false;
 }
 
-void driver_sink(void *ud, const char *msg)
-{
+void driver_sink(void *ud, const char *msg) {
     tile_ctx *c = ud;
     /* Notes follow their error; keep the error as "the last error". */
     if (strstr(msg, ": note: ") == NULL || !c->last_error) {
@@ -89,8 +79,7 @@ void driver_sink(void *ud, const char *msg)
         c->diag(c->diag_ud, msg);
 }
 
-void driver_error(tile_ctx *c, const char *fmt, ...)
-{
+void driver_error(tile_ctx *c, const char *fmt, ...) {
     char buf[1024];
     int n = snprintf(buf, sizeof buf, "error: ");
     va_list ap;
@@ -100,8 +89,7 @@ void driver_error(tile_ctx *c, const char *fmt, ...)
     driver_sink(c, buf);
 }
 
-tile_ctx *tile_ctx_new(void)
-{
+tile_ctx *tile_ctx_new(void) {
     tile_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
@@ -110,16 +98,14 @@ tile_ctx *tile_ctx_new(void)
     return c;
 }
 
-static void define_free(DriverDefine *d)
-{
+static void define_free(DriverDefine *d) {
     free(d->name);
     free(d->ivals);
     free(d->fvals);
     free(d->is_float);
 }
 
-void tile_ctx_clear_defines(tile_ctx *c)
-{
+void tile_ctx_clear_defines(tile_ctx *c) {
     for (int i = 0; i < c->ndefines; i++)
         define_free(&c->defines[i]);
     free(c->defines);
@@ -127,8 +113,7 @@ void tile_ctx_clear_defines(tile_ctx *c)
     c->ndefines = 0;
 }
 
-void tile_ctx_free(tile_ctx *c)
-{
+void tile_ctx_free(tile_ctx *c) {
     if (!c)
         return;
     tile_ctx_clear_defines(c);
@@ -138,31 +123,26 @@ void tile_ctx_free(tile_ctx *c)
     free(c);
 }
 
-void tile_ctx_set_progress(tile_ctx *c, tile_progress_fn fn, void *ud)
-{
+void tile_ctx_set_progress(tile_ctx *c, tile_progress_fn fn, void *ud) {
     c->progress = fn;
     c->progress_ud = ud;
 }
 
-void tile_ctx_set_diag(tile_ctx *c, tile_diag_fn fn, void *ud)
-{
+void tile_ctx_set_diag(tile_ctx *c, tile_diag_fn fn, void *ud) {
     c->diag = fn;
     c->diag_ud = ud;
 }
 
-tile_status tile_ctx_set_arch(tile_ctx *c, const char *arch)
-{
+tile_status tile_ctx_set_arch(tile_ctx *c, const char *arch) {
     if (!tile_arch_is_known(arch)) {
-        driver_error(c, "unknown architecture '%s' (known: sm_80 sm_86 sm_89 sm_90 sm_90a)",
-                     arch ? arch : "(null)");
+        driver_error(c, "unknown architecture '%s' (known: sm_80 sm_86 sm_89 sm_90 sm_90a)", arch ? arch : "(null)");
         return TILE_ERR_INVALID;
     }
     strcpy(c->arch, arch);
     return TILE_OK;
 }
 
-tile_status tile_ctx_set_opt_level(tile_ctx *c, int level)
-{
+tile_status tile_ctx_set_opt_level(tile_ctx *c, int level) {
     if (level != 0 && level != 3) {
         driver_error(c, "optimization level must be 0 or 3, not %d", level);
         return TILE_ERR_INVALID;
@@ -171,18 +151,20 @@ tile_status tile_ctx_set_opt_level(tile_ctx *c, int level)
     return TILE_OK;
 }
 
-void tile_ctx_set_debug(tile_ctx *c, bool debug) { c->debug = debug; }
+void tile_ctx_set_debug(tile_ctx *c, bool debug) {
+    c->debug = debug;
+}
 
-const char *tile_ctx_last_error(const tile_ctx *c)
-{
+const char *tile_ctx_last_error(const tile_ctx *c) {
     return c && c->last_error ? c->last_error : "";
 }
 
 /* Edit distance of two short names (a long one is no typo: a large number). */
-int tile_name_distance(const char *a, const char *b) { return driver_name_distance(a, b); }
+int tile_name_distance(const char *a, const char *b) {
+    return driver_name_distance(a, b);
+}
 
-int driver_name_distance(const char *a, const char *b)
-{
+int driver_name_distance(const char *a, const char *b) {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
         return 99;
@@ -194,8 +176,10 @@ int driver_name_distance(const char *a, const char *b)
         row[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
             int up = row[j], v = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < v) v = up + 1;
-            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+            if (up + 1 < v)
+                v = up + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
             row[j] = v;
             diag = up;
         }
@@ -203,8 +187,7 @@ int driver_name_distance(const char *a, const char *b)
     return row[lb];
 }
 
-tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out)
-{
+tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out) {
     if (pass && strcmp(pass, "all") && !tir_pass_find(pass)) {
         /* the message names the closest pass (a typo's likely meaning) and lists them all */
         char list[1024];
@@ -222,9 +205,10 @@ tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out)
                 bestd = d;
             }
         }
-        driver_error(c, "unknown pass '%s' for --print-after%s%s%s (the passes, in order: %sor "
-                     "all)", pass, best ? "; did you mean '" : "", best ? best : "",
-                     best ? "'?" : "", list);
+        driver_error(c,
+                     "unknown pass '%s' for --print-after%s%s%s (the passes, in order: %sor "
+                     "all)",
+                     pass, best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "", list);
         return TILE_ERR_INVALID;
     }
     char *copy = NULL;
@@ -238,8 +222,7 @@ tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out)
 
 /* One define value: an integer (decimal or 0x, '_' separators), a float, or
  * true/false.  Returns false when the text is none of these. */
-static bool parse_value(const char *s, size_t n, int64_t *iv, double *fv, bool *is_float)
-{
+static bool parse_value(const char *s, size_t n, int64_t *iv, double *fv, bool *is_float) {
     char buf[64];
     size_t k = 0;
     if (n == 0 || n >= sizeof buf)
@@ -274,8 +257,7 @@ static bool parse_value(const char *s, size_t n, int64_t *iv, double *fv, bool *
     return false;
 }
 
-tile_status tile_ctx_define(tile_ctx *c, const char *text)
-{
+tile_status tile_ctx_define(tile_ctx *c, const char *text) {
     const char *eq = text ? strchr(text, '=') : NULL;
     bool name_ok = eq && eq > text && (isalpha((unsigned char)text[0]) || text[0] == '_');
     for (const char *q = text; name_ok && q < eq; q++)
@@ -301,8 +283,10 @@ tile_status tile_ctx_define(tile_ctx *c, const char *text)
         const char *comma = strchr(v, ',');
         size_t len = comma ? (size_t)(comma - v) : strlen(v);
         if (!parse_value(v, len, &d.ivals[d.nvals], &d.fvals[d.nvals], &d.is_float[d.nvals])) {
-            driver_error(c, "bad value '%.*s' in define '%s': expected an integer, a float, "
-                            "true or false", (int)len, v, text);
+            driver_error(c,
+                         "bad value '%.*s' in define '%s': expected an integer, a float, "
+                         "true or false",
+                         (int)len, v, text);
             define_free(&d);
             return TILE_ERR_INVALID;
         }
@@ -327,9 +311,7 @@ tile_status tile_ctx_define(tile_ctx *c, const char *text)
     return TILE_OK;
 }
 
-TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, int nextra,
-                         int *n)
-{
+TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, int nextra, int *n) {
     TfDefine *out = tir_alloc(a, (c->ndefines + nextra + 1) * sizeof *out);
     int k = 0;
     for (int i = 0; i < nextra; i++)
@@ -353,8 +335,7 @@ TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, 
 }
 
 /* ---- launch assumptions ------------------------------------------------------------ */
-tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts)
-{
+tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts) {
     if (!c || !param || !*param || (facts & ~(unsigned)(TILE_ASSUME_DIV16 | TILE_ASSUME_ONE | TILE_ASSUME_DIV8)))
         return TILE_ERR_INVALID;
     if (!strcmp(param, "*") && (facts & TILE_ASSUME_ONE)) {
@@ -378,8 +359,7 @@ tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts)
     return TILE_OK;
 }
 
-void tile_ctx_clear_assumptions(tile_ctx *c)
-{
+void tile_ctx_clear_assumptions(tile_ctx *c) {
     if (!c)
         return;
     for (int i = 0; i < c->nassumes; i++)
@@ -392,33 +372,28 @@ void tile_ctx_clear_assumptions(tile_ctx *c)
 /* ---- timing ------------------------------------------------------------------------ */
 static const char *const phase_text[] = {TILE_PHASES(TEXT_OF)};
 
-const char *tile_phase_name(tile_phase ph)
-{
+const char *tile_phase_name(tile_phase ph) {
     return (unsigned)ph < TILE_NPHASES ? phase_text[ph] : "?";
 }
 
-void tile_ctx_set_timing(tile_ctx *c, bool on)
-{
+void tile_ctx_set_timing(tile_ctx *c, bool on) {
     if (!c)
         return;
     c->timing = on;
     memset(c->phase_s, 0, sizeof c->phase_s);
 }
 
-double tile_ctx_phase_seconds(const tile_ctx *c, tile_phase ph)
-{
+double tile_ctx_phase_seconds(const tile_ctx *c, tile_phase ph) {
     return c && (unsigned)ph < TILE_NPHASES ? c->phase_s[ph] : 0;
 }
 
-double driver_now(void)
-{
+double driver_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void driver_time(tile_ctx *c, tile_phase ph, double seconds)
-{
+void driver_time(tile_ctx *c, tile_phase ph, double seconds) {
     if (c && c->timing && (unsigned)ph < TILE_NPHASES)
         c->phase_s[ph] += seconds;
 }

@@ -20,7 +20,7 @@ typedef struct DriverDefine {
 /* tile_ctx_assume: a launch fact for the parameters named `name` ("*": all). */
 typedef struct DriverAssume {
     char *name;
-    unsigned facts;          /* TILE_ASSUME_* */
+    unsigned facts; /* TILE_ASSUME_* */
 } DriverAssume;
 
 struct tile_ctx {
@@ -31,14 +31,14 @@ struct tile_ctx {
     bool debug;
     DriverDefine *defines;
     int ndefines;
-    char *print_after;       /* NULL: no dumps */
+    char *print_after; /* NULL: no dumps */
     FILE *dump;
-    char *last_error;        /* malloc'd; NULL: none */
+    char *last_error; /* malloc'd; NULL: none */
     DriverAssume *assumes;
     int nassumes;
     bool timing;
     double phase_s[TILE_NPHASES];
-    tile_progress_fn progress;  /* NULL: none */
+    tile_progress_fn progress; /* NULL: none */
     void *progress_ud;
 };
 
@@ -47,15 +47,15 @@ typedef struct DriverTune {
     const char *name;
     double *values;
     int nvalues;
-    bool ok;                 /* false: not a list of literal numbers */
+    bool ok; /* false: not a list of literal numbers */
 } DriverTune;
 
 struct tile_program {
     tile_ctx *ctx;
-    TirArena *arena;         /* the AST and everything of the file */
+    TirArena *arena; /* the AST and everything of the file */
     TfDiag diag;
     AstFile *file;
-    DriverTune **tunes;      /* per kernel: file->kernels[k].ntunes entries */
+    DriverTune **tunes; /* per kernel: file->kernels[k].ntunes entries */
 };
 
 struct tile_variants {
@@ -80,8 +80,7 @@ void driver_lowering_options(struct TbOptions *o);
 void driver_error(tile_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The context's defines plus `extra`, as the front end wants them (in arena a). */
-TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, int nextra,
-                         int *n);
+TfDefine *driver_defines(TirArena *a, const tile_ctx *c, const TfDefine *extra, int nextra, int *n);
 /* The parameter's scalar kind; -1 when the type name is unknown. */
 int driver_param_scalar(const AstParam *p);
 /* Elaborates variant v of kernel k into a new module in `a`, applies the context's
@@ -97,15 +96,13 @@ TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant 
  * do not fit its type; false when there was one. */
 bool driver_check_assumptions(tile_program *p, int only);
 /* Variants of kernel k; `only_relevant` drops defines that name nothing in it. */
-tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_relevant,
-                                tile_variants **out);
+tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_relevant, tile_variants **out);
 /* Checks what a compile of kernel k (-1: all) needs of the context: every define names
  * something (k < 0), the assumptions fit.  Reports and returns TILE_ERR_COMPILE. */
 tile_status driver_check_request(tile_program *p, int k);
 /* emit.c: whether the GPU backend is linked, and tile_emit for llvm/ptx/cubin. */
 bool driver_have_backend(void);
-tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool all,
-                            char **out, size_t *len);
+tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool all, char **out, size_t *len);
 
 /* jobs.c: runs fn(q, j, ud) for every job j in [0, n) on worker threads, q the caller's
  * program or a copy of it (a context like p's, the source loaded again), as many threads
@@ -114,8 +111,7 @@ tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool al
  * only up to the first failed job's (later jobs may be skipped).  Returns the first
  * failure in job order.  `what` names the batch in progress reports. */
 typedef tile_status (*DriverJobFn)(tile_program *q, int job, void *ud);
-tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, const char *what,
-                            bool stop_on_error);
+tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, const char *what, bool stop_on_error);
 
 /* Edit distance of two names, for "did you mean" (99 for names over 64 characters). */
 int driver_name_distance(const char *a, const char *b);

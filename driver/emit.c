@@ -10,16 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tile_forced_lowering(void)
-{
+int tile_forced_lowering(void) {
     const char *e = getenv("TILEC_LOWERING");
-    if (!e || e[0] < '0' || e[0] > '3' || e[1]) return -1;
+    if (!e || e[0] < '0' || e[0] > '3' || e[1])
+        return -1;
     return e[0] - '0';
 }
 
 #ifdef TILEC_HAVE_BACKEND
-void driver_lowering_options(TbOptions *o)
-{
+void driver_lowering_options(TbOptions *o) {
     int l = tile_forced_lowering();
     if (l >= 0) {
         o->lowering = l;
@@ -28,8 +27,7 @@ void driver_lowering_options(TbOptions *o)
 }
 #endif
 
-bool driver_have_backend(void)
-{
+bool driver_have_backend(void) {
 #ifdef TILEC_HAVE_BACKEND
     return true;
 #else
@@ -37,8 +35,7 @@ bool driver_have_backend(void)
 #endif
 }
 
-static void report_init(tile_report *r, const tile_program *p, int k, int vi, const TfVariant *v)
-{
+static void report_init(tile_report *r, const tile_program *p, int k, int vi, const TfVariant *v) {
     memset(r, 0, sizeof *r);
     r->kernel = k;
     r->variant = vi;
@@ -52,19 +49,19 @@ static void report_init(tile_report *r, const tile_program *p, int k, int vi, co
 #ifdef TILEC_HAVE_BACKEND
 /* Backend errors about one op (a `dot`, say) are printed like the front end's:
  * FILE:LINE:COL, the source line and a caret. */
-static void diag_at(void *ud, uint32_t loc, const char *msg)
-{
+static void diag_at(void *ud, uint32_t loc, const char *msg) {
     tile_program *p = ud;
     tf_error(&p->diag, loc, loc, "%s", msg);
 }
 
 static const TbOutput tb_kind[TILE_NEMIT] = {
-    [TILE_EMIT_LLVM] = TB_OUT_LLVM, [TILE_EMIT_PTX] = TB_OUT_PTX, [TILE_EMIT_CUBIN] = TB_OUT_CUBIN,
+    [TILE_EMIT_LLVM] = TB_OUT_LLVM,
+    [TILE_EMIT_PTX] = TB_OUT_PTX,
+    [TILE_EMIT_CUBIN] = TB_OUT_CUBIN,
 };
 #endif
 
-static char *print_tir(TirModule *m, size_t *len)
-{
+static char *print_tir(TirModule *m, size_t *len) {
     char *text = tir_print_module_to_string(m);
     if (text)
         *len = strlen(text);
@@ -73,10 +70,8 @@ static char *print_tir(TirModule *m, size_t *len)
 
 /* Compiles variant v (index vi in its set) of kernel k as `kind`; for cubins, alt (may be
  * NULL) gets the uncapped cubin where the register budget capped the registers. */
-static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, int vi,
-                                   tile_emit_kind kind, char **out, size_t *len, tile_report *rep,
-                                   tile_cubin *alt)
-{
+static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, int vi, tile_emit_kind kind, char **out,
+                                   size_t *len, tile_report *rep, tile_cubin *alt) {
     tile_ctx *c = p->ctx;
     *out = NULL;
     *len = 0;
@@ -95,8 +90,8 @@ static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, i
         TirFunc *f = m->first;
         while (f && f->kind != TIR_FUNC_KERNEL)
             f = f->next;
-        TbOptions o = {.arch = c->arch, .opt_level = c->opt_level, .debug = c->debug,
-                       .diag_at = diag_at, .diag_at_ud = p};
+        TbOptions o = {
+            .arch = c->arch, .opt_level = c->opt_level, .debug = c->debug, .diag_at = diag_at, .diag_at_ud = p};
         driver_lowering_options(&o);
         TbReport tb;
         TbAltCubin ta = {0};
@@ -135,8 +130,7 @@ static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, i
             rep->global_bytes = tb.global_bytes;
         }
 #else
-        driver_error(c, "--emit=%s is not supported yet in this build (no GPU backend)",
-                     tile_emit_kind_name(kind));
+        driver_error(c, "--emit=%s is not supported yet in this build (no GPU backend)", tile_emit_kind_name(kind));
         s = TILE_ERR_UNSUPPORTED;
 #endif
     }
@@ -144,8 +138,7 @@ static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, i
     return s;
 }
 
-void tile_outputs_free(tile_output *outs, int nouts)
-{
+void tile_outputs_free(tile_output *outs, int nouts) {
     for (int i = 0; outs && i < nouts; i++)
         free(outs[i].data);
     free(outs);
@@ -154,16 +147,13 @@ void tile_outputs_free(tile_output *outs, int nouts)
 /* The checks tile_compile and tile_emit_variant (named `fn`) share: kernel k exists
  * (-1, every kernel, where `all_ok`), `kind` makes one module per variant, and the
  * request holds.  Clears the error count first, as each public call starts afresh. */
-static tile_status check_emit(tile_program *p, int k, bool all_ok, tile_emit_kind kind,
-                              const char *fn)
-{
+static tile_status check_emit(tile_program *p, int k, bool all_ok, tile_emit_kind kind, const char *fn) {
     if (k >= p->file->nkernels || k < (all_ok ? -1 : 0)) {
         driver_error(p->ctx, "no kernel number %d in '%s'", k, p->file->path);
         return TILE_ERR_NOT_FOUND;
     }
     if (!tile_emit_supported(kind) || kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
-        driver_error(p->ctx, "--emit=%s is not supported by %s in this build",
-                     tile_emit_kind_name(kind), fn);
+        driver_error(p->ctx, "--emit=%s is not supported by %s in this build", tile_emit_kind_name(kind), fn);
         return TILE_ERR_UNSUPPORTED;
     }
     p->diag.nerrors = 0;
@@ -178,8 +168,7 @@ typedef struct CompileJobs {
     bool all, only_relevant;
 } CompileJobs;
 
-static tile_status compile_job(tile_program *q, int job, void *ud)
-{
+static tile_status compile_job(tile_program *q, int job, void *ud) {
     CompileJobs *cj = ud;
     tile_output *o = &cj->outs[job];
     tile_variants *vs;
@@ -187,17 +176,16 @@ static tile_status compile_job(tile_program *q, int job, void *ud)
     if (s != TILE_OK)
         return s;
     if (o->variant < vs->n)
-        s = compile_variant(q, o->kernel, &vs->v[o->variant], o->variant, cj->kind, &o->data,
-                            &o->len, &o->report, NULL);
+        s = compile_variant(q, o->kernel, &vs->v[o->variant], o->variant, cj->kind, &o->data, &o->len, &o->report,
+                            NULL);
     else
         s = TILE_ERR_INVALID;
     tile_variants_free(vs);
     return s;
 }
 
-tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
-                         tile_output **outs, int *nouts)
-{
+tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_variants, tile_output **outs,
+                         int *nouts) {
     if (!p || !outs || !nouts || (unsigned)kind >= TILE_NEMIT)
         return TILE_ERR_INVALID;
     *outs = NULL;
@@ -237,8 +225,7 @@ tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_v
     }
     if (s == TILE_OK) {
         CompileJobs cj = {list, kind, all_variants, k < 0};
-        s = driver_run_jobs(p, n, compile_job, &cj, k < 0 ? "" : p->file->kernels[k].name,
-                            false);
+        s = driver_run_jobs(p, n, compile_job, &cj, k < 0 ? "" : p->file->kernels[k].name, false);
     }
     if (s != TILE_OK) {
         tile_outputs_free(list, n);
@@ -249,18 +236,17 @@ tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_v
     return TILE_OK;
 }
 
-tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool all, char **out,
-                            size_t *len)
-{
+tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool all, char **out, size_t *len) {
     tile_output *outs;
     int n;
     tile_status s = tile_compile(p, k, kind, all, &outs, &n);
     if (s != TILE_OK)
         return s;
     if (n != 1) {
-        driver_error(p->ctx, "--emit=%s makes one module per kernel variant and this asks for "
-                             "%d (%s%s): pick one kernel with --kernel and one value per tune "
-                             "list with -D, or give -o OUT for one file per module",
+        driver_error(p->ctx,
+                     "--emit=%s makes one module per kernel variant and this asks for "
+                     "%d (%s%s): pick one kernel with --kernel and one value per tune "
+                     "list with -D, or give -o OUT for one file per module",
                      tile_emit_kind_name(kind), n, outs[0].name, n > 1 ? ", ..." : "");
         tile_outputs_free(outs, n);
         return TILE_ERR_INVALID;
@@ -275,10 +261,8 @@ tile_status driver_emit_one(tile_program *p, int k, tile_emit_kind kind, bool al
 
 /* Variant `variant` of kernel k (public entry point `fn`) as `kind`; alt as for
  * compile_variant. */
-static tile_status emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
-                                char **out, size_t *len, tile_report *report, tile_cubin *alt,
-                                const char *fn)
-{
+static tile_status emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind, char **out, size_t *len,
+                                tile_report *report, tile_cubin *alt, const char *fn) {
     *out = NULL;
     *len = 0;
     tile_status s = check_emit(p, k, false, kind, fn);
@@ -288,8 +272,8 @@ static tile_status emit_variant(tile_program *p, int k, int variant, tile_emit_k
     if ((s = driver_variants_get(p, k, true, false, &vs)) != TILE_OK)
         return s;
     if (variant < 0 || variant >= vs->n) {
-        driver_error(p->ctx, "kernel '%s' has %d variant%s, not variant %d",
-                     p->file->kernels[k].name, vs->n, vs->n == 1 ? "" : "s", variant);
+        driver_error(p->ctx, "kernel '%s' has %d variant%s, not variant %d", p->file->kernels[k].name, vs->n,
+                     vs->n == 1 ? "" : "s", variant);
         s = TILE_ERR_NOT_FOUND;
     } else {
         s = compile_variant(p, k, &vs->v[variant], variant, kind, out, len, report, alt);
@@ -298,25 +282,23 @@ static tile_status emit_variant(tile_program *p, int k, int variant, tile_emit_k
     return s;
 }
 
-tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
-                              char **out, size_t *len, tile_report *report)
-{
+tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind, char **out, size_t *len,
+                              tile_report *report) {
     if (!p || !out || !len || (unsigned)kind >= TILE_NEMIT)
         return TILE_ERR_INVALID;
     return emit_variant(p, k, variant, kind, out, len, report, NULL, "tile_emit_variant");
 }
 
-tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_cubin out[2],
-                                     int *n, tile_report *report)
-{
+tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_cubin out[2], int *n,
+                                     tile_report *report) {
     if (!p || !out || !n)
         return TILE_ERR_INVALID;
     memset(out, 0, 2 * sizeof *out);
     out[0].regs = out[1].regs = -1;
     *n = 0;
     tile_report rep;
-    tile_status s = emit_variant(p, k, variant, TILE_EMIT_CUBIN, &out[0].data, &out[0].len, &rep,
-                                 &out[1], "tile_emit_variant_cubins");
+    tile_status s = emit_variant(p, k, variant, TILE_EMIT_CUBIN, &out[0].data, &out[0].len, &rep, &out[1],
+                                 "tile_emit_variant_cubins");
     if (s == TILE_OK) {
         out[0].regs = rep.regs;
         *n = out[1].data ? 2 : 1;
@@ -326,9 +308,7 @@ tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_c
     return s;
 }
 
-tile_status tile_report_get(tile_program *p, int k, bool all_variants, tile_report **reps,
-                            int *nreps)
-{
+tile_status tile_report_get(tile_program *p, int k, bool all_variants, tile_report **reps, int *nreps) {
     if (!reps || !nreps)
         return TILE_ERR_INVALID;
     *reps = NULL;

@@ -15,8 +15,7 @@ typedef struct Out {
     bool failed;
 } Out;
 
-static void out_add(Out *o, const char *s, size_t n)
-{
+static void out_add(Out *o, const char *s, size_t n) {
     if (o->failed)
         return;
     if (o->len + n + 1 > o->cap) {
@@ -37,8 +36,7 @@ static void out_add(Out *o, const char *s, size_t n)
 }
 
 static void outf(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void outf(Out *o, const char *fmt, ...)
-{
+static void outf(Out *o, const char *fmt, ...) {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -64,11 +62,12 @@ static void outf(Out *o, const char *fmt, ...)
     free(big);
 }
 
-static void out_str(Out *o, const char *s) { out_add(o, s, strlen(s)); }
+static void out_str(Out *o, const char *s) {
+    out_add(o, s, strlen(s));
+}
 
 /* Bytes as a C initializer, 20 a line. */
-static void out_bytes(Out *o, const unsigned char *b, size_t n)
-{
+static void out_bytes(Out *o, const unsigned char *b, size_t n) {
     static const char hex[] = "0123456789abcdef";
     char line[20 * 5 + 8];
     for (size_t i = 0; i < n; i += 20) {
@@ -90,31 +89,39 @@ static void out_bytes(Out *o, const unsigned char *b, size_t n)
 /* Element types of pointer parameters, and scalar parameter types, by tile_scalar.
  * Narrow floats have no C type: their pointers are the tilec_* storage typedefs and
  * their scalar arguments are passed as float (the runtime rounds). */
-static const struct { const char *ptr_elem, *scalar; } c_types[TIR_NSCALARS] = {
-    [TIR_I1] = {"bool", "bool"},           [TIR_I8] = {"int8_t", "int8_t"},
-    [TIR_I16] = {"int16_t", "int16_t"},    [TIR_I32] = {"int32_t", "int32_t"},
-    [TIR_I64] = {"int64_t", "int64_t"},    [TIR_U8] = {"uint8_t", "uint8_t"},
-    [TIR_U16] = {"uint16_t", "uint16_t"},  [TIR_U32] = {"uint32_t", "uint32_t"},
-    [TIR_U64] = {"uint64_t", "uint64_t"},  [TIR_F16] = {"tilec_f16", "float"},
-    [TIR_BF16] = {"tilec_bf16", "float"},  [TIR_F32] = {"float", "float"},
-    [TIR_F64] = {"double", "double"},      [TIR_F8E4M3] = {"tilec_f8e4m3", "float"},
+static const struct {
+    const char *ptr_elem, *scalar;
+} c_types[TIR_NSCALARS] = {
+    [TIR_I1] = {"bool", "bool"},
+    [TIR_I8] = {"int8_t", "int8_t"},
+    [TIR_I16] = {"int16_t", "int16_t"},
+    [TIR_I32] = {"int32_t", "int32_t"},
+    [TIR_I64] = {"int64_t", "int64_t"},
+    [TIR_U8] = {"uint8_t", "uint8_t"},
+    [TIR_U16] = {"uint16_t", "uint16_t"},
+    [TIR_U32] = {"uint32_t", "uint32_t"},
+    [TIR_U64] = {"uint64_t", "uint64_t"},
+    [TIR_F16] = {"tilec_f16", "float"},
+    [TIR_BF16] = {"tilec_bf16", "float"},
+    [TIR_F32] = {"float", "float"},
+    [TIR_F64] = {"double", "double"},
+    [TIR_F8E4M3] = {"tilec_f8e4m3", "float"},
     [TIR_F8E5M2] = {"tilec_f8e5m2", "float"},
 };
 
 /* Names a parameter cannot have in C or C++, or that the generated code uses itself;
  * such a parameter gets a trailing underscore. */
 static const char *const reserved[] = {
-    "auto", "bool", "break", "case", "char", "class", "const", "continue", "default",
-    "delete", "do", "double", "else", "enum", "explicit", "extern", "false", "float", "for",
-    "friend", "goto", "if", "inline", "int", "long", "namespace", "new", "operator",
-    "private", "protected", "public", "register", "restrict", "return", "short", "signed",
-    "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try",
-    "typedef", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
-    "while", "stream", "grid",
+    "auto",     "bool",      "break",   "case",     "char",     "class",     "const",    "continue",
+    "default",  "delete",    "do",      "double",   "else",     "enum",      "explicit", "extern",
+    "false",    "float",     "for",     "friend",   "goto",     "if",        "inline",   "int",
+    "long",     "namespace", "new",     "operator", "private",  "protected", "public",   "register",
+    "restrict", "return",    "short",   "signed",   "sizeof",   "static",    "struct",   "switch",
+    "template", "this",      "throw",   "true",     "try",      "typedef",   "typename", "union",
+    "unsigned", "using",     "virtual", "void",     "volatile", "while",     "stream",   "grid",
 };
 
-static void param_name(const char *name, char *buf, size_t n)
-{
+static void param_name(const char *name, char *buf, size_t n) {
     bool clash = !strncmp(name, "tilec_", 6);
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0] && !clash; i++)
         clash = !strcmp(name, reserved[i]);
@@ -122,8 +129,7 @@ static void param_name(const char *name, char *buf, size_t n)
 }
 
 /* The file's stem as a C identifier ("vector_add" for examples/vector_add.tile). */
-static void file_stem(const char *path, char *buf, size_t n)
-{
+static void file_stem(const char *path, char *buf, size_t n) {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t len = strcspn(base, ".");
@@ -139,8 +145,7 @@ static void file_stem(const char *path, char *buf, size_t n)
     buf[k] = 0;
 }
 
-static void upper(const char *s, char *buf, size_t n)
-{
+static void upper(const char *s, char *buf, size_t n) {
     size_t k = 0;
     for (; s[k] && k + 1 < n; k++)
         buf[k] = (char)toupper((unsigned char)s[k]);
@@ -148,8 +153,7 @@ static void upper(const char *s, char *buf, size_t n)
 }
 
 /* "float *x, float *y, float *out, int32_t n" (const params included, in order). */
-static void out_params(Out *o, const AstKernel *kn)
-{
+static void out_params(Out *o, const AstKernel *kn) {
     for (int i = 0; i < kn->nparams; i++) {
         const AstParam *ap = &kn->params[i];
         int s = driver_param_scalar(ap);
@@ -165,20 +169,18 @@ static void out_params(Out *o, const AstKernel *kn)
 }
 
 /* ---- the declarations ------------------------------------------------------------- */
-static void out_doc(Out *o, const tile_program *p, const char *stem, const char *STEM, int first,
-                    int end)
-{
+static void out_doc(Out *o, const tile_program *p, const char *stem, const char *STEM, int first, int end) {
     const tile_ctx *c = p->ctx;
-    outf(o, "/* Generated by tilec %s from %s (--emit=header, --arch=%s).  Do not edit.\n",
-         TILEC_VERSION_STRING, p->file->path, c->arch);
+    outf(o, "/* Generated by tilec %s from %s (--emit=header, --arch=%s).  Do not edit.\n", TILEC_VERSION_STRING,
+         p->file->path, c->arch);
     out_str(o, " *\n * Kernels:\n");
     for (int k = first; k < end; k++) {
         const AstKernel *kn = &p->file->kernels[k];
         outf(o, " *   %s(", kn->name);
         for (int i = 0; i < kn->nparams; i++) {
             const AstParam *ap = &kn->params[i];
-            outf(o, "%s%s%s: %s%s", i ? ", " : "", ap->is_const ? "const " : "", ap->name,
-                 ap->is_ptr ? "*" : "", ap->type_name ? ap->type_name : "?");
+            outf(o, "%s%s%s: %s%s", i ? ", " : "", ap->is_const ? "const " : "", ap->name, ap->is_ptr ? "*" : "",
+                 ap->type_name ? ap->type_name : "?");
         }
         outf(o, ")%s\n", kn->ngrid ? "" : "  (no grid clause: use _launch_grid)");
     }
@@ -214,8 +216,7 @@ static void out_doc(Out *o, const tile_program *p, const char *stem, const char 
          stem, stem, STEM);
 }
 
-static void out_declarations(Out *o, const tile_program *p, const char *stem, int first, int end)
-{
+static void out_declarations(Out *o, const tile_program *p, const char *stem, int first, int end) {
     outf(o,
          "#include <stdbool.h>\n#include <stdint.h>\n#include <tile/runtime.h>\n\n"
          "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
@@ -253,58 +254,57 @@ static void out_declarations(Out *o, const tile_program *p, const char *stem, in
 }
 
 /* ---- the implementation ------------------------------------------------------------ */
-#define BUFFERS_IMPL \
-    "#ifndef TILEC_BUFFERS_IMPLEMENTED\n" \
-    "#define TILEC_BUFFERS_IMPLEMENTED\n" \
-    "typedef struct tilec_buffer_ { uintptr_t base; size_t bytes; } tilec_buffer_;\n" \
-    "__attribute__((weak)) pthread_mutex_t tilec_buffers_lock_ = PTHREAD_MUTEX_INITIALIZER;\n" \
-    "__attribute__((weak)) tilec_buffer_ *tilec_buffers_;\n" \
-    "__attribute__((weak)) size_t tilec_nbuffers_, tilec_capbuffers_;\n\n" \
-    "__attribute__((weak)) tile_rt_status tilec_alloc(tile_rt *rt, size_t bytes, void **out)\n{\n" \
-    "    tile_rt_status s = tile_rt_alloc(rt, bytes, out);\n" \
-    "    if (s != TILE_RT_OK)\n" \
-    "        return s;\n" \
-    "    pthread_mutex_lock(&tilec_buffers_lock_);\n" \
-    "    if (tilec_nbuffers_ == tilec_capbuffers_) {\n" \
-    "        size_t cap = tilec_capbuffers_ ? 2 * tilec_capbuffers_ : 64;\n" \
-    "        tilec_buffer_ *grown = (tilec_buffer_ *)realloc(tilec_buffers_, cap * sizeof *grown);\n" \
-    "        if (grown) {\n" \
-    "            tilec_buffers_ = grown;\n" \
-    "            tilec_capbuffers_ = cap;\n" \
-    "        }\n" \
-    "    }\n" \
-    "    if (tilec_nbuffers_ < tilec_capbuffers_) {\n" \
-    "        tilec_buffers_[tilec_nbuffers_].base = (uintptr_t)*out;\n" \
-    "        tilec_buffers_[tilec_nbuffers_++].bytes = bytes;\n" \
-    "    }\n" \
-    "    pthread_mutex_unlock(&tilec_buffers_lock_);\n" \
-    "    return TILE_RT_OK;\n" \
-    "}\n\n" \
-    "__attribute__((weak)) tile_rt_status tilec_free(tile_rt *rt, void *p)\n{\n" \
-    "    pthread_mutex_lock(&tilec_buffers_lock_);\n" \
-    "    for (size_t i = 0; i < tilec_nbuffers_; i++)\n" \
-    "        if (tilec_buffers_[i].base == (uintptr_t)p) {\n" \
-    "            tilec_buffers_[i] = tilec_buffers_[--tilec_nbuffers_];\n" \
-    "            break;\n" \
-    "        }\n" \
-    "    pthread_mutex_unlock(&tilec_buffers_lock_);\n" \
-    "    return tile_rt_free(rt, p);\n" \
-    "}\n\n" \
-    "__attribute__((weak)) size_t tilec_buffer_bytes(const void *p)\n{\n" \
-    "    uintptr_t a = (uintptr_t)p;\n" \
-    "    size_t n = 0;\n" \
-    "    pthread_mutex_lock(&tilec_buffers_lock_);\n" \
-    "    for (size_t i = 0; i < tilec_nbuffers_; i++)\n" \
+#define BUFFERS_IMPL                                                                                     \
+    "#ifndef TILEC_BUFFERS_IMPLEMENTED\n"                                                                \
+    "#define TILEC_BUFFERS_IMPLEMENTED\n"                                                                \
+    "typedef struct tilec_buffer_ { uintptr_t base; size_t bytes; } tilec_buffer_;\n"                    \
+    "__attribute__((weak)) pthread_mutex_t tilec_buffers_lock_ = PTHREAD_MUTEX_INITIALIZER;\n"           \
+    "__attribute__((weak)) tilec_buffer_ *tilec_buffers_;\n"                                             \
+    "__attribute__((weak)) size_t tilec_nbuffers_, tilec_capbuffers_;\n\n"                               \
+    "__attribute__((weak)) tile_rt_status tilec_alloc(tile_rt *rt, size_t bytes, void **out)\n{\n"       \
+    "    tile_rt_status s = tile_rt_alloc(rt, bytes, out);\n"                                            \
+    "    if (s != TILE_RT_OK)\n"                                                                         \
+    "        return s;\n"                                                                                \
+    "    pthread_mutex_lock(&tilec_buffers_lock_);\n"                                                    \
+    "    if (tilec_nbuffers_ == tilec_capbuffers_) {\n"                                                  \
+    "        size_t cap = tilec_capbuffers_ ? 2 * tilec_capbuffers_ : 64;\n"                             \
+    "        tilec_buffer_ *grown = (tilec_buffer_ *)realloc(tilec_buffers_, cap * sizeof *grown);\n"    \
+    "        if (grown) {\n"                                                                             \
+    "            tilec_buffers_ = grown;\n"                                                              \
+    "            tilec_capbuffers_ = cap;\n"                                                             \
+    "        }\n"                                                                                        \
+    "    }\n"                                                                                            \
+    "    if (tilec_nbuffers_ < tilec_capbuffers_) {\n"                                                   \
+    "        tilec_buffers_[tilec_nbuffers_].base = (uintptr_t)*out;\n"                                  \
+    "        tilec_buffers_[tilec_nbuffers_++].bytes = bytes;\n"                                         \
+    "    }\n"                                                                                            \
+    "    pthread_mutex_unlock(&tilec_buffers_lock_);\n"                                                  \
+    "    return TILE_RT_OK;\n"                                                                           \
+    "}\n\n"                                                                                              \
+    "__attribute__((weak)) tile_rt_status tilec_free(tile_rt *rt, void *p)\n{\n"                         \
+    "    pthread_mutex_lock(&tilec_buffers_lock_);\n"                                                    \
+    "    for (size_t i = 0; i < tilec_nbuffers_; i++)\n"                                                 \
+    "        if (tilec_buffers_[i].base == (uintptr_t)p) {\n"                                            \
+    "            tilec_buffers_[i] = tilec_buffers_[--tilec_nbuffers_];\n"                               \
+    "            break;\n"                                                                               \
+    "        }\n"                                                                                        \
+    "    pthread_mutex_unlock(&tilec_buffers_lock_);\n"                                                  \
+    "    return tile_rt_free(rt, p);\n"                                                                  \
+    "}\n\n"                                                                                              \
+    "__attribute__((weak)) size_t tilec_buffer_bytes(const void *p)\n{\n"                                \
+    "    uintptr_t a = (uintptr_t)p;\n"                                                                  \
+    "    size_t n = 0;\n"                                                                                \
+    "    pthread_mutex_lock(&tilec_buffers_lock_);\n"                                                    \
+    "    for (size_t i = 0; i < tilec_nbuffers_; i++)\n"                                                 \
     "        if (a >= tilec_buffers_[i].base && a - tilec_buffers_[i].base < tilec_buffers_[i].bytes)\n" \
-    "            n = tilec_buffers_[i].bytes - (a - tilec_buffers_[i].base);\n" \
-    "    pthread_mutex_unlock(&tilec_buffers_lock_);\n" \
-    "    return n;\n" \
-    "}\n" \
+    "            n = tilec_buffers_[i].bytes - (a - tilec_buffers_[i].base);\n"                          \
+    "    pthread_mutex_unlock(&tilec_buffers_lock_);\n"                                                  \
+    "    return n;\n"                                                                                    \
+    "}\n"                                                                                                \
     "#endif\n\n"
 
-static void out_implementation(Out *o, const tile_program *p, const char *stem, int first,
-                               int end, const unsigned char *bundle, size_t bundle_len)
-{
+static void out_implementation(Out *o, const tile_program *p, const char *stem, int first, int end,
+                               const unsigned char *bundle, size_t bundle_len) {
     const AstFile *f = p->file;
     const char *base = strrchr(f->path, '/');
     base = base ? base + 1 : f->path;
@@ -418,13 +418,14 @@ static void out_implementation(Out *o, const tile_program *p, const char *stem, 
         /* The grid version does the work; the clause version passes NULL. */
         outf(o, "tile_rt_status %s_launch_grid(void *stream", kn->name);
         out_params(o, kn);
-        outf(o, ", const int64_t grid[3])\n{\n"
-                "    tile_rt_status s = %1$s_ready_();\n"
-                "    if (s != TILE_RT_OK)\n"
-                "        return s;\n"
-                "    tile_rt_kernel *k = %1$s_kernels_[%2$d];\n"
-                "    tile_rt_arg a[%3$d];\n"
-                "    memset(a, 0, sizeof a);\n",
+        outf(o,
+             ", const int64_t grid[3])\n{\n"
+             "    tile_rt_status s = %1$s_ready_();\n"
+             "    if (s != TILE_RT_OK)\n"
+             "        return s;\n"
+             "    tile_rt_kernel *k = %1$s_kernels_[%2$d];\n"
+             "    tile_rt_arg a[%3$d];\n"
+             "    memset(a, 0, sizeof a);\n",
              stem, k - first, nrt ? nrt : 1);
         int j = 0;
         for (int i = 0; i < kn->nparams; i++) {
@@ -435,8 +436,10 @@ static void out_implementation(Out *o, const tile_program *p, const char *stem, 
             char nm[160];
             param_name(ap->name, nm, sizeof nm);
             if (ap->is_ptr)
-                outf(o, "    a[%d].kind = TILE_RT_ARG_PTR;\n    a[%d].buf.ptr = (void *)%s;\n"
-                        "    a[%d].buf.bytes = tilec_buffer_bytes(%s);\n", j, j, nm, j, nm);
+                outf(o,
+                     "    a[%d].kind = TILE_RT_ARG_PTR;\n    a[%d].buf.ptr = (void *)%s;\n"
+                     "    a[%d].buf.bytes = tilec_buffer_bytes(%s);\n",
+                     j, j, nm, j, nm);
             else if (sc >= 0 && tir_scalar_is_float((TirScalar)sc))
                 outf(o, "    a[%d].kind = TILE_RT_ARG_F64;\n    a[%d].f64 = (double)%s;\n", j, j, nm);
             else
@@ -452,20 +455,23 @@ static void out_implementation(Out *o, const tile_program *p, const char *stem, 
                     continue;
                 char nm[160];
                 param_name(ap->name, nm, sizeof nm);
-                outf(o, "    if (s == TILE_RT_OK)\n"
-                        "        s = tile_rt_set_const(k, \"%s\", (int64_t)%s, (double)%s);\n",
+                outf(o,
+                     "    if (s == TILE_RT_OK)\n"
+                     "        s = tile_rt_set_const(k, \"%s\", (int64_t)%s, (double)%s);\n",
                      ap->name, nm, nm);
             }
-            outf(o, "    if (s == TILE_RT_OK)\n"
-                    "        s = tile_rt_launch(k, a, %d, stream, grid);\n"
-                    "    pthread_mutex_unlock(&%s_lock_);\n",
+            outf(o,
+                 "    if (s == TILE_RT_OK)\n"
+                 "        s = tile_rt_launch(k, a, %d, stream, grid);\n"
+                 "    pthread_mutex_unlock(&%s_lock_);\n",
                  nrt, stem);
         } else {
             outf(o, "    s = tile_rt_launch(k, a, %d, stream, grid);\n", nrt);
         }
-        outf(o, "    if (s != TILE_RT_OK)\n"
-                "        %s_thread_error_ = tile_rt_last_error(%s_rt_);\n"
-                "    return s;\n}\n\n",
+        outf(o,
+             "    if (s != TILE_RT_OK)\n"
+             "        %s_thread_error_ = tile_rt_last_error(%s_rt_);\n"
+             "    return s;\n}\n\n",
              stem, stem);
         if (kn->ngrid) {
             outf(o, "tile_rt_status %s_launch(void *stream", kn->name);
@@ -481,8 +487,7 @@ static void out_implementation(Out *o, const tile_program *p, const char *stem, 
     }
 }
 
-tile_status driver_emit_header(tile_program *p, int k, bool all, char **out, size_t *len)
-{
+tile_status driver_emit_header(tile_program *p, int k, bool all, char **out, size_t *len) {
     *out = NULL;
     *len = 0;
     char *bundle;
@@ -500,8 +505,10 @@ tile_status driver_emit_header(tile_program *p, int k, bool all, char **out, siz
     outf(&o, "#ifndef TILEC_%s_H\n#define TILEC_%s_H\n\n", STEM, STEM);
     out_declarations(&o, p, stem, first, end);
     outf(&o, "#endif /* TILEC_%s_H */\n\n", STEM);
-    outf(&o, "#if defined(%s_IMPLEMENTATION) && !defined(TILEC_%s_IMPLEMENTED)\n"
-             "#define TILEC_%s_IMPLEMENTED\n", STEM, STEM, STEM);
+    outf(&o,
+         "#if defined(%s_IMPLEMENTATION) && !defined(TILEC_%s_IMPLEMENTED)\n"
+         "#define TILEC_%s_IMPLEMENTED\n",
+         STEM, STEM, STEM);
     out_implementation(&o, p, stem, first, end, (const unsigned char *)bundle, bundle_len);
     outf(&o, "#endif /* %s_IMPLEMENTATION */\n", STEM);
     free(bundle);

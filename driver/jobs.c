@@ -20,7 +20,7 @@ typedef struct JobLog {
 } JobLog;
 
 typedef struct Batch {
-    tile_program *p;               /* the caller's program (its thread only) */
+    tile_program *p; /* the caller's program (its thread only) */
     int n;
     DriverJobFn fn;
     void *ud;
@@ -34,13 +34,12 @@ typedef struct Batch {
 
 typedef struct Worker {
     Batch *b;
-    tile_ctx *ctx;                 /* the worker's context, made like the caller's before any job */
-    JobLog *log;                   /* the job being run */
-    double phase_s[TILE_NPHASES];  /* the worker's compile time, added by the caller */
+    tile_ctx *ctx;                /* the worker's context, made like the caller's before any job */
+    JobLog *log;                  /* the job being run */
+    double phase_s[TILE_NPHASES]; /* the worker's compile time, added by the caller */
 } Worker;
 
-static void log_add(void *ud, const char *msg)
-{
+static void log_add(void *ud, const char *msg) {
     Worker *w = ud;
     JobLog *l = w->log;
     if (!l)
@@ -61,8 +60,7 @@ static void log_add(void *ud, const char *msg)
 }
 
 /* $TILE_JIT_THREADS, else the online CPUs; at most 64. */
-static int job_threads(void)
-{
+static int job_threads(void) {
     const char *e = getenv("TILE_JIT_THREADS");
     long n = e && *e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
@@ -70,8 +68,7 @@ static int job_threads(void)
 
 /* A context that compiles as c does: arch, optimisation, debug, defines, assumptions,
  * timing.  No messages until the worker points it at a job's log. */
-static tile_ctx *ctx_like(const tile_ctx *c)
-{
+static tile_ctx *ctx_like(const tile_ctx *c) {
     tile_ctx *d = tile_ctx_new();
     if (!d)
         return NULL;
@@ -106,8 +103,7 @@ static tile_ctx *ctx_like(const tile_ctx *c)
     return d;
 }
 
-static void progress(Batch *b)
-{
+static void progress(Batch *b) {
     int done = atomic_fetch_add(&b->done, 1) + 1;
     tile_ctx *c = b->p->ctx;
     if (!c->progress)
@@ -119,8 +115,7 @@ static void progress(Batch *b)
 
 /* Takes jobs until none is left; a job after the first failure of a stop_on_error batch
  * is skipped (its result would be thrown away). */
-static void take_jobs(Batch *b, tile_program *q, Worker *w)
-{
+static void take_jobs(Batch *b, tile_program *q, Worker *w) {
     for (int j; (j = atomic_fetch_add(&b->next, 1)) < b->n;) {
         if (b->stop_on_error && j > atomic_load(&b->first_failed)) {
             b->status[j] = TILE_ERR_COMPILE;
@@ -142,8 +137,7 @@ static void take_jobs(Batch *b, tile_program *q, Worker *w)
     }
 }
 
-static void *worker_main(void *arg)
-{
+static void *worker_main(void *arg) {
     Worker *w = arg;
     Batch *b = w->b;
     const tile_program *p = b->p;
@@ -164,15 +158,18 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, const char *what,
-                            bool stop_on_error)
-{
+tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, const char *what, bool stop_on_error) {
     if (n <= 0)
         return TILE_OK;
     tile_ctx *c = p->ctx;
     int nt = job_threads();
     nt = nt > n ? n : nt;
-    Batch b = {.p = p, .n = n, .fn = fn, .ud = ud, .what = what, .stop_on_error = stop_on_error,
+    Batch b = {.p = p,
+               .n = n,
+               .fn = fn,
+               .ud = ud,
+               .what = what,
+               .stop_on_error = stop_on_error,
                .logs = calloc((size_t)n, sizeof *b.logs),
                .status = calloc((size_t)n, sizeof *b.status)};
     atomic_init(&b.next, 0);

@@ -5,20 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-int driver_param_scalar(const AstParam *p)
-{
+int driver_param_scalar(const AstParam *p) {
     return p->type_name ? tir_scalar_from_name(p->type_name, strlen(p->type_name)) : -1;
 }
 
 /* Evaluates a tune value: a literal number, a negation, simple arithmetic, or a
  * file-level constant (depth-limited, so a cycle cannot recurse forever). */
-static bool eval_literal(const AstFile *f, const AstNode *e, int depth, double *out)
-{
+static bool eval_literal(const AstFile *f, const AstNode *e, int depth, double *out) {
     if (!e || depth > 32)
         return false;
     double x, y;
     switch (e->kind) {
-    case AST_INT: case AST_BOOL: *out = (double)e->ival; return true;
+    case AST_INT:
+    case AST_BOOL: *out = (double)e->ival; return true;
     case AST_FLOAT: *out = e->fval; return true;
     case AST_UNARY:
         if (e->op != AST_OP_NEG || !eval_literal(f, e->a, depth + 1, &x))
@@ -39,13 +38,11 @@ static bool eval_literal(const AstFile *f, const AstNode *e, int depth, double *
             if (e->name && !strcmp(f->consts[i].name, e->name))
                 return eval_literal(f, f->consts[i].value, depth + 1, out);
         return false;
-    default:
-        return false;
+    default: return false;
     }
 }
 
-static void collect_tunes(tile_program *p)
-{
+static void collect_tunes(tile_program *p) {
     const AstFile *f = p->file;
     p->tunes = tir_alloc(p->arena, (f->nkernels + 1) * sizeof *p->tunes);
     for (int k = 0; k < f->nkernels; k++) {
@@ -66,9 +63,7 @@ static void collect_tunes(tile_program *p)
     }
 }
 
-tile_status tile_program_load_source(tile_ctx *c, const char *name, const char *src,
-                                     size_t len, tile_program **out)
-{
+tile_status tile_program_load_source(tile_ctx *c, const char *name, const char *src, size_t len, tile_program **out) {
     if (!out)
         return TILE_ERR_INVALID;
     *out = NULL;
@@ -101,8 +96,7 @@ tile_status tile_program_load_source(tile_ctx *c, const char *name, const char *
     return TILE_OK;
 }
 
-tile_status tile_program_load_file(tile_ctx *c, const char *path, tile_program **out)
-{
+tile_status tile_program_load_file(tile_ctx *c, const char *path, tile_program **out) {
     if (!out)
         return TILE_ERR_INVALID;
     *out = NULL;
@@ -152,46 +146,41 @@ tile_status tile_program_load_file(tile_ctx *c, const char *path, tile_program *
     return s;
 }
 
-void tile_program_free(tile_program *p)
-{
+void tile_program_free(tile_program *p) {
     if (!p)
         return;
     tir_arena_free(p->arena);
     free(p);
 }
 
-int tile_program_kernel_count(const tile_program *p) { return p ? p->file->nkernels : 0; }
+int tile_program_kernel_count(const tile_program *p) {
+    return p ? p->file->nkernels : 0;
+}
 
-int tile_program_find_kernel(const tile_program *p, const char *name)
-{
+int tile_program_find_kernel(const tile_program *p, const char *name) {
     for (int k = 0; p && name && k < p->file->nkernels; k++)
         if (!strcmp(p->file->kernels[k].name, name))
             return k;
     return -1;
 }
 
-static bool kernel_ok(const tile_program *p, int k)
-{
+static bool kernel_ok(const tile_program *p, int k) {
     return p && k >= 0 && k < p->file->nkernels;
 }
 
-const char *tile_kernel_name(const tile_program *p, int k)
-{
+const char *tile_kernel_name(const tile_program *p, int k) {
     return kernel_ok(p, k) ? p->file->kernels[k].name : NULL;
 }
 
-bool tile_kernel_has_grid(const tile_program *p, int k)
-{
+bool tile_kernel_has_grid(const tile_program *p, int k) {
     return kernel_ok(p, k) && p->file->kernels[k].ngrid > 0;
 }
 
-int tile_kernel_param_count(const tile_program *p, int k)
-{
+int tile_kernel_param_count(const tile_program *p, int k) {
     return kernel_ok(p, k) ? p->file->kernels[k].nparams : 0;
 }
 
-tile_status tile_kernel_param(const tile_program *p, int k, int i, tile_param_info *out)
-{
+tile_status tile_kernel_param(const tile_program *p, int k, int i, tile_param_info *out) {
     if (!kernel_ok(p, k) || i < 0 || i >= p->file->kernels[k].nparams || !out)
         return TILE_ERR_INVALID;
     const AstParam *ap = &p->file->kernels[k].params[i];
@@ -203,14 +192,12 @@ tile_status tile_kernel_param(const tile_program *p, int k, int i, tile_param_in
     return TILE_OK;
 }
 
-int tile_kernel_tune_count(const tile_program *p, int k)
-{
+int tile_kernel_tune_count(const tile_program *p, int k) {
     return kernel_ok(p, k) ? p->file->kernels[k].ntunes : 0;
 }
 
-tile_status tile_kernel_tune(const tile_program *p, int k, int i, const char **name,
-                             const double **values, int *nvalues)
-{
+tile_status tile_kernel_tune(const tile_program *p, int k, int i, const char **name, const double **values,
+                             int *nvalues) {
     if (!kernel_ok(p, k) || i < 0 || i >= p->file->kernels[k].ntunes)
         return TILE_ERR_INVALID;
     const DriverTune *t = &p->tunes[k][i];

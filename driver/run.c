@@ -6,16 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool tile_device_available(tile_device d)
-{
+bool tile_device_available(tile_device d) {
     /* The CUDA device arrives with the GPU backend and runtime (issue 4). */
     return d == TILE_DEVICE_INTERP;
 }
 
 /* Whether v fits the integer parameter type s. u64 takes the non-negative int64
  * range: a tile_arg carries integers as int64_t. */
-static bool int_fits(TirScalar s, int64_t v)
-{
+static bool int_fits(TirScalar s, int64_t v) {
     if (s == TIR_I1)
         return v == 0 || v == 1;
     int bits = tir_scalar_bits(s);
@@ -24,33 +22,29 @@ static bool int_fits(TirScalar s, int64_t v)
     return v >= 0 && (bits >= 64 || v < (INT64_C(1) << bits));
 }
 
-static const char *arg_kind_text(tile_arg_kind k)
-{
+static const char *arg_kind_text(tile_arg_kind k) {
     static const char *const text[] = {"nothing", "an integer", "a float", "a buffer"};
     return (unsigned)k < 4 ? text[k] : "an unknown argument kind";
 }
 
 /* Checks one argument against its parameter, filling the launch-time value.
  * Returns false after reporting an error that names the parameter. */
-static bool check_arg(tile_ctx *c, const char *kname, const AstParam *ap, const tile_arg *a,
-                      TfArgValue *val)
-{
+static bool check_arg(tile_ctx *c, const char *kname, const AstParam *ap, const tile_arg *a, TfArgValue *val) {
     int s = driver_param_scalar(ap);
     if (s < 0) {
-        driver_error(c, "kernel '%s': parameter '%s' has an unknown type '%s'", kname,
-                     ap->name, ap->type_name ? ap->type_name : "?");
+        driver_error(c, "kernel '%s': parameter '%s' has an unknown type '%s'", kname, ap->name,
+                     ap->type_name ? ap->type_name : "?");
         return false;
     }
     const char *tname = tir_scalar_name((TirScalar)s);
     if (ap->is_ptr) {
         if (a->kind != TILE_ARG_BUFFER) {
-            driver_error(c, "kernel '%s': parameter '%s' is a pointer (*%s) but was given %s",
-                         kname, ap->name, tname, arg_kind_text(a->kind));
+            driver_error(c, "kernel '%s': parameter '%s' is a pointer (*%s) but was given %s", kname, ap->name, tname,
+                         arg_kind_text(a->kind));
             return false;
         }
         if (!a->buf.ptr && a->buf.bytes) {
-            driver_error(c, "kernel '%s': parameter '%s': a NULL buffer of %zu bytes", kname,
-                         ap->name, a->buf.bytes);
+            driver_error(c, "kernel '%s': parameter '%s': a NULL buffer of %zu bytes", kname, ap->name, a->buf.bytes);
             return false;
         }
         return true;
@@ -58,8 +52,8 @@ static bool check_arg(tile_ctx *c, const char *kname, const AstParam *ap, const 
     if (a->kind == TILE_ARG_NONE && ap->is_const)
         return true;
     if (a->kind == TILE_ARG_BUFFER || a->kind == TILE_ARG_NONE) {
-        driver_error(c, "kernel '%s': parameter '%s' is a scalar (%s) but was given %s", kname,
-                     ap->name, tname, arg_kind_text(a->kind));
+        driver_error(c, "kernel '%s': parameter '%s' is a scalar (%s) but was given %s", kname, ap->name, tname,
+                     arg_kind_text(a->kind));
         return false;
     }
     if (tir_scalar_is_float((TirScalar)s)) {
@@ -68,13 +62,12 @@ static bool check_arg(tile_ctx *c, const char *kname, const AstParam *ap, const 
         return true;
     }
     if (a->kind != TILE_ARG_INT) {
-        driver_error(c, "kernel '%s': parameter '%s' is %s but was given a float (%g)", kname,
-                     ap->name, tname, a->f64);
+        driver_error(c, "kernel '%s': parameter '%s' is %s but was given a float (%g)", kname, ap->name, tname, a->f64);
         return false;
     }
     if (!int_fits((TirScalar)s, a->i64)) {
-        driver_error(c, "kernel '%s': value %lld is out of range for parameter '%s' (%s)",
-                     kname, (long long)a->i64, ap->name, tname);
+        driver_error(c, "kernel '%s': value %lld is out of range for parameter '%s' (%s)", kname, (long long)a->i64,
+                     ap->name, tname);
         return false;
     }
     val->ival = a->i64;
@@ -86,8 +79,7 @@ static bool check_arg(tile_ctx *c, const char *kname, const AstParam *ap, const 
 static const int64_t grid_max[3] = {INT32_MAX, 65535, 65535};
 
 /* Whether expression n names parameter `name`. */
-static bool names_param(const AstNode *n, const char *name, int depth)
-{
+static bool names_param(const AstNode *n, const char *name, int depth) {
     if (!n || depth > 200)
         return false;
     if (n->kind == AST_NAME && !strcmp(n->name, name))
@@ -102,9 +94,7 @@ static bool names_param(const AstNode *n, const char *name, int depth)
 
 /* " with n = 0, m = 3": the scalar arguments grid expression e names, so that its
  * error says which values made it fail. */
-static void grid_arg_text(const AstKernel *kn, const AstNode *e, const TfArgValue *vals,
-                          char *buf, size_t size)
-{
+static void grid_arg_text(const AstKernel *kn, const AstNode *e, const TfArgValue *vals, char *buf, size_t size) {
     size_t k = 0;
     buf[0] = 0;
     for (int i = 0; i < kn->nparams && k < size; i++) {
@@ -112,20 +102,16 @@ static void grid_arg_text(const AstKernel *kn, const AstNode *e, const TfArgValu
         if (ap->is_ptr || ap->is_const || !names_param(e, ap->name, 0))
             continue;
         int w = tir_scalar_is_float((TirScalar)driver_param_scalar(ap))
-                    ? snprintf(buf + k, size - k, "%s %s = %g", k ? "," : " with", ap->name,
-                               vals[i].fval)
-                    : snprintf(buf + k, size - k, "%s %s = %lld", k ? "," : " with", ap->name,
-                               (long long)vals[i].ival);
+                    ? snprintf(buf + k, size - k, "%s %s = %g", k ? "," : " with", ap->name, vals[i].fval)
+                    : snprintf(buf + k, size - k, "%s %s = %lld", k ? "," : " with", ap->name, (long long)vals[i].ival);
         if (w < 0)
             break;
         k += (size_t)w;
     }
 }
 
-static tile_status pick_grid(tile_program *p, int k, const TfVariant *v,
-                             const TfArgValue *vals, const tile_run_options *o,
-                             int64_t grid[3])
-{
+static tile_status pick_grid(tile_program *p, int k, const TfVariant *v, const TfArgValue *vals,
+                             const tile_run_options *o, int64_t grid[3]) {
     tile_ctx *c = p->ctx;
     const AstKernel *kn = &p->file->kernels[k];
     const char *kname = kn->name;
@@ -135,8 +121,7 @@ static tile_status pick_grid(tile_program *p, int k, const TfVariant *v,
         for (int i = 0; i < 3; i++)
             grid[i] = o->grid[i] ? o->grid[i] : 1;
     } else if ((r = tf_eval_grid(p->file, k, v, vals, grid)) < 0) {
-        driver_error(c, "kernel '%s' has no grid clause: give the grid (--grid=X[,Y[,Z]])",
-                     kname);
+        driver_error(c, "kernel '%s' has no grid clause: give the grid (--grid=X[,Y[,Z]])", kname);
         return TILE_ERR_GRID;
     }
     char args[512];
@@ -145,9 +130,10 @@ static tile_status pick_grid(tile_program *p, int k, const TfVariant *v,
          * clause: the error points at it and gives the arguments it read. */
         const AstNode *e = kn->grid[r - 1];
         grid_arg_text(kn, e, vals, args, sizeof args);
-        tf_error(&p->diag, e->loc, e->end, "grid expression `%.*s` of kernel '%s' cannot be "
-                 "evaluated%s (a division by zero or overflow)", (int)(e->end - e->loc), p->file->src + e->loc,
-                 kname, args);
+        tf_error(&p->diag, e->loc, e->end,
+                 "grid expression `%.*s` of kernel '%s' cannot be "
+                 "evaluated%s (a division by zero or overflow)",
+                 (int)(e->end - e->loc), p->file->src + e->loc, kname, args);
         return TILE_ERR_GRID;
     }
     for (int i = 0; i < 3; i++) {
@@ -158,13 +144,16 @@ static tile_status pick_grid(tile_program *p, int k, const TfVariant *v,
              * error naming the expression and its value rather than a silent success. */
             const AstNode *e = kn->grid[i];
             grid_arg_text(kn, e, vals, args, sizeof args);
-            tf_error(&p->diag, e->loc, e->end, "grid expression `%.*s` of kernel '%s' is "
+            tf_error(&p->diag, e->loc, e->end,
+                     "grid expression `%.*s` of kernel '%s' is "
                      "%lld%s; the grid needs 1..%lld programs on axis %d",
-                     (int)(e->end - e->loc), p->file->src + e->loc, kname, (long long)grid[i],
-                     args, (long long)grid_max[i], i);
+                     (int)(e->end - e->loc), p->file->src + e->loc, kname, (long long)grid[i], args,
+                     (long long)grid_max[i], i);
         } else {
-            driver_error(c, "kernel '%s': grid size %lld on axis %d is out of range "
-                            "(1..%lld)", kname, (long long)grid[i], i, (long long)grid_max[i]);
+            driver_error(c,
+                         "kernel '%s': grid size %lld on axis %d is out of range "
+                         "(1..%lld)",
+                         kname, (long long)grid[i], i, (long long)grid_max[i]);
         }
         return TILE_ERR_GRID;
     }
@@ -172,16 +161,13 @@ static tile_status pick_grid(tile_program *p, int k, const TfVariant *v,
 }
 
 /* The interpreter's run-time errors carry no severity; the API's messages do. */
-static void run_error_sink(void *ud, const char *msg)
-{
+static void run_error_sink(void *ud, const char *msg) {
     char buf[2048];
     snprintf(buf, sizeof buf, "error: %s", msg);
     driver_sink(ud, buf);
 }
 
-tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
-                     tile_run_options *o)
-{
+tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs, tile_run_options *o) {
     if (!p || !o || (nargs && !args))
         return TILE_ERR_INVALID;
     tile_ctx *c = p->ctx;
@@ -197,8 +183,7 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
     }
     const AstKernel *kn = &p->file->kernels[k];
     if (nargs != kn->nparams) {
-        driver_error(c, "kernel '%s' takes %d arguments, %d given", kn->name, kn->nparams,
-                     nargs);
+        driver_error(c, "kernel '%s' takes %d arguments, %d given", kn->name, kn->nparams, nargs);
         return TILE_ERR_ARGS;
     }
     p->diag.nerrors = 0;
@@ -233,8 +218,7 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
     int ndefs;
     TfDefine *defs = driver_defines(a, c, extra, nextra, &ndefs);
     TfVariant *vs;
-    int nv = tf_variants_for(a, p->file, k, defs, ndefs, false, tir_arch_max_smem(c->arch), &vs,
-                             &p->diag);
+    int nv = tf_variants_for(a, p->file, k, defs, ndefs, false, tir_arch_max_smem(c->arch), &vs, &p->diag);
     if (nv <= 0 || p->diag.nerrors) {
         st = TILE_ERR_COMPILE;
         goto done;
@@ -255,8 +239,8 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
         driver_variant_text(&vs[nv - 1], last, sizeof last);
         tf_error(&p->diag, pred->loc, pred->end,
                  "no variant of kernel '%s' admits these arguments: `where %.*s` does not "
-                 "hold (last variant tried: %s)", kn->name, (int)(pred->end - pred->loc),
-                 p->file->src + pred->loc, last);
+                 "hold (last variant tried: %s)",
+                 kn->name, (int)(pred->end - pred->loc), p->file->src + pred->loc, last);
         st = TILE_ERR_NO_VARIANT;
         goto done;
     }
@@ -282,8 +266,7 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
     for (int i = 0; i < kn->nparams; i++)
         nrt += !kn->params[i].is_const;
     if (f->body->nargs != nrt) {
-        driver_error(c, "internal: kernel '%s' lowered with %d parameters, expected %d",
-                     kn->name, f->body->nargs, nrt);
+        driver_error(c, "internal: kernel '%s' lowered with %d parameters, expected %d", kn->name, f->body->nargs, nrt);
         st = TILE_ERR_COMPILE;
         goto done;
     }

@@ -6,19 +6,18 @@
 #include <string.h>
 
 const char *const ast_op_text[] = {
-    [AST_OP_NONE] = "",    [AST_OP_OROR] = "||", [AST_OP_ANDAND] = "&&", [AST_OP_OR] = "|",
-    [AST_OP_XOR] = "^",    [AST_OP_AND] = "&",   [AST_OP_EQ] = "==",     [AST_OP_NE] = "!=",
-    [AST_OP_LT] = "<",     [AST_OP_LE] = "<=",   [AST_OP_GT] = ">",      [AST_OP_GE] = ">=",
-    [AST_OP_SHL] = "<<",   [AST_OP_SHR] = ">>",  [AST_OP_ADD] = "+",     [AST_OP_SUB] = "-",
-    [AST_OP_MUL] = "*",    [AST_OP_DIV] = "/",   [AST_OP_REM] = "%",     [AST_OP_NEG] = "-",
-    [AST_OP_NOT] = "!",    [AST_OP_BITNOT] = "~",
+    [AST_OP_NONE] = "", [AST_OP_OROR] = "||",  [AST_OP_ANDAND] = "&&", [AST_OP_OR] = "|",   [AST_OP_XOR] = "^",
+    [AST_OP_AND] = "&", [AST_OP_EQ] = "==",    [AST_OP_NE] = "!=",     [AST_OP_LT] = "<",   [AST_OP_LE] = "<=",
+    [AST_OP_GT] = ">",  [AST_OP_GE] = ">=",    [AST_OP_SHL] = "<<",    [AST_OP_SHR] = ">>", [AST_OP_ADD] = "+",
+    [AST_OP_SUB] = "-", [AST_OP_MUL] = "*",    [AST_OP_DIV] = "/",     [AST_OP_REM] = "%",  [AST_OP_NEG] = "-",
+    [AST_OP_NOT] = "!", [AST_OP_BITNOT] = "~",
 };
 
 /* ---- builders ------------------------------------------------------------------ */
 
 /* The depth rides behind the node so that ast.h stays what sema sees. */
 typedef struct AstBox {
-    AstNode node;   /* first: an AstNode* of a builder node points at its box */
+    AstNode node; /* first: an AstNode* of a builder node points at its box */
     int32_t depth;
 } AstBox;
 
@@ -26,7 +25,8 @@ void tf_vec_push(TirArena *a, TfVec *vec, const void *elem, size_t size) {
     if (vec->n == vec->cap) {
         int32_t cap = vec->cap ? vec->cap * 2 : 8;
         void *v = tir_alloc(a, (size_t)cap * size);
-        if (vec->n) memcpy(v, vec->v, (size_t)vec->n * size);
+        if (vec->n)
+            memcpy(v, vec->v, (size_t)vec->n * size);
         vec->v = v;
         vec->cap = cap;
     }
@@ -43,14 +43,20 @@ AstNode *ast_new(TirArena *a, AstKind kind, uint32_t loc, uint32_t end) {
     return &box->node;
 }
 
-int32_t ast_depth(const AstNode *n) { return n ? ((const AstBox *)n)->depth : 0; }
+int32_t ast_depth(const AstNode *n) {
+    return n ? ((const AstBox *)n)->depth : 0;
+}
 
-static int32_t max_i32(int32_t x, int32_t y) { return x > y ? x : y; }
+static int32_t max_i32(int32_t x, int32_t y) {
+    return x > y ? x : y;
+}
 
 void ast_fix_depth(AstNode *n) {
     int32_t d = max_i32(ast_depth(n->a), max_i32(ast_depth(n->b), ast_depth(n->body)));
-    for (int32_t i = 0; i < n->nlist; i++) d = max_i32(d, ast_depth(n->list[i]));
-    for (int32_t i = 0; i < n->nnamed; i++) d = max_i32(d, ast_depth(n->named[i]));
+    for (int32_t i = 0; i < n->nlist; i++)
+        d = max_i32(d, ast_depth(n->list[i]));
+    for (int32_t i = 0; i < n->nnamed; i++)
+        d = max_i32(d, ast_depth(n->named[i]));
     ((AstBox *)n)->depth = d + 1;
 }
 
@@ -86,10 +92,12 @@ static void dump_float(FILE *out, double v) {
     char buf[40];
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
+        if (strtod(buf, NULL) == v)
+            break;
     }
     fputs(buf, out);
-    if (!strpbrk(buf, ".eEni")) fputs(".0", out);
+    if (!strpbrk(buf, ".eEni"))
+        fputs(".0", out);
 }
 
 static const char *unary_name(AstOp op) {
@@ -159,7 +167,9 @@ void tf_dump_expr(FILE *out, const AstNode *n) {
     }
 }
 
-static void indent(FILE *out, int depth) { fprintf(out, "%*s", depth * 2, ""); }
+static void indent(FILE *out, int depth) {
+    fprintf(out, "%*s", depth * 2, "");
+}
 
 static void dump_stmt(FILE *out, const AstNode *n, int depth);
 
@@ -235,12 +245,13 @@ static void dump_kernel(FILE *out, const AstKernel *k) {
     fprintf(out, "  (kernel %s\n    (params", k->name);
     for (int32_t i = 0; i < k->nparams; i++) {
         const AstParam *p = &k->params[i];
-        fprintf(out, " (%s%s %s%s)", p->is_const ? "const " : "", p->name, p->is_ptr ? "*" : "",
-                p->type_name);
+        fprintf(out, " (%s%s %s%s)", p->is_const ? "const " : "", p->name, p->is_ptr ? "*" : "", p->type_name);
     }
     fputc(')', out);
-    for (int32_t i = 0; i < k->ntunes; i++) dump_binding(out, "tune", &k->tunes[i]);
-    for (int32_t i = 0; i < k->nconsts; i++) dump_binding(out, "const", &k->consts[i]);
+    for (int32_t i = 0; i < k->ntunes; i++)
+        dump_binding(out, "tune", &k->tunes[i]);
+    for (int32_t i = 0; i < k->nconsts; i++)
+        dump_binding(out, "const", &k->consts[i]);
     for (int32_t i = 0; i < k->nwheres; i++) {
         fputs("\n    (where ", out);
         tf_dump_expr(out, k->wheres[i]);
@@ -273,7 +284,8 @@ void tf_dump_ast(FILE *out, const AstFile *f) {
     for (int32_t i = 0; i < f->nfns; i++) {
         const AstFn *fn = &f->fns[i];
         fprintf(out, "\n  (fn %s (", fn->name);
-        for (int32_t j = 0; j < fn->nparams; j++) fprintf(out, "%s%s", j ? " " : "", fn->params[j]);
+        for (int32_t j = 0; j < fn->nparams; j++)
+            fprintf(out, "%s%s", j ? " " : "", fn->params[j]);
         fputs(")\n    ", out);
         dump_block(out, fn->body, 2);
         fputc(')', out);

@@ -11,30 +11,37 @@
 
 enum {
     DEFAULT_MAX_ERRORS = 100,
-    LINE_WINDOW = 200,       /* longer source lines are shown as a window around the span */
-    LINE_LEAD = 80,          /* bytes of that window before the span */
+    LINE_WINDOW = 200, /* longer source lines are shown as a window around the span */
+    LINE_LEAD = 80,    /* bytes of that window before the span */
 };
 
 int tf_utf8_len(const unsigned char *s, const unsigned char *lim) {
     unsigned c = s[0];
     int n;
     uint32_t cp, min;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) n = 2, min = 0x80, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) n = 3, min = 0x800, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4) n = 4, min = 0x10000, cp = c & 0x07;
-    else return 0;
-    if (lim - s < n) return 0;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2, min = 0x80, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3, min = 0x800, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4, min = 0x10000, cp = c & 0x07;
+    else
+        return 0;
+    if (lim - s < n)
+        return 0;
     for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
         cp = (cp << 6) | (s[i] & 0x3F);
     }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
     return n;
 }
 
-void tf_diag_init(TfDiag *d, const char *path, const char *src, size_t len, TirDiagFn sink,
-                  void *ud) {
+void tf_diag_init(TfDiag *d, const char *path, const char *src, size_t len, TirDiagFn sink, void *ud) {
     memset(d, 0, sizeof *d);
     d->path = path;
     d->src = src;
@@ -69,10 +76,12 @@ typedef struct Buf {
 } Buf;
 
 static void buf_put(Buf *b, const char *s, size_t n) {
-    if (b->failed) return;
+    if (b->failed)
+        return;
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1) cap *= 2;
+        while (cap < b->n + n + 1)
+            cap *= 2;
         char *s2 = realloc(b->s, cap);
         if (!s2) {
             b->failed = true;
@@ -86,7 +95,9 @@ static void buf_put(Buf *b, const char *s, size_t n) {
     b->s[b->n] = 0;
 }
 
-static void buf_char(Buf *b, char c) { buf_put(b, &c, 1); }
+static void buf_char(Buf *b, char c) {
+    buf_put(b, &c, 1);
+}
 
 static void buf_vfmt(Buf *b, const char *fmt, va_list ap) {
     char small[256];
@@ -125,15 +136,21 @@ static void buf_fmt(Buf *b, const char *fmt, ...) {
 static void put_source(Buf *b, const TfDiag *d, uint32_t loc, uint32_t end) {
     const unsigned char *src = (const unsigned char *)d->src;
     uint32_t ls = loc, le = loc;
-    while (ls > 0 && src[ls - 1] != '\n') ls--;
-    while (le < d->len && src[le] != '\n') le++;
-    if (le > ls && src[le - 1] == '\r') le--;
-    if (loc > le) loc = le;
+    while (ls > 0 && src[ls - 1] != '\n')
+        ls--;
+    while (le < d->len && src[le] != '\n')
+        le++;
+    if (le > ls && src[le - 1] == '\r')
+        le--;
+    if (loc > le)
+        loc = le;
 
     uint32_t ws = ls, we = le;
     if (le - ls > LINE_WINDOW) {
-        if (loc - ls > LINE_LEAD) ws = loc - LINE_LEAD;
-        while (ws < loc && (src[ws] & 0xC0) == 0x80) ws++;
+        if (loc - ls > LINE_LEAD)
+            ws = loc - LINE_LEAD;
+        while (ws < loc && (src[ws] & 0xC0) == 0x80)
+            ws++;
         we = ws + LINE_WINDOW < le ? ws + LINE_WINDOW : le;
     }
     const unsigned char *lim = src + we;
@@ -141,8 +158,10 @@ static void put_source(Buf *b, const TfDiag *d, uint32_t loc, uint32_t end) {
     for (uint32_t i = ws; i < we;) {
         bool control = src[i] != '\t' && (src[i] < 0x20 || src[i] == 0x7f);
         int n = control ? 0 : tf_utf8_len(src + i, lim);
-        if (n == 0) buf_char(b, '?');
-        else buf_put(b, (const char *)src + i, (size_t)n);
+        if (n == 0)
+            buf_char(b, '?');
+        else
+            buf_put(b, (const char *)src + i, (size_t)n);
         i += n ? (uint32_t)n : 1;
     }
     buf_char(b, '\n');
@@ -159,13 +178,14 @@ static void put_source(Buf *b, const TfDiag *d, uint32_t loc, uint32_t end) {
         }
         i += n ? (uint32_t)n : 1;
     }
-    if (first) buf_char(b, '^');   /* the span starts at the line's end */
+    if (first)
+        buf_char(b, '^'); /* the span starts at the line's end */
     buf_char(b, '\n');
 }
 
-static void report(TfDiag *d, const char *kind, uint32_t loc, uint32_t end, const char *fmt,
-                   va_list ap) {
-    if (!d->sink) return;
+static void report(TfDiag *d, const char *kind, uint32_t loc, uint32_t end, const char *fmt, va_list ap) {
+    if (!d->sink)
+        return;
     const char *path = d->path ? d->path : "<input>";
     Buf b = {0};
     if (d->src) {
@@ -182,7 +202,8 @@ static void report(TfDiag *d, const char *kind, uint32_t loc, uint32_t end, cons
         buf_vfmt(&b, fmt, ap);
         buf_char(&b, '\n');
     }
-    if (!b.failed && b.s) d->sink(d->ud, b.s);
+    if (!b.failed && b.s)
+        d->sink(d->ud, b.s);
     free(b.s);
 }
 
@@ -208,7 +229,8 @@ void tf_error(TfDiag *d, uint32_t loc, uint32_t end, const char *fmt, ...) {
 }
 
 void tf_note(TfDiag *d, uint32_t loc, uint32_t end, const char *fmt, ...) {
-    if (d->nerrors > max_errors(d)) return;   /* its error was not shown either */
+    if (d->nerrors > max_errors(d))
+        return; /* its error was not shown either */
     va_list ap;
     va_start(ap, fmt);
     report(d, "note", loc, end, fmt, ap);

@@ -23,20 +23,17 @@ typedef struct TfDiag {
     const char *path;
     const char *src;
     size_t len;
-    TirDiagFn sink;          /* receives each formatted message (with caret lines) */
+    TirDiagFn sink; /* receives each formatted message (with caret lines) */
     void *ud;
     int nerrors;
-    int max_errors;          /* after this many, one "too many errors" and silence; 0 = 100 */
+    int max_errors; /* after this many, one "too many errors" and silence; 0 = 100 */
 } TfDiag;
 
-void tf_diag_init(TfDiag *d, const char *path, const char *src, size_t len, TirDiagFn sink,
-                  void *ud);
+void tf_diag_init(TfDiag *d, const char *path, const char *src, size_t len, TirDiagFn sink, void *ud);
 /* Reports an error at [loc, end) (end <= loc: a single caret). printf-style message. */
-void tf_error(TfDiag *d, uint32_t loc, uint32_t end, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+void tf_error(TfDiag *d, uint32_t loc, uint32_t end, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A "note:" line attached to the previous error. */
-void tf_note(TfDiag *d, uint32_t loc, uint32_t end, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+void tf_note(TfDiag *d, uint32_t loc, uint32_t end, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* line and column (1-based) of a byte offset */
 void tf_line_col(const TfDiag *d, uint32_t loc, int *line, int *col);
 
@@ -50,7 +47,7 @@ int tf_check(TirArena *a, AstFile *f, TfDiag *d);
 /* A value given with -D or at launch for a `const` parameter or a tuned constant. */
 typedef struct TfDefine {
     const char *name;
-    int64_t *ivals;          /* several values: several variants */
+    int64_t *ivals; /* several values: several variants */
     double *fvals;
     bool *is_float;
     int32_t nvals;
@@ -68,13 +65,13 @@ typedef struct TfVariant {
  * Const parameters without a define are an error ("needs -D NAME=..."), as are defines
  * naming nothing.  Returns the count (0 with errors reported, or with a note when
  * every variant was pruned). */
-int tf_variants(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs,
-                bool first_only, TfVariant **out, TfDiag *d);
+int tf_variants(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs, bool first_only, TfVariant **out,
+                TfDiag *d);
 /* The same for a target whose CTAs may have `smem_max` bytes of shared memory: the value of
  * SMEM_MAX in constant `where` clauses (tf_variants: TF_SMEM_MAX_DEFAULT, sm_90's). */
 enum { TF_SMEM_MAX_DEFAULT = 227 * 1024 };
-int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs,
-                    bool first_only, int64_t smem_max, TfVariant **out, TfDiag *d);
+int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs, bool first_only,
+                    int64_t smem_max, TfVariant **out, TfDiag *d);
 
 /* Lowers kernel `k` for one variant into `m`: the kernel as TirFunc named by the
  * kernel, device functions instanced per call signature as TIR_FUNC_DEVICE funcs
@@ -91,8 +88,7 @@ typedef struct TfArgValue {
 
 /* Evaluates the grid clause: 0 when it did, -1 when the kernel has none, i + 1 when
  * expression i has no value for these arguments (a division by zero). */
-int tf_eval_grid(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args,
-                 int64_t grid[3]);
+int tf_eval_grid(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args, int64_t grid[3]);
 /* Checks the runtime `where` clauses; returns -1 when all hold, else the index in
  * kernels[k].wheres of the first that fails. */
 int tf_eval_where(const AstFile *f, int k, const TfVariant *v, const TfArgValue *args);

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_NEST 400
+#define MAX_NEST   400
 #define MAX_UNROLL 4096
-#define MAX_NUMEL (1 << 20)
+#define MAX_NUMEL  (1 << 20)
 
 /* ---- small helpers ------------------------------------------------------------- */
 void sema_err(SemaCtx *c, const AstNode *n, const char *fmt, ...) {
@@ -23,18 +23,21 @@ void sema_err(SemaCtx *c, const AstNode *n, const char *fmt, ...) {
     tf_error(c->d, n->loc, n->end, "%s", buf);
 }
 
-SVal sv_bad(void) { return (SVal){.bad = true}; }
+SVal sv_bad(void) {
+    return (SVal){.bad = true};
+}
 
 SVal sv_known_int(int64_t v, bool untyped, TirScalar s) {
-    return (SVal){.ty = tir_scalar_type(s), .known = true, .untyped = untyped,
-                  .c = {false, v, (double)v}};
+    return (SVal){.ty = tir_scalar_type(s), .known = true, .untyped = untyped, .c = {false, v, (double)v}};
 }
 
 SVal sv_known_float(double v, bool untyped, TirScalar s) {
     return (SVal){.ty = tir_scalar_type(s), .known = true, .untyped = untyped, .c = {true, 0, v}};
 }
 
-SVal sv_value(TirValue *v) { return (SVal){.v = v, .ty = v->ty}; }
+SVal sv_value(TirValue *v) {
+    return (SVal){.v = v, .ty = v->ty};
+}
 
 const char *sema_type_str(SemaCtx *c, TirType t) {
     char buf[128];
@@ -42,7 +45,9 @@ const char *sema_type_str(SemaCtx *c, TirType t) {
     return tir_strdup(c->arena, buf);
 }
 
-static void at(SemaCtx *c, const AstNode *n) { c->b.loc = n->loc; }
+static void at(SemaCtx *c, const AstNode *n) {
+    c->b.loc = n->loc;
+}
 
 static TirScalar int_scalar(int bits, bool is_signed) {
     switch (bits) {
@@ -56,10 +61,13 @@ static TirScalar int_scalar(int bits, bool is_signed) {
 
 static int64_t wrap_int(int64_t v, TirScalar s) {
     int bits = tir_scalar_bits(s);
-    if (s == TIR_I1) return v != 0;
-    if (bits >= 64) return v;
+    if (s == TIR_I1)
+        return v != 0;
+    if (bits >= 64)
+        return v;
     uint64_t mask = ((uint64_t)1 << bits) - 1, u = (uint64_t)v & mask;
-    if (tir_scalar_is_signed(s) && ((u >> (bits - 1)) & 1)) u |= ~mask;
+    if (tir_scalar_is_signed(s) && ((u >> (bits - 1)) & 1))
+        u |= ~mask;
     return (int64_t)u;
 }
 
@@ -69,13 +77,18 @@ TfConst sema_convert_const(TfConst v, TirScalar to) {
         return (TfConst){true, 0, tir_round_to(to, x)};
     }
     int64_t iv;
-    if (v.is_float && to == TIR_I1) iv = v.f != 0;
-    else if (v.is_float) iv = tf_float_to_int(to, v.f);   /* saturates, as the IR's cast */
-    else iv = wrap_int(v.i, to);
+    if (v.is_float && to == TIR_I1)
+        iv = v.f != 0;
+    else if (v.is_float)
+        iv = tf_float_to_int(to, v.f); /* saturates, as the IR's cast */
+    else
+        iv = wrap_int(v.i, to);
     return (TfConst){false, iv, (double)iv};
 }
 
-static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+static bool is_pow2(int64_t x) {
+    return x > 0 && (x & (x - 1)) == 0;
+}
 
 bool sema_check_shape(SemaCtx *c, const AstNode *n, int rank, const int32_t *shape) {
     int64_t numel = 1;
@@ -95,20 +108,25 @@ bool sema_check_shape(SemaCtx *c, const AstNode *n, int rank, const int32_t *sha
 
 /* ---- materializing, typing and broadcasting ------------------------------------- */
 TirValue *sema_mat(SemaCtx *c, SVal *s) {
-    if (s->bad || s->is_void) return NULL;
-    if (s->v) return s->v;
-    if (!s->known) return NULL;
+    if (s->bad || s->is_void)
+        return NULL;
+    if (s->v)
+        return s->v;
+    if (!s->known)
+        return NULL;
     TirScalar e = (TirScalar)s->ty.elem;
-    if (tir_scalar_is_float(e)) s->v = tir_const_float(&c->b, s->ty, s->c.is_float ? s->c.f : (double)s->c.i);
-    else s->v = tir_const_int(&c->b, s->ty, sema_convert_const(s->c, e).i);
+    if (tir_scalar_is_float(e))
+        s->v = tir_const_float(&c->b, s->ty, s->c.is_float ? s->c.f : (double)s->c.i);
+    else
+        s->v = tir_const_int(&c->b, s->ty, sema_convert_const(s->c, e).i);
     return s->v;
 }
 
 bool sema_type_literal(SemaCtx *c, SVal *s, TirScalar elem, const AstNode *n) {
-    if (!s->untyped) return true;
+    if (!s->untyped)
+        return true;
     if (s->c.is_float && !tir_scalar_is_float(elem)) {
-        sema_err(c, n, "float literal %g cannot be used as %s; use `as`", s->c.f,
-                 tir_scalar_name(elem));
+        sema_err(c, n, "float literal %g cannot be used as %s; use `as`", s->c.f, tir_scalar_name(elem));
         return false;
     }
     s->c = sema_convert_const(s->c, elem);
@@ -119,7 +137,8 @@ bool sema_type_literal(SemaCtx *c, SVal *s, TirScalar elem, const AstNode *n) {
 }
 
 bool sema_cast(SemaCtx *c, SVal *s, TirScalar to) {
-    if (s->bad) return false;
+    if (s->bad)
+        return false;
     if (s->known) {
         s->c = sema_convert_const(s->c, to);
         s->ty = tir_scalar_type(to);
@@ -127,7 +146,8 @@ bool sema_cast(SemaCtx *c, SVal *s, TirScalar to) {
         s->v = NULL;
         return true;
     }
-    if (s->ty.elem == to && !s->ty.ptr) return true;
+    if (s->ty.elem == to && !s->ty.ptr)
+        return true;
     TirType t = s->ty;
     t.elem = (uint8_t)to;
     t.ptr = 0;
@@ -137,14 +157,17 @@ bool sema_cast(SemaCtx *c, SVal *s, TirScalar to) {
 }
 
 static void make_untyped_float(SVal *s) {
-    if (!s->c.is_float) s->c = (TfConst){true, 0, (double)s->c.i};
+    if (!s->c.is_float)
+        s->c = (TfConst){true, 0, (double)s->c.i};
     s->ty = tir_scalar_type(TIR_F32);
 }
 
 bool sema_unify(SemaCtx *c, SVal *a, SVal *b, const AstNode *n) {
-    if (a->bad || b->bad) return false;
+    if (a->bad || b->bad)
+        return false;
     if (a->untyped && b->untyped) {
-        if (a->c.is_float || b->c.is_float) make_untyped_float(a), make_untyped_float(b);
+        if (a->c.is_float || b->c.is_float)
+            make_untyped_float(a), make_untyped_float(b);
         return true;
     }
     if (a->ty.ptr || b->ty.ptr) {
@@ -152,14 +175,16 @@ bool sema_unify(SemaCtx *c, SVal *a, SVal *b, const AstNode *n) {
                  sema_type_str(c, b->ty));
         return false;
     }
-    if (a->untyped) return sema_type_literal(c, a, (TirScalar)b->ty.elem, n);
-    if (b->untyped) return sema_type_literal(c, b, (TirScalar)a->ty.elem, n);
+    if (a->untyped)
+        return sema_type_literal(c, a, (TirScalar)b->ty.elem, n);
+    if (b->untyped)
+        return sema_type_literal(c, b, (TirScalar)a->ty.elem, n);
     TirScalar ea = (TirScalar)a->ty.elem, eb = (TirScalar)b->ty.elem;
-    if (ea == eb) return true;
+    if (ea == eb)
+        return true;
     bool fa = tir_scalar_is_float(ea), fb = tir_scalar_is_float(eb);
     if (fa && fb) {
-        sema_err(c, n, "mixed float types %s and %s need `as`", tir_scalar_name(ea),
-                 tir_scalar_name(eb));
+        sema_err(c, n, "mixed float types %s and %s need `as`", tir_scalar_name(ea), tir_scalar_name(eb));
         return false;
     }
     if (fa || fb) {
@@ -176,17 +201,19 @@ bool sema_broadcast_shape(TirType a, TirType b, int *rank, int32_t *shape) {
     for (int i = 0; i < r; i++) {
         int32_t da = i < a.rank ? a.shape[a.rank - 1 - i] : 1;
         int32_t db = i < b.rank ? b.shape[b.rank - 1 - i] : 1;
-        if (da != db && da != 1 && db != 1) return false;
+        if (da != db && da != 1 && db != 1)
+            return false;
         shape[r - 1 - i] = da == 1 ? db : da;
     }
     *rank = r;
     return true;
 }
 
-TirValue *sema_broadcast_to(SemaCtx *c, SVal *s, int rank, const int32_t *shape,
-                            const AstNode *n) {
-    if (s->bad) return NULL;
-    if (rank == 0) return sema_mat(c, s);
+TirValue *sema_broadcast_to(SemaCtx *c, SVal *s, int rank, const int32_t *shape, const AstNode *n) {
+    if (s->bad)
+        return NULL;
+    if (rank == 0)
+        return sema_mat(c, s);
     TirType et = tir_elem_type(s->ty);
     TirType full = tir_tile_type(et, rank, shape);
     if (s->ty.rank == 0) {
@@ -207,7 +234,8 @@ TirValue *sema_broadcast_to(SemaCtx *c, SVal *s, int rank, const int32_t *shape,
     while (t.rank < rank) {
         int32_t sh[TIR_MAXRANK];
         sh[0] = 1;
-        for (int i = 0; i < t.rank; i++) sh[i + 1] = t.shape[i];
+        for (int i = 0; i < t.rank; i++)
+            sh[i + 1] = t.shape[i];
         t = tir_tile_type(et, t.rank + 1, sh);
         v = tir_op1(&c->b, TIR_OP_EXPAND_DIMS, t, 1, &v);
         v->def->attr.i[0] = 0;
@@ -215,8 +243,7 @@ TirValue *sema_broadcast_to(SemaCtx *c, SVal *s, int rank, const int32_t *shape,
     if (!tir_type_eq_nolayout(t, full)) {
         for (int i = 0; i < rank; i++)
             if (t.shape[i] != shape[i] && t.shape[i] != 1) {
-                sema_err(c, n, "cannot broadcast %s to %s", sema_type_str(c, s->ty),
-                         sema_type_str(c, full));
+                sema_err(c, n, "cannot broadcast %s to %s", sema_type_str(c, s->ty), sema_type_str(c, full));
                 s->bad = true;
                 return NULL;
             }
@@ -232,31 +259,37 @@ static bool broadcast_pair(SemaCtx *c, SVal *a, SVal *b, const AstNode *n) {
     int rank;
     int32_t shape[TIR_MAXRANK];
     if (!sema_broadcast_shape(a->ty, b->ty, &rank, shape)) {
-        sema_err(c, n, "cannot broadcast %s and %s", sema_type_str(c, a->ty),
-                 sema_type_str(c, b->ty));
+        sema_err(c, n, "cannot broadcast %s and %s", sema_type_str(c, a->ty), sema_type_str(c, b->ty));
         return false;
     }
-    if (rank == 0) return sema_mat(c, a) && sema_mat(c, b);
+    if (rank == 0)
+        return sema_mat(c, a) && sema_mat(c, b);
     return sema_broadcast_to(c, a, rank, shape, n) && sema_broadcast_to(c, b, rank, shape, n);
 }
 
 /* ---- operators -------------------------------------------------------------------- */
 static const struct {
     TirOpcode code;
-    int cmp;          /* TirCmp + 1 for comparisons */
+    int cmp; /* TirCmp + 1 for comparisons */
     bool int_only;
 } binop_table[] = {
-    [AST_OP_OROR] = {TIR_OP_OR, 0, true},     [AST_OP_ANDAND] = {TIR_OP_AND, 0, true},
-    [AST_OP_OR] = {TIR_OP_OR, 0, true},       [AST_OP_XOR] = {TIR_OP_XOR, 0, true},
-    [AST_OP_AND] = {TIR_OP_AND, 0, true},     [AST_OP_EQ] = {TIR_OP_CMP, TIR_CMP_EQ + 1, false},
+    [AST_OP_OROR] = {TIR_OP_OR, 0, true},
+    [AST_OP_ANDAND] = {TIR_OP_AND, 0, true},
+    [AST_OP_OR] = {TIR_OP_OR, 0, true},
+    [AST_OP_XOR] = {TIR_OP_XOR, 0, true},
+    [AST_OP_AND] = {TIR_OP_AND, 0, true},
+    [AST_OP_EQ] = {TIR_OP_CMP, TIR_CMP_EQ + 1, false},
     [AST_OP_NE] = {TIR_OP_CMP, TIR_CMP_NE + 1, false},
     [AST_OP_LT] = {TIR_OP_CMP, TIR_CMP_LT + 1, false},
     [AST_OP_LE] = {TIR_OP_CMP, TIR_CMP_LE + 1, false},
     [AST_OP_GT] = {TIR_OP_CMP, TIR_CMP_GT + 1, false},
     [AST_OP_GE] = {TIR_OP_CMP, TIR_CMP_GE + 1, false},
-    [AST_OP_SHL] = {TIR_OP_SHL, 0, true},     [AST_OP_SHR] = {TIR_OP_SHR, 0, true},
-    [AST_OP_ADD] = {TIR_OP_ADD, 0, false},    [AST_OP_SUB] = {TIR_OP_SUB, 0, false},
-    [AST_OP_MUL] = {TIR_OP_MUL, 0, false},    [AST_OP_DIV] = {TIR_OP_DIV, 0, false},
+    [AST_OP_SHL] = {TIR_OP_SHL, 0, true},
+    [AST_OP_SHR] = {TIR_OP_SHR, 0, true},
+    [AST_OP_ADD] = {TIR_OP_ADD, 0, false},
+    [AST_OP_SUB] = {TIR_OP_SUB, 0, false},
+    [AST_OP_MUL] = {TIR_OP_MUL, 0, false},
+    [AST_OP_DIV] = {TIR_OP_DIV, 0, false},
     [AST_OP_REM] = {TIR_OP_REM, 0, false},
 };
 
@@ -270,9 +303,12 @@ static bool fold_binary(AstOp op, TfConst a, TfConst b, TirScalar e, bool untype
     int cmp = binop_table[op].cmp;
     if (cmp) {
         int r;
-        if (fl) r = fa < fb ? -1 : fa > fb ? 1 : fa == fb ? 0 : 2;
-        else if (uns) r = ua < ub ? -1 : ua > ub;
-        else r = a.i < b.i ? -1 : a.i > b.i;
+        if (fl)
+            r = fa < fb ? -1 : fa > fb ? 1 : fa == fb ? 0 : 2;
+        else if (uns)
+            r = ua < ub ? -1 : ua > ub;
+        else
+            r = a.i < b.i ? -1 : a.i > b.i;
         bool v;
         switch (cmp - 1) {
         case TIR_CMP_EQ: v = r == 0; break;
@@ -302,18 +338,26 @@ static bool fold_binary(AstOp op, TfConst a, TfConst b, TirScalar e, bool untype
         case AST_OP_MUL: r.i = (int64_t)(ua * ub); break;
         case AST_OP_DIV:
         case AST_OP_REM:
-            if (b.i == 0) return false;
-            if (uns) r.i = (int64_t)(op == AST_OP_DIV ? ua / ub : ua % ub);
-            else if (a.i == INT64_MIN && b.i == -1) r.i = op == AST_OP_DIV ? a.i : 0;
-            else r.i = op == AST_OP_DIV ? a.i / b.i : a.i % b.i;
+            if (b.i == 0)
+                return false;
+            if (uns)
+                r.i = (int64_t)(op == AST_OP_DIV ? ua / ub : ua % ub);
+            else if (a.i == INT64_MIN && b.i == -1)
+                r.i = op == AST_OP_DIV ? a.i : 0;
+            else
+                r.i = op == AST_OP_DIV ? a.i / b.i : a.i % b.i;
             break;
-        case AST_OP_OROR: case AST_OP_OR: r.i = a.i | b.i; break;
-        case AST_OP_ANDAND: case AST_OP_AND: r.i = a.i & b.i; break;
+        case AST_OP_OROR:
+        case AST_OP_OR: r.i = a.i | b.i; break;
+        case AST_OP_ANDAND:
+        case AST_OP_AND: r.i = a.i & b.i; break;
         case AST_OP_XOR: r.i = a.i ^ b.i; break;
         case AST_OP_SHL: r.i = b.i < 0 || b.i >= 64 ? 0 : (int64_t)(ua << b.i); break;
         case AST_OP_SHR:
-            if (b.i < 0 || b.i >= 64) r.i = (!uns && a.i < 0) ? -1 : 0;
-            else r.i = uns ? (int64_t)(ua >> b.i) : a.i >> b.i;
+            if (b.i < 0 || b.i >= 64)
+                r.i = (!uns && a.i < 0) ? -1 : 0;
+            else
+                r.i = uns ? (int64_t)(ua >> b.i) : a.i >> b.i;
             break;
         default: return false;
         }
@@ -327,8 +371,7 @@ static SVal pointer_arith(SemaCtx *c, AstOp op, SVal p, SVal off, const AstNode 
         sema_err(c, n, "cannot combine two pointers with '%s'", ast_op_text[op]);
         return sv_bad();
     }
-    if (off.untyped && !sema_type_literal(c, &off, off.c.i > INT32_MAX || off.c.i < INT32_MIN
-                                                       ? TIR_I64 : TIR_I32, n))
+    if (off.untyped && !sema_type_literal(c, &off, off.c.i > INT32_MAX || off.c.i < INT32_MIN ? TIR_I64 : TIR_I32, n))
         return sv_bad();
     TirScalar oe = (TirScalar)off.ty.elem;
     if (!tir_scalar_is_int(oe) || oe == TIR_I1) {
@@ -336,20 +379,23 @@ static SVal pointer_arith(SemaCtx *c, AstOp op, SVal p, SVal off, const AstNode 
         return sv_bad();
     }
     if (op == AST_OP_SUB) {
-        if (off.known) off.c = sema_convert_const((TfConst){false, (int64_t)(0 - (uint64_t)off.c.i), 0}, oe), off.v = NULL;
+        if (off.known)
+            off.c = sema_convert_const((TfConst){false, (int64_t)(0 - (uint64_t)off.c.i), 0}, oe), off.v = NULL;
         else {
             at(c, n);
             off.v = tir_unary(&c->b, TIR_OP_NEG, off.v);
         }
     }
-    if (!broadcast_pair(c, &p, &off, n)) return sv_bad();
+    if (!broadcast_pair(c, &p, &off, n))
+        return sv_bad();
     at(c, n);
     TirValue *o[2] = {p.v, off.v};
     return sv_value(tir_op1(&c->b, TIR_OP_ADDPTR, p.ty, 2, o));
 }
 
 SVal sema_binop(SemaCtx *c, AstOp op, SVal a, SVal b, const AstNode *n) {
-    if (a.bad || b.bad) return sv_bad();
+    if (a.bad || b.bad)
+        return sv_bad();
     if (a.is_void || b.is_void) {
         sema_err(c, n, "a call without a result used as a value");
         return sv_bad();
@@ -358,25 +404,27 @@ SVal sema_binop(SemaCtx *c, AstOp op, SVal a, SVal b, const AstNode *n) {
         sema_err(c, n, "operator '%s' cannot take a tensor descriptor", ast_op_text[op]);
         return sv_bad();
     }
-    if (a.ty.ptr && (op == AST_OP_ADD || op == AST_OP_SUB)) return pointer_arith(c, op, a, b, n);
-    if (b.ty.ptr && op == AST_OP_ADD) return pointer_arith(c, op, b, a, n);
+    if (a.ty.ptr && (op == AST_OP_ADD || op == AST_OP_SUB))
+        return pointer_arith(c, op, a, b, n);
+    if (b.ty.ptr && op == AST_OP_ADD)
+        return pointer_arith(c, op, b, a, n);
     if (a.ty.ptr || b.ty.ptr) {
-        sema_err(c, n, "operator '%s' cannot take a pointer (%s %s %s)", ast_op_text[op],
-                 sema_type_str(c, a.ty), ast_op_text[op], sema_type_str(c, b.ty));
+        sema_err(c, n, "operator '%s' cannot take a pointer (%s %s %s)", ast_op_text[op], sema_type_str(c, a.ty),
+                 ast_op_text[op], sema_type_str(c, b.ty));
         return sv_bad();
     }
     if (op == AST_OP_ANDAND || op == AST_OP_OROR) {
         if (a.untyped || b.untyped || a.ty.elem != TIR_I1 || b.ty.elem != TIR_I1) {
-            sema_err(c, n, "operator '%s' needs bool operands, got %s and %s", ast_op_text[op],
-                     sema_type_str(c, a.ty), sema_type_str(c, b.ty));
+            sema_err(c, n, "operator '%s' needs bool operands, got %s and %s", ast_op_text[op], sema_type_str(c, a.ty),
+                     sema_type_str(c, b.ty));
             return sv_bad();
         }
     }
-    if (!sema_unify(c, &a, &b, n)) return sv_bad();
+    if (!sema_unify(c, &a, &b, n))
+        return sv_bad();
     TirScalar e = (TirScalar)a.ty.elem;
     if (binop_table[op].int_only && (a.untyped ? a.c.is_float : tir_scalar_is_float(e))) {
-        sema_err(c, n, "operator '%s' needs integer operands, got %s", ast_op_text[op],
-                 sema_type_str(c, a.ty));
+        sema_err(c, n, "operator '%s' needs integer operands, got %s", ast_op_text[op], sema_type_str(c, a.ty));
         return sv_bad();
     }
     bool cmp = binop_table[op].cmp != 0;
@@ -386,24 +434,31 @@ SVal sema_binop(SemaCtx *c, AstOp op, SVal a, SVal b, const AstNode *n) {
             sema_err(c, n, "division by zero in a constant expression");
             return sv_bad();
         }
-        if (cmp) return sv_known_int(r.i, false, TIR_I1);
+        if (cmp)
+            return sv_known_int(r.i, false, TIR_I1);
         SVal s = a;
         s.v = NULL;
         s.c = r;
-        if (s.untyped) s.ty = tir_scalar_type(r.is_float ? TIR_F32 : TIR_I32);
+        if (s.untyped)
+            s.ty = tir_scalar_type(r.is_float ? TIR_F32 : TIR_I32);
         return s;
     }
-    if (a.untyped && !sema_type_literal(c, &a, a.c.is_float ? TIR_F32 : TIR_I32, n)) return sv_bad();
-    if (b.untyped && !sema_type_literal(c, &b, b.c.is_float ? TIR_F32 : TIR_I32, n)) return sv_bad();
-    if (!broadcast_pair(c, &a, &b, n)) return sv_bad();
+    if (a.untyped && !sema_type_literal(c, &a, a.c.is_float ? TIR_F32 : TIR_I32, n))
+        return sv_bad();
+    if (b.untyped && !sema_type_literal(c, &b, b.c.is_float ? TIR_F32 : TIR_I32, n))
+        return sv_bad();
+    if (!broadcast_pair(c, &a, &b, n))
+        return sv_bad();
     at(c, n);
-    if (cmp) return sv_value(tir_cmp(&c->b, (TirCmp)(binop_table[op].cmp - 1), a.v, b.v));
+    if (cmp)
+        return sv_value(tir_cmp(&c->b, (TirCmp)(binop_table[op].cmp - 1), a.v, b.v));
     return sv_value(tir_binary(&c->b, binop_table[op].code, a.v, b.v));
 }
 
 static SVal ev_unary(SemaCtx *c, const AstNode *n) {
     SVal a = sema_expr(c, n->a);
-    if (a.bad) return a;
+    if (a.bad)
+        return a;
     if (a.is_void || a.ty.ptr || a.ty.kind == TIR_K_DESC) {
         sema_err(c, n, "operator '%s' cannot take %s", ast_op_text[n->op],
                  a.is_void ? "a call without a result" : sema_type_str(c, a.ty));
@@ -421,17 +476,24 @@ static SVal ev_unary(SemaCtx *c, const AstNode *n) {
     }
     if (a.known) {
         if (n->op == AST_OP_NEG) {
-            if (a.c.is_float) a.c.f = -a.c.f;
-            else a.c.i = (int64_t)(0 - (uint64_t)a.c.i);
-        } else if (n->op == AST_OP_NOT) a.c.i = !a.c.i;
-        else a.c.i = is_bool ? !a.c.i : ~a.c.i;
-        if (!a.untyped) a.c = sema_convert_const(a.c, (TirScalar)a.ty.elem);
+            if (a.c.is_float)
+                a.c.f = -a.c.f;
+            else
+                a.c.i = (int64_t)(0 - (uint64_t)a.c.i);
+        } else if (n->op == AST_OP_NOT)
+            a.c.i = !a.c.i;
+        else
+            a.c.i = is_bool ? !a.c.i : ~a.c.i;
+        if (!a.untyped)
+            a.c = sema_convert_const(a.c, (TirScalar)a.ty.elem);
         a.v = NULL;
         return a;
     }
     at(c, n);
-    if (n->op == AST_OP_NEG) return sv_value(tir_unary(&c->b, TIR_OP_NEG, a.v));
-    if (is_bool) return sv_value(tir_unary(&c->b, TIR_OP_NOT, a.v));
+    if (n->op == AST_OP_NEG)
+        return sv_value(tir_unary(&c->b, TIR_OP_NEG, a.v));
+    if (is_bool)
+        return sv_value(tir_unary(&c->b, TIR_OP_NOT, a.v));
     TirValue *ones = tir_const_int(&c->b, a.ty, -1);
     return sv_value(tir_binary(&c->b, TIR_OP_XOR, a.v, ones));
 }
@@ -443,10 +505,11 @@ static SVal ev_cast(SemaCtx *c, const AstNode *n) {
         sema_err(c, n, "unknown type '%s'", n->name);
         return sv_bad();
     }
-    if (a.bad) return a;
+    if (a.bad)
+        return a;
     if (a.is_void || a.ty.ptr || a.ty.kind == TIR_K_DESC) {
-        sema_err(c, n, "cannot convert %s to %s",
-                 a.is_void ? "a call without a result" : sema_type_str(c, a.ty), n->name);
+        sema_err(c, n, "cannot convert %s to %s", a.is_void ? "a call without a result" : sema_type_str(c, a.ty),
+                 n->name);
         return sv_bad();
     }
     at(c, n);
@@ -456,42 +519,46 @@ static SVal ev_cast(SemaCtx *c, const AstNode *n) {
 
 static SVal ev_index(SemaCtx *c, const AstNode *n) {
     SVal a = sema_expr(c, n->a);
-    if (a.bad) return a;
+    if (a.bad)
+        return a;
     if (a.is_void || a.ty.kind == TIR_K_DESC) {
         sema_err(c, n, "only tiles and scalars can be indexed with [:, None]");
         return sv_bad();
     }
     int slices = 0;
     for (int i = 0; i < n->nlist; i++) {
-        if (n->list[i]->kind == AST_SLICE) slices++;
+        if (n->list[i]->kind == AST_SLICE)
+            slices++;
         else if (n->list[i]->kind != AST_NONE) {
             sema_err(c, n->list[i], "only ':' and 'None' are allowed in an index");
             return sv_bad();
         }
     }
     if (slices != a.ty.rank) {
-        sema_err(c, n, "index has %d ':' for a value of rank %d (%s)", slices, (int)a.ty.rank,
-                 sema_type_str(c, a.ty));
+        sema_err(c, n, "index has %d ':' for a value of rank %d (%s)", slices, (int)a.ty.rank, sema_type_str(c, a.ty));
         return sv_bad();
     }
     if (n->nlist > TIR_MAXRANK) {
         sema_err(c, n, "index gives more than %d dimensions", TIR_MAXRANK);
         return sv_bad();
     }
-    if (a.untyped && !sema_type_literal(c, &a, a.c.is_float ? TIR_F32 : TIR_I32, n)) return sv_bad();
+    if (a.untyped && !sema_type_literal(c, &a, a.c.is_float ? TIR_F32 : TIR_I32, n))
+        return sv_bad();
     at(c, n);
     TirValue *v = sema_mat(c, &a);
     TirType t = a.ty;
     if (t.rank == 0) {
         int32_t one = 1;
         t = tir_tile_type(tir_elem_type(a.ty), 1, &one);
-        v = tir_op1(&c->b, TIR_OP_SPLAT, t, 1, &v);   /* the first None */
+        v = tir_op1(&c->b, TIR_OP_SPLAT, t, 1, &v); /* the first None */
     }
     int start = a.ty.rank == 0 ? 1 : 0;
     for (int i = start; i < n->nlist; i++) {
-        if (n->list[i]->kind != AST_NONE) continue;
+        if (n->list[i]->kind != AST_NONE)
+            continue;
         int32_t sh[TIR_MAXRANK];
-        for (int j = 0, k = 0; j <= t.rank; j++) sh[j] = j == i ? 1 : t.shape[k++];
+        for (int j = 0, k = 0; j <= t.rank; j++)
+            sh[j] = j == i ? 1 : t.shape[k++];
         t = tir_tile_type(tir_elem_type(t), t.rank + 1, sh);
         v = tir_op1(&c->b, TIR_OP_EXPAND_DIMS, t, 1, &v);
         v->def->attr.i[0] = i;
@@ -502,20 +569,24 @@ static SVal ev_index(SemaCtx *c, const AstNode *n) {
 /* ---- names ---------------------------------------------------------------------------- */
 static uint32_t name_hash(const char *s) {
     uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
     return h;
 }
 
 static Binding *lookup(SemaCtx *c, const char *name) {
-    if (!c->buckets) return NULL;
+    if (!c->buckets)
+        return NULL;
     uint32_t h = name_hash(name);
     for (Binding *b = c->buckets[h % SEMA_NBUCKETS]; b; b = b->hnext)
-        if (b->hash == h && b->serial >= c->floor && strcmp(b->name, name) == 0) return b;
+        if (b->hash == h && b->serial >= c->floor && strcmp(b->name, name) == 0)
+            return b;
     return NULL;
 }
 
 static Binding *bind(SemaCtx *c, const char *name, SVal v, BindKind kind, uint32_t loc) {
-    if (!c->buckets) c->buckets = tir_alloc(c->arena, SEMA_NBUCKETS * sizeof *c->buckets);
+    if (!c->buckets)
+        c->buckets = tir_alloc(c->arena, SEMA_NBUCKETS * sizeof *c->buckets);
     Binding *b = tir_alloc(c->arena, sizeof *b);
     b->name = name;
     b->val = v;
@@ -543,30 +614,36 @@ static void scope_restore(SemaCtx *c, Binding *saved) {
 }
 
 static SVal const_sval(TfConst v, bool untyped, TirScalar s) {
-    return v.is_float ? sv_known_float(v.f, untyped, untyped ? TIR_F32 : s)
-                      : sv_known_int(v.i, untyped, untyped ? (v.i > INT32_MAX || v.i < INT32_MIN
-                                                                  ? TIR_I64 : TIR_I32) : s);
+    return v.is_float
+               ? sv_known_float(v.f, untyped, untyped ? TIR_F32 : s)
+               : sv_known_int(v.i, untyped, untyped ? (v.i > INT32_MAX || v.i < INT32_MIN ? TIR_I64 : TIR_I32) : s);
 }
 
 /* Edit distance of a and b, or a number above `limit` as soon as it exceeds it (names are
  * short; the rows are bounded so a long name costs nothing). */
 static int edit_distance(const char *a, const char *b, int limit) {
     size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64) return limit + 1;
+    if (la > 64 || lb > 64)
+        return limit + 1;
     int row[65];
-    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
     for (size_t i = 1; i <= la; i++) {
         int diag = row[0], best = row[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
             int up = row[j];
             int v = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < v) v = up + 1;
-            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+            if (up + 1 < v)
+                v = up + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
             row[j] = v;
             diag = up;
-            if (v < best) best = v;
+            if (v < best)
+                best = v;
         }
-        if (best > limit) return limit + 1;
+        if (best > limit)
+            return limit + 1;
     }
     return row[lb];
 }
@@ -583,17 +660,20 @@ static void consider(const char **best, int *bestd, const char *name, const char
 static const char *closest_name(SemaCtx *c, const char *name) {
     const char *best = NULL;
     int bestd = 3;
-    for (Binding *b = c->scope; b; b = b->prev) consider(&best, &bestd, name, b->name);
+    for (Binding *b = c->scope; b; b = b->prev)
+        consider(&best, &bestd, name, b->name);
     if (!c->fn && c->variant)
         for (int i = 0; i < c->variant->nconsts; i++)
             consider(&best, &bestd, name, c->variant->consts[i].name);
-    for (int i = 0; i < c->file->nconsts; i++) consider(&best, &bestd, name, c->file->consts[i].name);
+    for (int i = 0; i < c->file->nconsts; i++)
+        consider(&best, &bestd, name, c->file->consts[i].name);
     return best;
 }
 
 static SVal ev_name(SemaCtx *c, const AstNode *n) {
     Binding *b = lookup(c, n->name);
-    if (b) return b->val;
+    if (b)
+        return b->val;
     if (!c->fn && c->variant) {
         const TirConstBinding *cb = tf_find_binding(c->variant->consts, c->variant->nconsts, n->name);
         if (cb) {
@@ -602,7 +682,8 @@ static SVal ev_name(SemaCtx *c, const AstNode *n) {
             if (p >= 0) {
                 const char *tn = c->kernel->params[p].type_name;
                 int s = tir_scalar_from_name(tn, strlen(tn));
-                if (s >= 0) return const_sval(sema_convert_const(v, (TirScalar)s), false, (TirScalar)s);
+                if (s >= 0)
+                    return const_sval(sema_convert_const(v, (TirScalar)s), false, (TirScalar)s);
             }
             return const_sval(v, true, TIR_I32);
         }
@@ -611,18 +692,23 @@ static SVal ev_name(SemaCtx *c, const AstNode *n) {
     if (fc >= 0) {
         TfEvalEnv e = {.file = c->file, .nfile_consts = fc};
         TfConst v;
-        if (tf_const_eval(&e, c->file->consts[fc].value, &v) != TF_EV_OK) return sv_bad();
+        if (tf_const_eval(&e, c->file->consts[fc].value, &v) != TF_EV_OK)
+            return sv_bad();
         return const_sval(v, true, TIR_I32);
     }
-    if (!strcmp(n->name, "inf")) return sv_known_float(INFINITY, true, TIR_F32);
-    if (!strcmp(n->name, "nan")) return sv_known_float(NAN, true, TIR_F32);
+    if (!strcmp(n->name, "inf"))
+        return sv_known_float(INFINITY, true, TIR_F32);
+    if (!strcmp(n->name, "nan"))
+        return sv_known_float(NAN, true, TIR_F32);
     if (tir_scalar_from_name(n->name, strlen(n->name)) >= 0) {
         sema_err(c, n, "type '%s' used as a value", n->name);
         return sv_bad();
     }
     const char *near = closest_name(c, n->name);
-    if (near) sema_err(c, n, "unknown name '%s'; did you mean '%s'?", n->name, near);
-    else sema_err(c, n, "unknown name '%s'", n->name);
+    if (near)
+        sema_err(c, n, "unknown name '%s'; did you mean '%s'?", n->name, near);
+    else
+        sema_err(c, n, "unknown name '%s'", n->name);
     return sv_bad();
 }
 
@@ -653,7 +739,8 @@ SVal sema_expr(SemaCtx *c, const AstNode *n) {
     case AST_CALL: {
         bool found;
         r = sema_builtin(c, n, &found);
-        if (!found) r = sema_call_fn(c, n);
+        if (!found)
+            r = sema_call_fn(c, n);
         break;
     }
     case AST_STRING:
@@ -676,7 +763,8 @@ SVal sema_expr(SemaCtx *c, const AstNode *n) {
 /* ---- device functions ------------------------------------------------------------ */
 static const AstFn *find_fn(const AstFile *f, const char *name) {
     for (int i = 0; i < f->nfns; i++)
-        if (!strcmp(f->fns[i].name, name)) return &f->fns[i];
+        if (!strcmp(f->fns[i].name, name))
+            return &f->fns[i];
     return NULL;
 }
 
@@ -707,8 +795,7 @@ static void elaborate_fn(SemaCtx *c, const AstFn *fn, TirFunc *f) {
     c->fn_stack[c->nfn_stack++] = fn->name;
     tir_builder_at_end(&c->b, f->body);
     for (int i = 0; i < fn->nparams; i++)
-        bind(c, fn->params[i], sv_value(f->body->args[i]), BIND_LET,
-             fn->param_locs ? fn->param_locs[i] : fn->loc);
+        bind(c, fn->params[i], sv_value(f->body->args[i]), BIND_LET, fn->param_locs ? fn->param_locs[i] : fn->loc);
     const AstNode *body = fn->body;
     for (int i = 0; body && i < body->nlist; i++) {
         const AstNode *s = body->list[i];
@@ -722,8 +809,10 @@ static void elaborate_fn(SemaCtx *c, const AstFn *fn, TirFunc *f) {
         }
         if (s->a) {
             SVal r = sema_expr(c, s->a);
-            if (r.untyped) sema_type_literal(c, &r, r.c.is_float ? TIR_F32 : TIR_I32, s->a);
-            if (r.is_void) sema_err(c, s->a, "a call without a result used as a value");
+            if (r.untyped)
+                sema_type_literal(c, &r, r.c.is_float ? TIR_F32 : TIR_I32, s->a);
+            if (r.is_void)
+                sema_err(c, s->a, "a call without a result used as a value");
             else if (!r.bad) {
                 at(c, s);
                 c->fn_result = r;
@@ -755,10 +844,14 @@ SVal sema_call_fn(SemaCtx *c, const AstNode *call) {
         /* a typo of a builtin or of one of the file's functions: name it */
         const char *near = NULL;
         int neard = 3;
-        for (int i = 0; sema_builtin_name(i); i++) consider(&near, &neard, call->name, sema_builtin_name(i));
-        for (int i = 0; i < c->file->nfns; i++) consider(&near, &neard, call->name, c->file->fns[i].name);
-        if (near) sema_err(c, call, "unknown function '%s'; did you mean '%s'?", call->name, near);
-        else sema_err(c, call, "unknown function '%s'", call->name);
+        for (int i = 0; sema_builtin_name(i); i++)
+            consider(&near, &neard, call->name, sema_builtin_name(i));
+        for (int i = 0; i < c->file->nfns; i++)
+            consider(&near, &neard, call->name, c->file->fns[i].name);
+        if (near)
+            sema_err(c, call, "unknown function '%s'; did you mean '%s'?", call->name, near);
+        else
+            sema_err(c, call, "unknown function '%s'", call->name);
         return sv_bad();
     }
     if (call->nnamed) {
@@ -779,7 +872,8 @@ SVal sema_call_fn(SemaCtx *c, const AstNode *call) {
     for (int i = 0; i < n; i++) {
         SVal a = sema_expr(c, call->list[i]);
         if (a.bad || a.is_void) {
-            if (a.is_void) sema_err(c, call->list[i], "a call without a result used as a value");
+            if (a.is_void)
+                sema_err(c, call->list[i], "a call without a result used as a value");
             ok = false;
             continue;
         }
@@ -792,16 +886,19 @@ SVal sema_call_fn(SemaCtx *c, const AstNode *call) {
         types[i] = a.ty;
         char part[96];
         type_mangle(part, sizeof part, a.ty);
-        if (len < (int)sizeof name) len += snprintf(name + len, sizeof name - len, "%s%s", i ? "_" : ".", part);
+        if (len < (int)sizeof name)
+            len += snprintf(name + len, sizeof name - len, "%s%s", i ? "_" : ".", part);
     }
-    if (!ok) return sv_bad();
+    if (!ok)
+        return sv_bad();
     for (int i = 0; i < c->nfn_stack; i++)
         if (!strcmp(c->fn_stack[i], fn->name)) {
             sema_err(c, call, "recursive call to '%s'; recursion is not supported", fn->name);
             return sv_bad();
         }
     for (int i = 0; i < c->nfailed; i++)
-        if (!strcmp(c->failed[i], name)) return sv_bad();   /* reported at its first call */
+        if (!strcmp(c->failed[i], name))
+            return sv_bad(); /* reported at its first call */
     TirFunc *f = tir_module_find(c->m, name);
     if (!f) {
         if (c->nfn_stack >= (int)(sizeof c->fn_stack / sizeof c->fn_stack[0])) {
@@ -820,24 +917,27 @@ SVal sema_call_fn(SemaCtx *c, const AstNode *call) {
     at(c, call);
     TirOp *op = tir_op_new(&c->b, TIR_OP_CALL, n, args, f->nret, f->ret, 0);
     op->attr.s = f->name;
-    if (f->nret == 0) return (SVal){.is_void = true};
+    if (f->nret == 0)
+        return (SVal){.is_void = true};
     return sv_value(op->res[0]);
 }
 
 /* ---- statements -------------------------------------------------------------------- */
 /* Names assigned anywhere inside n (nested blocks included). */
-static void collect_assigned(SemaCtx *c, const AstNode *n, Binding ***out, int *nout, int *cap,
-                             int depth) {
-    if (!n || depth > MAX_NEST) return;
+static void collect_assigned(SemaCtx *c, const AstNode *n, Binding ***out, int *nout, int *cap, int depth) {
+    if (!n || depth > MAX_NEST)
+        return;
     if (n->kind == AST_ASSIGN) {
         Binding *b = lookup(c, n->name);
         if (b && b->kind == BIND_VAR) {
             for (int i = 0; i < *nout; i++)
-                if ((*out)[i] == b) return;
+                if ((*out)[i] == b)
+                    return;
             if (*nout == *cap) {
                 int nc = *cap ? *cap * 2 : 8;
                 Binding **nb = tir_alloc(c->arena, sizeof(Binding *) * nc);
-                if (*nout) memcpy(nb, *out, sizeof(Binding *) * *nout);
+                if (*nout)
+                    memcpy(nb, *out, sizeof(Binding *) * *nout);
                 *out = nb;
                 *cap = nc;
             }
@@ -846,10 +946,12 @@ static void collect_assigned(SemaCtx *c, const AstNode *n, Binding ***out, int *
         return;
     }
     if (n->kind == AST_BLOCK)
-        for (int i = 0; i < n->nlist; i++) collect_assigned(c, n->list[i], out, nout, cap, depth + 1);
+        for (int i = 0; i < n->nlist; i++)
+            collect_assigned(c, n->list[i], out, nout, cap, depth + 1);
     if (n->kind == AST_FOR || n->kind == AST_IF) {
         collect_assigned(c, n->body, out, nout, cap, depth + 1);
-        if (n->kind == AST_IF) collect_assigned(c, n->b, out, nout, cap, depth + 1);
+        if (n->kind == AST_IF)
+            collect_assigned(c, n->b, out, nout, cap, depth + 1);
     }
 }
 
@@ -860,12 +962,14 @@ static void stmt_let(SemaCtx *c, const AstNode *n, bool is_var) {
         v = sv_bad();
     }
     if (is_var && !v.bad) {
-        if (v.untyped) sema_type_literal(c, &v, v.c.is_float ? TIR_F32 : TIR_I32, n->a);
+        if (v.untyped)
+            sema_type_literal(c, &v, v.c.is_float ? TIR_F32 : TIR_I32, n->a);
         at(c, n);
         sema_mat(c, &v);
         v.known = false;
     }
-    if (!v.bad && v.v && !v.v->name && v.v->def) v.v->name = n->name;
+    if (!v.bad && v.v && !v.v->name && v.v->def)
+        v.v->name = n->name;
     bind(c, n->name, v, is_var ? BIND_VAR : BIND_LET, n->loc);
 }
 
@@ -873,35 +977,40 @@ static void stmt_assign(SemaCtx *c, const AstNode *n) {
     Binding *b = lookup(c, n->name);
     SVal rhs = sema_expr(c, n->a);
     if (!b) {
-        bool is_const = (!c->fn && c->variant &&
-                         tf_find_binding(c->variant->consts, c->variant->nconsts, n->name)) ||
+        bool is_const = (!c->fn && c->variant && tf_find_binding(c->variant->consts, c->variant->nconsts, n->name)) ||
                         tf_find_file_const(c->file, n->name) >= 0;
-        if (is_const) sema_err(c, n, "cannot assign to '%s': it is a constant", n->name);
-        else sema_err(c, n, "unknown name '%s'", n->name);
+        if (is_const)
+            sema_err(c, n, "cannot assign to '%s': it is a constant", n->name);
+        else
+            sema_err(c, n, "unknown name '%s'", n->name);
         return;
     }
     if (b->kind != BIND_VAR) {
-        sema_err(c, n, b->kind == BIND_LET ? "cannot assign to '%s': it is a let binding; use var"
-                                           : "cannot assign to '%s': it is a parameter",
+        sema_err(c, n,
+                 b->kind == BIND_LET ? "cannot assign to '%s': it is a let binding; use var"
+                                     : "cannot assign to '%s': it is a parameter",
                  n->name);
         return;
     }
-    if (rhs.bad || b->val.bad) return;
-    if (n->op != AST_OP_NONE) rhs = sema_binop(c, n->op, b->val, rhs, n);
-    if (rhs.bad) return;
+    if (rhs.bad || b->val.bad)
+        return;
+    if (n->op != AST_OP_NONE)
+        rhs = sema_binop(c, n->op, b->val, rhs, n);
+    if (rhs.bad)
+        return;
     if (rhs.is_void) {
         sema_err(c, n->a, "a call without a result used as a value");
         return;
     }
     TirType want = b->val.ty;
-    if (rhs.untyped && !want.ptr && want.kind == TIR_K_VALUE &&
-        !sema_type_literal(c, &rhs, (TirScalar)want.elem, n->a))
+    if (rhs.untyped && !want.ptr && want.kind == TIR_K_VALUE && !sema_type_literal(c, &rhs, (TirScalar)want.elem, n->a))
         return;
     bool same_elem = rhs.ty.kind == want.kind && rhs.ty.elem == want.elem && rhs.ty.ptr == want.ptr;
     int rank;
     int32_t shape[TIR_MAXRANK];
     bool fits = same_elem && sema_broadcast_shape(rhs.ty, want, &rank, shape) && rank == want.rank;
-    for (int i = 0; fits && i < rank; i++) fits = shape[i] == want.shape[i];
+    for (int i = 0; fits && i < rank; i++)
+        fits = shape[i] == want.shape[i];
     if (!fits) {
         sema_err(c, n, "cannot assign %s to '%s' of type %s", sema_type_str(c, rhs.ty), n->name,
                  sema_type_str(c, want));
@@ -909,14 +1018,17 @@ static void stmt_assign(SemaCtx *c, const AstNode *n) {
     }
     at(c, n);
     TirValue *v = sema_broadcast_to(c, &rhs, want.rank, want.shape, n);
-    if (!v) return;
-    if (!v->name && v->def) v->name = n->name;
+    if (!v)
+        return;
+    if (!v->name && v->def)
+        v->name = n->name;
     b->val = sv_value(v);
 }
 
 static SVal range_bound(SemaCtx *c, const AstNode *n) {
     SVal v = sema_expr(c, n);
-    if (v.bad) return v;
+    if (v.bad)
+        return v;
     if (v.is_void || v.ty.rank || v.ty.ptr || v.ty.kind != TIR_K_VALUE ||
         (v.untyped ? v.c.is_float : !tir_scalar_is_int((TirScalar)v.ty.elem) || v.ty.elem == TIR_I1)) {
         sema_err(c, n, "range bounds must be integer scalars");
@@ -934,7 +1046,8 @@ static void stmt_static_for(SemaCtx *c, const AstNode *n) {
     }
     for (int i = 0; i < nb; i++) {
         SVal v = range_bound(c, n->list[i]);
-        if (v.bad) return;
+        if (v.bad)
+            return;
         if (!v.known) {
             sema_err(c, n->list[i], "static_range bounds must be compile-time constants");
             return;
@@ -955,7 +1068,8 @@ static void stmt_static_for(SemaCtx *c, const AstNode *n) {
         int errs = c->d->nerrors;
         sema_block(c, n->body);
         scope_restore(c, saved);
-        if (c->d->nerrors != errs) return;   /* the same error in every iteration is noise */
+        if (c->d->nerrors != errs)
+            return; /* the same error in every iteration is noise */
     }
 }
 
@@ -971,20 +1085,24 @@ static void stmt_for(SemaCtx *c, const AstNode *n) {
     }
     SVal b[3];
     bool ok = true;
-    for (int i = 0; i < nb; i++) ok &= !(b[nb == 1 ? 1 : i] = range_bound(c, n->list[i])).bad;
-    if (!ok) return;
-    if (nb == 1) b[0] = sv_known_int(0, true, TIR_I32);
-    if (nb < 3) b[2] = sv_known_int(1, true, TIR_I32);
+    for (int i = 0; i < nb; i++)
+        ok &= !(b[nb == 1 ? 1 : i] = range_bound(c, n->list[i])).bad;
+    if (!ok)
+        return;
+    if (nb == 1)
+        b[0] = sv_known_int(0, true, TIR_I32);
+    if (nb < 3)
+        b[2] = sv_known_int(1, true, TIR_I32);
     if (b[2].known && b[2].c.i <= 0) {
         sema_err(c, n->list[nb - 1], "range step must be positive");
         return;
     }
-    if (!sema_unify(c, &b[0], &b[1], n) || !sema_unify(c, &b[1], &b[2], n) ||
-        !sema_unify(c, &b[0], &b[1], n))
+    if (!sema_unify(c, &b[0], &b[1], n) || !sema_unify(c, &b[1], &b[2], n) || !sema_unify(c, &b[0], &b[1], n))
         return;
     at(c, n);
     for (int i = 0; i < 3; i++) {
-        if (b[i].untyped) sema_type_literal(c, &b[i], TIR_I32, n);
+        if (b[i].untyped)
+            sema_type_literal(c, &b[i], TIR_I32, n);
         sema_mat(c, &b[i]);
     }
     Binding **carried = NULL;
@@ -993,9 +1111,11 @@ static void stmt_for(SemaCtx *c, const AstNode *n) {
     int nop = 3 + ncarried;
     TirValue **opnd = tir_alloc(c->arena, sizeof(TirValue *) * nop);
     TirType *rt = tir_alloc(c->arena, sizeof(TirType) * (ncarried ? ncarried : 1));
-    for (int i = 0; i < 3; i++) opnd[i] = b[i].v;
+    for (int i = 0; i < 3; i++)
+        opnd[i] = b[i].v;
     for (int i = 0; i < ncarried; i++) {
-        if (carried[i]->val.bad) return;
+        if (carried[i]->val.bad)
+            return;
         opnd[3 + i] = sema_mat(c, &carried[i]->val);
         rt[i] = carried[i]->val.ty;
     }
@@ -1015,11 +1135,14 @@ static void stmt_for(SemaCtx *c, const AstNode *n) {
     sema_block(c, n->body);
     scope_restore(c, saved);
     TirValue **ys = tir_alloc(c->arena, sizeof(TirValue *) * (ncarried ? ncarried : 1));
-    for (int i = 0; i < ncarried; i++) ys[i] = carried[i]->val.bad ? NULL : carried[i]->val.v;
+    for (int i = 0; i < ncarried; i++)
+        ys[i] = carried[i]->val.bad ? NULL : carried[i]->val.v;
     bool yok = true;
-    for (int i = 0; i < ncarried; i++) yok &= ys[i] != NULL;
+    for (int i = 0; i < ncarried; i++)
+        yok &= ys[i] != NULL;
     at(c, n);
-    if (yok) tir_op_new(&c->b, TIR_OP_YIELD, ncarried, ys, 0, NULL, 0);
+    if (yok)
+        tir_op_new(&c->b, TIR_OP_YIELD, ncarried, ys, 0, NULL, 0);
     c->b = outer;
     for (int i = 0; i < ncarried; i++) {
         op->res[i]->name = carried[i]->name;
@@ -1029,18 +1152,22 @@ static void stmt_for(SemaCtx *c, const AstNode *n) {
 
 static void stmt_if(SemaCtx *c, const AstNode *n) {
     SVal cond = sema_expr(c, n->a);
-    if (cond.bad) return;
+    if (cond.bad)
+        return;
     if (cond.is_void || cond.ty.rank != 0 || cond.ty.ptr || cond.untyped || cond.ty.elem != TIR_I1) {
         sema_err(c, n->a, "an if condition must be a scalar bool, got %s",
                  cond.is_void ? "no value" : sema_type_str(c, cond.ty));
         return;
     }
-    if (cond.known) {   /* decided at compile time: only the taken branch exists */
+    if (cond.known) { /* decided at compile time: only the taken branch exists */
         Binding *saved = c->scope;
-        if (cond.c.i) sema_block(c, n->body);
+        if (cond.c.i)
+            sema_block(c, n->body);
         else if (n->b) {
-            if (n->b->kind == AST_IF) stmt_if(c, n->b);
-            else sema_block(c, n->b);
+            if (n->b->kind == AST_IF)
+                stmt_if(c, n->b);
+            else
+                sema_block(c, n->b);
         }
         scope_restore(c, saved);
         return;
@@ -1052,7 +1179,8 @@ static void stmt_if(SemaCtx *c, const AstNode *n) {
     SVal *orig = tir_alloc(c->arena, sizeof(SVal) * (nvars ? nvars : 1));
     TirType *rt = tir_alloc(c->arena, sizeof(TirType) * (nvars ? nvars : 1));
     for (int i = 0; i < nvars; i++) {
-        if (vars[i]->val.bad) return;
+        if (vars[i]->val.bad)
+            return;
         orig[i] = vars[i]->val;
         rt[i] = orig[i].ty;
     }
@@ -1066,8 +1194,10 @@ static void stmt_if(SemaCtx *c, const AstNode *n) {
         Binding *saved = c->scope;
         const AstNode *branch = r == 0 ? n->body : n->b;
         if (branch) {
-            if (branch->kind == AST_IF) stmt_if(c, branch);
-            else sema_block(c, branch);
+            if (branch->kind == AST_IF)
+                stmt_if(c, branch);
+            else
+                sema_block(c, branch);
         }
         scope_restore(c, saved);
         TirValue **ys = tir_alloc(c->arena, sizeof(TirValue *) * (nvars ? nvars : 1));
@@ -1077,7 +1207,8 @@ static void stmt_if(SemaCtx *c, const AstNode *n) {
             vars[i]->val = orig[i];
         }
         at(c, n);
-        if (ok) tir_op_new(&c->b, TIR_OP_YIELD, nvars, ys, 0, NULL, 0);
+        if (ok)
+            tir_op_new(&c->b, TIR_OP_YIELD, nvars, ys, 0, NULL, 0);
     }
     c->b = outer;
     for (int i = 0; i < nvars; i++) {
@@ -1105,8 +1236,10 @@ static void sema_stmt(SemaCtx *c, const AstNode *n) {
         break;
     }
     case AST_RETURN:
-        if (c->fn) sema_err(c, n, "'return' must be the last statement of function '%s'", c->fn->name);
-        else if (n->a) sema_err(c, n, "kernels return nothing; use 'return;'");
+        if (c->fn)
+            sema_err(c, n, "'return' must be the last statement of function '%s'", c->fn->name);
+        else if (n->a)
+            sema_err(c, n, "kernels return nothing; use 'return;'");
         else {
             at(c, n);
             tir_op_new(&c->b, TIR_OP_RETURN, 0, NULL, 0, NULL, 0);
@@ -1119,11 +1252,14 @@ static void sema_stmt(SemaCtx *c, const AstNode *n) {
 }
 
 static void sema_block(SemaCtx *c, const AstNode *blk) {
-    if (!blk) return;
+    if (!blk)
+        return;
     Binding *saved = c->scope;
-    if (blk->kind != AST_BLOCK) sema_stmt(c, blk);
+    if (blk->kind != AST_BLOCK)
+        sema_stmt(c, blk);
     else
-        for (int i = 0; i < blk->nlist; i++) sema_stmt(c, blk->list[i]);
+        for (int i = 0; i < blk->nlist; i++)
+            sema_stmt(c, blk->list[i]);
     scope_restore(c, saved);
 }
 
@@ -1133,12 +1269,14 @@ TirFunc *tf_elaborate(TirModule *m, const AstFile *f, int k, const TfVariant *v,
     int errors = d->nerrors;
     TirFunc *last = m->last;
     int np = 0;
-    for (int i = 0; i < kn->nparams; i++) np += !kn->params[i].is_const;
+    for (int i = 0; i < kn->nparams; i++)
+        np += !kn->params[i].is_const;
     TirType *types = tir_alloc(m->arena, sizeof(TirType) * (np ? np : 1));
     const char **names = tir_alloc(m->arena, sizeof(char *) * (np ? np : 1));
     for (int i = 0, j = 0; i < kn->nparams; i++) {
         const AstParam *p = &kn->params[i];
-        if (p->is_const) continue;
+        if (p->is_const)
+            continue;
         int s = tir_scalar_from_name(p->type_name, strlen(p->type_name));
         if (s < 0) {
             tf_error(d, p->type_loc, p->type_end, "unknown type '%s'", p->type_name);

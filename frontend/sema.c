@@ -12,13 +12,15 @@ typedef struct Checker {
     int errors;
 } Checker;
 
-#define CHK_ERR(ck, loc, end, ...)              \
-    do {                                        \
+#define CHK_ERR(ck, loc, end, ...)                    \
+    do {                                              \
         tf_error((ck)->d, (loc), (end), __VA_ARGS__); \
-        (ck)->errors++;                         \
+        (ck)->errors++;                               \
     } while (0)
 
-static bool is_type_name(const char *s) { return tir_scalar_from_name(s, strlen(s)) >= 0; }
+static bool is_type_name(const char *s) {
+    return tir_scalar_from_name(s, strlen(s)) >= 0;
+}
 
 /* Top-level names share one namespace: kernels, functions and file constants. */
 static void check_top_names(Checker *ck) {
@@ -38,11 +40,13 @@ static void check_top_names(Checker *ck) {
             const AstKernel *k = &f->kernels[i - f->nconsts - f->nfns];
             name = k->name, loc = k->loc, end = k->end;
         }
-        if (is_type_name(name)) CHK_ERR(ck, loc, end, "'%s' is a type name", name);
+        if (is_type_name(name))
+            CHK_ERR(ck, loc, end, "'%s' is a type name", name);
         for (int j = 0; j < i; j++) {
             const char *prev;
             uint32_t ploc, pend;
-            if (j < f->nconsts) prev = f->consts[j].name, ploc = f->consts[j].loc, pend = f->consts[j].end;
+            if (j < f->nconsts)
+                prev = f->consts[j].name, ploc = f->consts[j].loc, pend = f->consts[j].end;
             else if (j < f->nconsts + f->nfns)
                 prev = f->fns[j - f->nconsts].name, ploc = f->fns[j - f->nconsts].loc,
                 pend = f->fns[j - f->nconsts].end;
@@ -60,35 +64,42 @@ static void check_top_names(Checker *ck) {
 }
 
 /* The constructs a clause expression may use.  `what` names the clause in messages. */
-static void check_clause_expr(Checker *ck, const AstKernel *k, const AstNode *n, const char *what,
-                              int depth) {
-    if (!n) return;
+static void check_clause_expr(Checker *ck, const AstKernel *k, const AstNode *n, const char *what, int depth) {
+    if (!n)
+        return;
     if (depth > 200) {
         CHK_ERR(ck, n->loc, n->end, "expression too deeply nested");
         return;
     }
     switch (n->kind) {
-    case AST_INT: case AST_FLOAT: case AST_BOOL: return;
+    case AST_INT:
+    case AST_FLOAT:
+    case AST_BOOL: return;
     case AST_NAME: {
         const char *name = n->name;
         if (k) {
             int p = tf_find_param(k, name);
             if (p >= 0) {
                 if (k->params[p].is_ptr)
-                    CHK_ERR(ck, n->loc, n->end,
-                            "pointer parameter '%s' cannot be used in a %s clause", name, what);
+                    CHK_ERR(ck, n->loc, n->end, "pointer parameter '%s' cannot be used in a %s clause", name, what);
                 return;
             }
             for (int i = 0; i < k->ntunes; i++)
-                if (strcmp(k->tunes[i].name, name) == 0) return;
+                if (strcmp(k->tunes[i].name, name) == 0)
+                    return;
             for (int i = 0; i < k->nconsts; i++)
-                if (strcmp(k->consts[i].name, name) == 0) return;
+                if (strcmp(k->consts[i].name, name) == 0)
+                    return;
         }
-        if (tf_find_file_const(ck->f, name) >= 0) return;
-        if (!strcmp(name, "inf") || !strcmp(name, "nan")) return;
-        if (!strcmp(name, "warps") || !strcmp(name, "stages")) return;
+        if (tf_find_file_const(ck->f, name) >= 0)
+            return;
+        if (!strcmp(name, "inf") || !strcmp(name, "nan"))
+            return;
+        if (!strcmp(name, "warps") || !strcmp(name, "stages"))
+            return;
         /* the target's shared memory per CTA, in bytes (constant where clauses) */
-        if (!strcmp(name, "SMEM_MAX") && !strcmp(what, "where")) return;
+        if (!strcmp(name, "SMEM_MAX") && !strcmp(what, "where"))
+            return;
         CHK_ERR(ck, n->loc, n->end, "unknown name '%s' in %s clause", name, what);
         return;
     }
@@ -98,7 +109,8 @@ static void check_clause_expr(Checker *ck, const AstKernel *k, const AstNode *n,
         check_clause_expr(ck, k, n->b, what, depth + 1);
         return;
     case AST_CAST:
-        if (!is_type_name(n->name)) CHK_ERR(ck, n->loc, n->end, "unknown type '%s'", n->name);
+        if (!is_type_name(n->name))
+            CHK_ERR(ck, n->loc, n->end, "unknown type '%s'", n->name);
         check_clause_expr(ck, k, n->a, what, depth + 1);
         return;
     case AST_CALL: {
@@ -106,23 +118,21 @@ static void check_clause_expr(Checker *ck, const AstKernel *k, const AstNode *n,
         if (f < 0) {
             CHK_ERR(ck, n->loc, n->end,
                     "'%s' cannot be used in a %s clause; clause expressions allow cdiv, minimum, "
-                    "maximum and next_pow2", n->name, what);
+                    "maximum and next_pow2",
+                    n->name, what);
             return;
         }
         int want = f == 3 ? 1 : 2;
         if (n->nlist != want || n->nnamed)
-            CHK_ERR(ck, n->loc, n->end, "'%s' takes %d argument%s, got %d", n->name, want,
-                    want == 1 ? "" : "s", n->nlist + n->nnamed);
-        for (int i = 0; i < n->nlist; i++) check_clause_expr(ck, k, n->list[i], what, depth + 1);
+            CHK_ERR(ck, n->loc, n->end, "'%s' takes %d argument%s, got %d", n->name, want, want == 1 ? "" : "s",
+                    n->nlist + n->nnamed);
+        for (int i = 0; i < n->nlist; i++)
+            check_clause_expr(ck, k, n->list[i], what, depth + 1);
         return;
     }
     case AST_INDEX:
-    case AST_LIST:
-        CHK_ERR(ck, n->loc, n->end, "a %s clause works on scalars; tiles are not allowed", what);
-        return;
-    default:
-        CHK_ERR(ck, n->loc, n->end, "not allowed in a %s clause", what);
-        return;
+    case AST_LIST: CHK_ERR(ck, n->loc, n->end, "a %s clause works on scalars; tiles are not allowed", what); return;
+    default: CHK_ERR(ck, n->loc, n->end, "not allowed in a %s clause", what); return;
     }
 }
 
@@ -131,14 +141,16 @@ static void check_file_consts(Checker *ck) {
     for (int i = 0; i < f->nconsts; i++) {
         int before = ck->d->nerrors;
         check_clause_expr(ck, NULL, f->consts[i].value, "const", 0);
-        if (ck->d->nerrors != before) continue;
+        if (ck->d->nerrors != before)
+            continue;
         TfEvalEnv e = {.file = f, .diag = ck->d, .nfile_consts = i};
         TfConst c;
         TfEvalStatus s = tf_const_eval(&e, f->consts[i].value, &c);
         if (s != TF_EV_OK && ck->d->nerrors == before)
-            CHK_ERR(ck, f->consts[i].value->loc, f->consts[i].value->end,
-                    "constant '%s' is not a constant expression", f->consts[i].name);
-        else if (s != TF_EV_OK) ck->errors++;
+            CHK_ERR(ck, f->consts[i].value->loc, f->consts[i].value->end, "constant '%s' is not a constant expression",
+                    f->consts[i].name);
+        else if (s != TF_EV_OK)
+            ck->errors++;
     }
 }
 
@@ -148,20 +160,18 @@ static void check_fn(Checker *ck, const AstFn *fn) {
             if (strcmp(fn->params[i], fn->params[j]) == 0) {
                 uint32_t loc = fn->param_locs ? fn->param_locs[i] : fn->loc;
                 CHK_ERR(ck, loc, loc + (uint32_t)strlen(fn->params[i]),
-                        "parameter '%s' of function '%s' is declared twice", fn->params[i],
-                        fn->name);
+                        "parameter '%s' of function '%s' is declared twice", fn->params[i], fn->name);
                 break;
             }
 }
 
 /* A clause constant (tune or const item, or warps/stages) must not clash with a
  * parameter or another constant of the kernel. */
-static void check_clause_name(Checker *ck, const AstKernel *k, const AstBinding *b, int idx,
-                              bool is_tune) {
+static void check_clause_name(Checker *ck, const AstKernel *k, const AstBinding *b, int idx, bool is_tune) {
     int p = tf_find_param(k, b->name);
     if (p >= 0) {
-        CHK_ERR(ck, b->loc, b->end, "%s constant '%s' clashes with parameter '%s'",
-                is_tune ? "tune" : "const", b->name, b->name);
+        CHK_ERR(ck, b->loc, b->end, "%s constant '%s' clashes with parameter '%s'", is_tune ? "tune" : "const", b->name,
+                b->name);
         tf_note(ck->d, k->params[p].loc, k->params[p].end, "parameter declared here");
         return;
     }
@@ -169,8 +179,7 @@ static void check_clause_name(Checker *ck, const AstKernel *k, const AstBinding 
     for (int j = 0; j < total; j++) {
         const AstBinding *o = j < k->ntunes ? &k->tunes[j] : &k->consts[j - k->ntunes];
         if (strcmp(o->name, b->name) == 0) {
-            CHK_ERR(ck, b->loc, b->end, "constant '%s' is defined twice in kernel '%s'", b->name,
-                    k->name);
+            CHK_ERR(ck, b->loc, b->end, "constant '%s' is defined twice in kernel '%s'", b->name, k->name);
             tf_note(ck->d, o->loc, o->end, "first defined here");
             return;
         }
@@ -178,8 +187,7 @@ static void check_clause_name(Checker *ck, const AstKernel *k, const AstBinding 
 }
 
 /* Values of warps/stages must be positive integers; other values must be constant. */
-static void check_clause_value(Checker *ck, const AstKernel *k, const AstBinding *b,
-                               const AstNode *v) {
+static void check_clause_value(Checker *ck, const AstKernel *k, const AstBinding *b, const AstNode *v) {
     bool launch = !strcmp(b->name, "warps") || !strcmp(b->name, "stages");
     TfEvalEnv e = {.file = ck->f, .kernel = k, .diag = ck->d, .nfile_consts = -1};
     TfConst c;
@@ -192,7 +200,8 @@ static void check_clause_value(Checker *ck, const AstKernel *k, const AstBinding
     if (s == TF_EV_FAIL) {
         if (ck->d->nerrors == before)
             CHK_ERR(ck, v->loc, v->end, "the value of '%s' is not a constant expression", b->name);
-        else ck->errors++;
+        else
+            ck->errors++;
         return;
     }
     if (launch && (c.is_float || c.i <= 0))
@@ -208,15 +217,14 @@ static void check_kernel(Checker *ck, const AstKernel *k) {
             CHK_ERR(ck, p->loc, p->end, "const parameter '%s' cannot be a pointer", p->name);
         for (int j = 0; j < i; j++)
             if (strcmp(k->params[j].name, p->name) == 0) {
-                CHK_ERR(ck, p->loc, p->end, "parameter '%s' of kernel '%s' is declared twice",
-                        p->name, k->name);
+                CHK_ERR(ck, p->loc, p->end, "parameter '%s' of kernel '%s' is declared twice", p->name, k->name);
                 tf_note(ck->d, k->params[j].loc, k->params[j].end, "first declared here");
                 break;
             }
     }
     for (int i = 0; i < k->nrepeated; i++)
-        CHK_ERR(ck, k->repeated_clause_loc[i], k->repeated_clause_loc[i],
-                "the '%s' clause may be given only once", k->repeated_clause_name[i]);
+        CHK_ERR(ck, k->repeated_clause_loc[i], k->repeated_clause_loc[i], "the '%s' clause may be given only once",
+                k->repeated_clause_name[i]);
     for (int i = 0; i < k->ntunes; i++) {
         const AstBinding *b = &k->tunes[i];
         check_clause_name(ck, k, b, i, true);
@@ -227,7 +235,8 @@ static void check_kernel(Checker *ck, const AstKernel *k) {
         for (int j = 0; j < b->value->nlist; j++) {
             int before = ck->d->nerrors;
             check_clause_expr(ck, NULL, b->value->list[j], "tune", 0);
-            if (ck->d->nerrors == before) check_clause_value(ck, k, b, b->value->list[j]);
+            if (ck->d->nerrors == before)
+                check_clause_value(ck, k, b, b->value->list[j]);
         }
     }
     for (int i = 0; i < k->nconsts; i++) {
@@ -235,12 +244,15 @@ static void check_kernel(Checker *ck, const AstKernel *k) {
         check_clause_name(ck, k, b, i, false);
         int before = ck->d->nerrors;
         check_clause_expr(ck, k, b->value, "const", 0);
-        if (ck->d->nerrors == before) check_clause_value(ck, k, b, b->value);
+        if (ck->d->nerrors == before)
+            check_clause_value(ck, k, b, b->value);
     }
-    for (int i = 0; i < k->nwheres; i++) check_clause_expr(ck, k, k->wheres[i], "where", 0);
+    for (int i = 0; i < k->nwheres; i++)
+        check_clause_expr(ck, k, k->wheres[i], "where", 0);
     if (k->ngrid > 3)
         CHK_ERR(ck, k->grid_loc, k->grid_loc, "a grid has at most 3 dimensions, got %d", k->ngrid);
-    for (int i = 0; i < k->ngrid; i++) check_clause_expr(ck, k, k->grid[i], "grid", 0);
+    for (int i = 0; i < k->ngrid; i++)
+        check_clause_expr(ck, k, k->grid[i], "grid", 0);
     for (int i = 0; i < k->nkey; i++) {
         const AstNode *n = k->key[i];
         int p = n->kind == AST_NAME ? tf_find_param(k, n->name) : -1;
@@ -261,7 +273,9 @@ int tf_check(TirArena *a, AstFile *f, TfDiag *d) {
     int before = d->nerrors;
     check_top_names(&ck);
     check_file_consts(&ck);
-    for (int i = 0; i < f->nfns; i++) check_fn(&ck, &f->fns[i]);
-    for (int i = 0; i < f->nkernels; i++) check_kernel(&ck, &f->kernels[i]);
+    for (int i = 0; i < f->nfns; i++)
+        check_fn(&ck, &f->fns[i]);
+    for (int i = 0; i < f->nkernels; i++)
+        check_kernel(&ck, &f->kernels[i]);
     return d->nerrors - before;
 }

@@ -14,19 +14,19 @@ typedef struct TfConst {
 } TfConst;
 
 typedef enum {
-    TF_EV_OK,       /* value in *out */
-    TF_EV_RUNTIME,  /* names a runtime argument and no argument values were given */
-    TF_EV_FAIL,     /* not constant, unknown name, division by zero, ... (reported when diag) */
+    TF_EV_OK,      /* value in *out */
+    TF_EV_RUNTIME, /* names a runtime argument and no argument values were given */
+    TF_EV_FAIL,    /* not constant, unknown name, division by zero, ... (reported when diag) */
 } TfEvalStatus;
 
 typedef struct TfEvalEnv {
     const AstFile *file;
-    const AstKernel *kernel;          /* NULL: file constants only */
-    const TirConstBinding *consts;    /* bound constants, looked up first */
+    const AstKernel *kernel;       /* NULL: file constants only */
+    const TirConstBinding *consts; /* bound constants, looked up first */
     int32_t nconsts;
-    const TfArgValue *args;           /* runtime arguments by parameter index; NULL: unknown */
-    TfDiag *diag;                     /* NULL: silent */
-    int32_t nfile_consts;             /* file constants visible: the first n (-1: all) */
+    const TfArgValue *args; /* runtime arguments by parameter index; NULL: unknown */
+    TfDiag *diag;           /* NULL: silent */
+    int32_t nfile_consts;   /* file constants visible: the first n (-1: all) */
     int depth;
 } TfEvalEnv;
 
@@ -47,11 +47,11 @@ int64_t tf_float_to_int(TirScalar s, double x);
  * constants are `untyped` and take the type of the operand they meet. */
 typedef struct SVal {
     TirValue *v;
-    TirType ty;          /* for untyped values: the default i32 / f32 */
+    TirType ty; /* for untyped values: the default i32 / f32 */
     bool known;
     bool untyped;
-    bool is_void;        /* a call without a result */
-    bool bad;            /* an error was reported; suppress follow-on errors */
+    bool is_void; /* a call without a result */
+    bool bad;     /* an error was reported; suppress follow-on errors */
     TfConst c;
 } SVal;
 
@@ -62,9 +62,9 @@ typedef struct Binding {
     SVal val;
     BindKind kind;
     uint32_t loc;
-    struct Binding *prev;          /* the scope chain: the binding made before this one */
-    struct Binding *hnext;         /* the next older binding in this one's hash bucket */
-    uint32_t hash, serial;         /* serial: order of binding, never reused */
+    struct Binding *prev;  /* the scope chain: the binding made before this one */
+    struct Binding *hnext; /* the next older binding in this one's hash bucket */
+    uint32_t hash, serial; /* serial: order of binding, never reused */
 } Binding;
 
 /* Names are found through a hash of buckets (newest binding first in each), so that a
@@ -82,20 +82,19 @@ typedef struct SemaCtx {
     TfDiag *d;
     TirBuilder b;
     Binding *scope;
-    Binding **buckets;             /* SEMA_NBUCKETS, allocated at the first bind */
+    Binding **buckets; /* SEMA_NBUCKETS, allocated at the first bind */
     uint32_t nbind, floor;
-    const AstFn *fn;               /* device function being elaborated, or NULL */
-    const char *fn_stack[64];      /* functions being elaborated, for recursion */
+    const AstFn *fn;          /* device function being elaborated, or NULL */
+    const char *fn_stack[64]; /* functions being elaborated, for recursion */
     int nfn_stack;
-    const char *failed[64];        /* device function instances whose elaboration failed */
+    const char *failed[64]; /* device function instances whose elaboration failed */
     int nfailed;
     SVal fn_result;
     bool fn_has_result;
     int depth;
 } SemaCtx;
 
-void sema_err(SemaCtx *c, const AstNode *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void sema_err(SemaCtx *c, const AstNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 SVal sv_bad(void);
 SVal sv_known_int(int64_t v, bool untyped, TirScalar s);
 SVal sv_known_float(double v, bool untyped, TirScalar s);
@@ -111,8 +110,7 @@ bool sema_unify(SemaCtx *c, SVal *a, SVal *b, const AstNode *n);
 /* The numpy broadcast of two shapes; false when incompatible. */
 bool sema_broadcast_shape(TirType a, TirType b, int *rank, int32_t *shape);
 /* Materializes s with the given shape (splat / expand_dims / broadcast). */
-TirValue *sema_broadcast_to(SemaCtx *c, SVal *s, int rank, const int32_t *shape,
-                            const AstNode *n);
+TirValue *sema_broadcast_to(SemaCtx *c, SVal *s, int rank, const int32_t *shape, const AstNode *n);
 /* Checks the dims of a tile shape; reports at n. */
 bool sema_check_shape(SemaCtx *c, const AstNode *n, int rank, const int32_t *shape);
 SVal sema_binop(SemaCtx *c, AstOp op, SVal a, SVal b, const AstNode *n);

@@ -11,8 +11,8 @@
 #include "ast.h"
 
 enum {
-    TF_MAX_BRACKET_NESTING = 256,   /* ( [ { open at once, counted by the lexer */
-    TF_MAX_AST_DEPTH = 1024,        /* nodes on any root-to-leaf path */
+    TF_MAX_BRACKET_NESTING = 256, /* ( [ { open at once, counted by the lexer */
+    TF_MAX_AST_DEPTH = 1024,      /* nodes on any root-to-leaf path */
 };
 
 /* Length of the valid UTF-8 sequence at s (not reading at or past lim), or 0. */
@@ -24,14 +24,14 @@ typedef struct TfVec {
     int32_t n, cap;
 } TfVec;
 void tf_vec_push(TirArena *a, TfVec *vec, const void *elem, size_t size);
-#define TF_VEC_PUSH_PTR(a, vec, p)                                                       \
-    do {                                                                                 \
-        const void *tf_vec_elem_ = (p);                                                  \
-        tf_vec_push((a), (vec), &tf_vec_elem_, sizeof tf_vec_elem_);                     \
+#define TF_VEC_PUSH_PTR(a, vec, p)                                   \
+    do {                                                             \
+        const void *tf_vec_elem_ = (p);                              \
+        tf_vec_push((a), (vec), &tf_vec_elem_, sizeof tf_vec_elem_); \
     } while (0)
 
 AstNode *ast_new(TirArena *a, AstKind kind, uint32_t loc, uint32_t end);
-int32_t ast_depth(const AstNode *n);             /* 0 for NULL */
+int32_t ast_depth(const AstNode *n); /* 0 for NULL */
 /* Recomputes n's depth from a, b, body, list and named; call after filling them. */
 void ast_fix_depth(AstNode *n);
 

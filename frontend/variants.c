@@ -16,7 +16,8 @@ typedef struct Axis {
 
 static const TfDefine *find_define(const TfDefine *defs, int ndefs, const char *name) {
     for (int i = 0; i < ndefs; i++)
-        if (strcmp(defs[i].name, name) == 0) return &defs[i];
+        if (strcmp(defs[i].name, name) == 0)
+            return &defs[i];
     return NULL;
 }
 
@@ -27,7 +28,8 @@ static TfConst define_value(const TfDefine *d, int i) {
 
 static Axis axis_from_define(TirArena *a, const TfDefine *def) {
     Axis ax = {def->name, tir_alloc(a, sizeof(TfConst) * (def->nvals ? def->nvals : 1)), def->nvals};
-    for (int i = 0; i < def->nvals; i++) ax.vals[i] = define_value(def, i);
+    for (int i = 0; i < def->nvals; i++)
+        ax.vals[i] = define_value(def, i);
     return ax;
 }
 
@@ -36,9 +38,11 @@ static bool known_name(const AstKernel *k, const char *name) {
         return k->params[tf_find_param(k, name)].is_const;
     }
     for (int i = 0; i < k->ntunes; i++)
-        if (!strcmp(k->tunes[i].name, name)) return true;
+        if (!strcmp(k->tunes[i].name, name))
+            return true;
     for (int i = 0; i < k->nconsts; i++)
-        if (!strcmp(k->consts[i].name, name)) return true;
+        if (!strcmp(k->consts[i].name, name))
+            return true;
     return !strcmp(name, "warps") || !strcmp(name, "stages");
 }
 
@@ -49,20 +53,19 @@ static void set_binding(TirConstBinding *b, const char *name, TfConst c, bool wa
     b->fval = c.is_float ? c.f : (double)c.i;
 }
 
-int tf_variants(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs,
-                bool first_only, TfVariant **out, TfDiag *d) {
+int tf_variants(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs, bool first_only, TfVariant **out,
+                TfDiag *d) {
     return tf_variants_for(a, f, k, defs, ndefs, first_only, TF_SMEM_MAX_DEFAULT, out, d);
 }
 
-int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs,
-                    bool first_only, int64_t smem_max, TfVariant **out, TfDiag *d) {
+int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs, bool first_only,
+                    int64_t smem_max, TfVariant **out, TfDiag *d) {
     const AstKernel *kn = &f->kernels[k];
     int errors = d->nerrors;
     *out = NULL;
     for (int i = 0; i < ndefs; i++)
         if (!known_name(kn, defs[i].name))
-            tf_error(d, kn->loc, kn->end,
-                     "-D %s names no const parameter or tuned constant of kernel '%s'",
+            tf_error(d, kn->loc, kn->end, "-D %s names no const parameter or tuned constant of kernel '%s'",
                      defs[i].name, kn->name);
 
     /* the axes: const params, then tune items in order, then warps/stages defaults */
@@ -71,19 +74,19 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
     int naxes = 0;
     for (int i = 0; i < kn->nparams; i++) {
         const AstParam *p = &kn->params[i];
-        if (!p->is_const) continue;
+        if (!p->is_const)
+            continue;
         const TfDefine *def = find_define(defs, ndefs, p->name);
         if (!def || def->nvals == 0) {
-            tf_error(d, p->loc, p->end,
-                     "kernel '%s' needs a value for const parameter '%s' (use -D %s=...)",
-                     kn->name, p->name, p->name);
+            tf_error(d, p->loc, p->end, "kernel '%s' needs a value for const parameter '%s' (use -D %s=...)", kn->name,
+                     p->name, p->name);
             continue;
         }
         int s = tir_scalar_from_name(p->type_name, strlen(p->type_name));
         for (int j = 0; j < def->nvals; j++)
             if (s >= 0 && !tir_scalar_is_float((TirScalar)s) && def->is_float && def->is_float[j])
-                tf_error(d, p->loc, p->end, "const parameter '%s' of type %s given a float value",
-                         p->name, p->type_name);
+                tf_error(d, p->loc, p->end, "const parameter '%s' of type %s given a float value", p->name,
+                         p->type_name);
         axes[naxes++] = axis_from_define(a, def);
     }
     TfEvalEnv env = {.file = f, .diag = d, .nfile_consts = -1};
@@ -94,19 +97,25 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
             axes[naxes++] = axis_from_define(a, def);
             continue;
         }
-        if (!b->value || b->value->kind != AST_LIST || b->value->nlist == 0) continue;
+        if (!b->value || b->value->kind != AST_LIST || b->value->nlist == 0)
+            continue;
         Axis ax = {b->name, tir_alloc(a, sizeof(TfConst) * b->value->nlist), 0};
         int take = first_only ? 1 : b->value->nlist;
         for (int j = 0; j < take; j++)
-            if (tf_const_eval(&env, b->value->list[j], &ax.vals[ax.nvals]) == TF_EV_OK) ax.nvals++;
-        if (ax.nvals) axes[naxes++] = ax;
+            if (tf_const_eval(&env, b->value->list[j], &ax.vals[ax.nvals]) == TF_EV_OK)
+                ax.nvals++;
+        if (ax.nvals)
+            axes[naxes++] = ax;
     }
     for (int w = 0; w < 2; w++) {
         const char *name = w == 0 ? "warps" : "stages";
         bool have = false;
-        for (int i = 0; i < naxes; i++) have |= !strcmp(axes[i].name, name);
-        for (int i = 0; i < kn->nconsts; i++) have |= !strcmp(kn->consts[i].name, name);
-        if (have) continue;
+        for (int i = 0; i < naxes; i++)
+            have |= !strcmp(axes[i].name, name);
+        for (int i = 0; i < kn->nconsts; i++)
+            have |= !strcmp(kn->consts[i].name, name);
+        if (have)
+            continue;
         const TfDefine *def = find_define(defs, ndefs, name);
         if (def && def->nvals > 0) {
             axes[naxes++] = axis_from_define(a, def);
@@ -116,14 +125,14 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
         ax.vals[0] = (TfConst){false, w == 0 ? 4 : 2, 0};
         axes[naxes++] = ax;
     }
-    if (d->nerrors != errors) return 0;
+    if (d->nerrors != errors)
+        return 0;
 
     int64_t total = 1;
     for (int i = 0; i < naxes; i++) {
         total *= axes[i].nvals;
         if (total > MAX_VARIANTS) {
-            tf_error(d, kn->loc, kn->end, "kernel '%s' has more than %d variants", kn->name,
-                     MAX_VARIANTS);
+            tf_error(d, kn->loc, kn->end, "kernel '%s' has more than %d variants", kn->name, MAX_VARIANTS);
             return 0;
         }
     }
@@ -151,34 +160,42 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
             const AstBinding *b = &kn->consts[i];
             const TfDefine *def = find_define(defs, ndefs, b->name);
             TfConst c;
-            if (def && def->nvals > 0) c = define_value(def, 0);
+            if (def && def->nvals > 0)
+                c = define_value(def, 0);
             else {
-                TfEvalEnv ce = {.file = f, .kernel = kn, .consts = bs, .nconsts = nb,
-                                .diag = n == 0 ? d : NULL, .nfile_consts = -1};
+                TfEvalEnv ce = {.file = f,
+                                .kernel = kn,
+                                .consts = bs,
+                                .nconsts = nb,
+                                .diag = n == 0 ? d : NULL,
+                                .nfile_consts = -1};
                 TfEvalStatus s = tf_const_eval(&ce, b->value, &c);
                 if (s != TF_EV_OK) {
                     if (n == 0 && s == TF_EV_RUNTIME)
-                        tf_error(d, b->value->loc, b->value->end,
-                                 "the value of '%s' must be a compile-time constant", b->name);
+                        tf_error(d, b->value->loc, b->value->end, "the value of '%s' must be a compile-time constant",
+                                 b->name);
                     ok = false;
                     break;
                 }
             }
             set_binding(&bs[nb++], b->name, c, false);
         }
-        if (!ok) return 0;
-        for (int i = naxes - 1; i >= 0; i--) {   /* mixed-radix increment, last axis fastest */
-            if (++idx[i] < axes[i].nvals) break;
+        if (!ok)
+            return 0;
+        for (int i = naxes - 1; i >= 0; i--) { /* mixed-radix increment, last axis fastest */
+            if (++idx[i] < axes[i].nvals)
+                break;
             idx[i] = 0;
         }
         TfVariant v = {bs, nb, 4, 2};
         for (int i = 0; i < nb; i++) {
-            if (!strcmp(bs[i].name, "warps")) v.warps = (int32_t)bs[i].ival;
-            if (!strcmp(bs[i].name, "stages")) v.stages = (int32_t)bs[i].ival;
+            if (!strcmp(bs[i].name, "warps"))
+                v.warps = (int32_t)bs[i].ival;
+            if (!strcmp(bs[i].name, "stages"))
+                v.stages = (int32_t)bs[i].ival;
         }
         if (v.warps <= 0 || v.stages <= 0) {
-            tf_error(d, kn->loc, kn->end, "kernel '%s': warps and stages must be positive",
-                     kn->name);
+            tf_error(d, kn->loc, kn->end, "kernel '%s': warps and stages must be positive", kn->name);
             return 0;
         }
         /* warps and stages last, as the IR header prints them */
@@ -198,18 +215,18 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
         memcpy(wb, bs, sizeof(TirConstBinding) * (size_t)nb);
         wb[nb] = (TirConstBinding){.name = "SMEM_MAX", .ival = smem_max, .fval = (double)smem_max};
         for (int i = 0; i < kn->nwheres && keep; i++) {
-            if (tf_where_is_runtime(f, k, i)) continue;
-            TfEvalEnv we = {.file = f, .kernel = kn, .consts = wb, .nconsts = nb + 1,
-                            .nfile_consts = -1};
+            if (tf_where_is_runtime(f, k, i))
+                continue;
+            TfEvalEnv we = {.file = f, .kernel = kn, .consts = wb, .nconsts = nb + 1, .nfile_consts = -1};
             TfConst c;
             /* a constant where that cannot be evaluated (division by zero) prunes */
             keep = tf_const_eval(&we, kn->wheres[i], &c) == TF_EV_OK && tf_const_truthy(c);
         }
-        if (keep) vs[nv++] = v;
+        if (keep)
+            vs[nv++] = v;
     }
     if (nv == 0) {
-        tf_error(d, kn->loc, kn->end, "every variant of kernel '%s' is pruned by its where clauses",
-                 kn->name);
+        tf_error(d, kn->loc, kn->end, "every variant of kernel '%s' is pruned by its where clauses", kn->name);
         return 0;
     }
     *out = vs;

@@ -19,12 +19,14 @@ struct TirArena {
 
 TirArena *tir_arena_new(void) {
     TirArena *a = calloc(1, sizeof *a);
-    if (!a) abort();
+    if (!a)
+        abort();
     return a;
 }
 
 void tir_arena_free(TirArena *a) {
-    if (!a) return;
+    if (!a)
+        return;
     TirChunk *c = a->head;
     while (c) {
         TirChunk *n = c->next;
@@ -36,12 +38,14 @@ void tir_arena_free(TirArena *a) {
 
 void *tir_alloc(TirArena *a, size_t n) {
     n = (n + 15) & ~(size_t)15;
-    if (n == 0) n = 16;
+    if (n == 0)
+        n = 16;
     TirChunk *c = a->head;
     if (!c || c->cap - c->used < n) {
         size_t cap = n > TIR_CHUNK_MIN ? n : TIR_CHUNK_MIN;
         c = malloc(TIR_CHUNK_HDR + cap);
-        if (!c) abort();  /* the header's contract: out of memory is not recoverable here */
+        if (!c)
+            abort(); /* the header's contract: out of memory is not recoverable here */
         c->cap = cap;
         c->used = 0;
         /* A big one-off block goes behind the current chunk so the current one keeps serving. */
@@ -66,10 +70,13 @@ char *tir_strndup(TirArena *a, const char *s, size_t n) {
     return d;
 }
 
-char *tir_strdup(TirArena *a, const char *s) { return tir_strndup(a, s, strlen(s)); }
+char *tir_strdup(TirArena *a, const char *s) {
+    return tir_strndup(a, s, strlen(s));
+}
 
 void *tir_memdup(TirArena *a, const void *p, size_t n) {
     void *d = tir_alloc(a, n);
-    if (n) memcpy(d, p, n);
+    if (n)
+        memcpy(d, p, n);
     return d;
 }

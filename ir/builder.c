@@ -22,15 +22,16 @@ static TirBlock *block_new(TirFunc *f, TirOp *parent) {
     return b;
 }
 
-TirFunc *tir_func_new(TirModule *m, TirFuncKind kind, const char *name, int nparams,
-                      const TirType *ptypes, const char *const *pnames) {
+TirFunc *tir_func_new(TirModule *m, TirFuncKind kind, const char *name, int nparams, const TirType *ptypes,
+                      const char *const *pnames) {
     TirArena *a = m->arena;
     TirFunc *f = tir_alloc(a, sizeof *f);
     f->kind = kind;
     f->name = tir_strdup(a, name ? name : "");
     f->module = m;
     f->body = block_new(f, NULL);
-    if (nparams < 0) nparams = 0;
+    if (nparams < 0)
+        nparams = 0;
     f->params = tir_alloc(a, (size_t)(nparams ? nparams : 1) * sizeof *f->params);
     for (int i = 0; i < nparams; i++) {
         TirValue *v = tir_block_add_arg(f->body, ptypes[i]);
@@ -49,19 +50,22 @@ TirFunc *tir_func_new(TirModule *m, TirFuncKind kind, const char *name, int npar
 
 TirFunc *tir_module_find(TirModule *m, const char *name) {
     for (TirFunc *f = m->first; f; f = f->next)
-        if (strcmp(f->name, name) == 0) return f;
+        if (strcmp(f->name, name) == 0)
+            return f;
     return NULL;
 }
 
 void tir_module_remove(TirModule *m, TirFunc *f) {
     TirFunc *prev = NULL;
     for (TirFunc *g = m->first; g; prev = g, g = g->next) {
-        if (g != f) continue;
+        if (g != f)
+            continue;
         if (prev)
             prev->next = g->next;
         else
             m->first = g->next;
-        if (m->last == g) m->last = prev;
+        if (m->last == g)
+            m->last = prev;
         g->next = NULL;
         return;
     }
@@ -79,7 +83,8 @@ TirValue *tir_value_new(TirFunc *f, TirType t) {
 TirValue *tir_block_add_arg(TirBlock *blk, TirType t) {
     TirArena *a = blk->func->module->arena;
     TirValue **args = tir_alloc(a, (size_t)(blk->nargs + 1) * sizeof *args);
-    if (blk->nargs) memcpy(args, blk->args, (size_t)blk->nargs * sizeof *args);
+    if (blk->nargs)
+        memcpy(args, blk->args, (size_t)blk->nargs * sizeof *args);
     TirValue *v = tir_value_new(blk->func, t);
     v->block = blk;
     v->index = blk->nargs;
@@ -127,7 +132,8 @@ void tir_op_insert_at_end(TirBlock *blk, TirOp *op) {
 
 void tir_op_detach(TirOp *op) {
     TirBlock *blk = op->parent;
-    if (!blk) return;
+    if (!blk)
+        return;
     if (op->prev)
         op->prev->next = op->next;
     else
@@ -140,7 +146,9 @@ void tir_op_detach(TirOp *op) {
     op->parent = NULL;
 }
 
-void tir_op_erase(TirOp *op) { tir_op_detach(op); }
+void tir_op_erase(TirOp *op) {
+    tir_op_detach(op);
+}
 
 static void builder_insert(TirBuilder *b, TirOp *op) {
     if (b->before)
@@ -149,8 +157,8 @@ static void builder_insert(TirBuilder *b, TirOp *op) {
         tir_op_insert_at_end(b->block, op);
 }
 
-TirOp *tir_op_new(TirBuilder *b, TirOpcode code, int nopnd, TirValue *const *opnd, int nres,
-                  const TirType *rtypes, int nregion) {
+TirOp *tir_op_new(TirBuilder *b, TirOpcode code, int nopnd, TirValue *const *opnd, int nres, const TirType *rtypes,
+                  int nregion) {
     TirFunc *f = b->func ? b->func : b->block->func;
     TirArena *a = f->module->arena;
     TirOp *op = tir_alloc(a, sizeof *op);
@@ -158,7 +166,8 @@ TirOp *tir_op_new(TirBuilder *b, TirOpcode code, int nopnd, TirValue *const *opn
     op->loc = b->loc;
     op->nopnd = nopnd;
     op->opnd = tir_alloc(a, (size_t)(nopnd ? nopnd : 1) * sizeof *op->opnd);
-    for (int i = 0; i < nopnd; i++) op->opnd[i] = opnd[i];
+    for (int i = 0; i < nopnd; i++)
+        op->opnd[i] = opnd[i];
     op->nres = nres;
     op->res = tir_alloc(a, (size_t)(nres ? nres : 1) * sizeof *op->res);
     for (int i = 0; i < nres; i++) {
@@ -169,7 +178,8 @@ TirOp *tir_op_new(TirBuilder *b, TirOpcode code, int nopnd, TirValue *const *opn
     }
     op->nregion = nregion;
     op->region = tir_alloc(a, (size_t)(nregion ? nregion : 1) * sizeof *op->region);
-    for (int i = 0; i < nregion; i++) op->region[i] = block_new(f, op);
+    for (int i = 0; i < nregion; i++)
+        op->region[i] = block_new(f, op);
     builder_insert(b, op);
     return op;
 }
@@ -209,7 +219,9 @@ TirValue *tir_cmp(TirBuilder *b, TirCmp pred, TirValue *x, TirValue *y) {
     return op->res[0];
 }
 
-TirValue *tir_cast(TirBuilder *b, TirValue *x, TirType to) { return tir_op1(b, TIR_OP_CAST, to, 1, &x); }
+TirValue *tir_cast(TirBuilder *b, TirValue *x, TirType to) {
+    return tir_op1(b, TIR_OP_CAST, to, 1, &x);
+}
 
 /* ---- uses ---- */
 
@@ -221,14 +233,16 @@ typedef struct {
 static bool replace_in_op(TirOp *op, void *ud) {
     UseCtx *c = ud;
     for (int i = 0; i < op->nopnd; i++)
-        if (op->opnd[i] == c->from) op->opnd[i] = c->to;
+        if (op->opnd[i] == c->from)
+            op->opnd[i] = c->to;
     return true;
 }
 
 static bool count_in_op(TirOp *op, void *ud) {
     UseCtx *c = ud;
     for (int i = 0; i < op->nopnd; i++)
-        if (op->opnd[i] == c->from) c->count++;
+        if (op->opnd[i] == c->from)
+            c->count++;
     return true;
 }
 
@@ -265,28 +279,35 @@ static void vm_grow(ValueMap *m) {
     n.cap = m->cap ? m->cap * 2 : 64;
     n.key = calloc(n.cap, sizeof *n.key);
     n.val = calloc(n.cap, sizeof *n.val);
-    if (!n.key || !n.val) abort();
+    if (!n.key || !n.val)
+        abort();
     for (size_t i = 0; i < m->cap; i++)
-        if (m->key[i]) vm_put(&n, m->key[i], m->val[i]);
+        if (m->key[i])
+            vm_put(&n, m->key[i], m->val[i]);
     free(m->key);
     free(m->val);
     *m = n;
 }
 
 static void vm_put(ValueMap *m, TirValue *k, TirValue *v) {
-    if ((m->n + 1) * 2 > m->cap) vm_grow(m);
+    if ((m->n + 1) * 2 > m->cap)
+        vm_grow(m);
     size_t i = vm_hash(k, m->cap);
-    while (m->key[i] && m->key[i] != k) i = (i + 1) & (m->cap - 1);
-    if (!m->key[i]) m->n++;
+    while (m->key[i] && m->key[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->key[i])
+        m->n++;
     m->key[i] = k;
     m->val[i] = v;
 }
 
 static TirValue *vm_get(const ValueMap *m, TirValue *k) {
-    if (!m->cap) return k;
+    if (!m->cap)
+        return k;
     size_t i = vm_hash(k, m->cap);
     while (m->key[i]) {
-        if (m->key[i] == k) return m->val[i];
+        if (m->key[i] == k)
+            return m->val[i];
         i = (i + 1) & (m->cap - 1);
     }
     return k; /* values from outside the cloned op stay as they are */
@@ -297,8 +318,10 @@ static TirOp *clone_rec(TirBuilder *b, TirOp *op, ValueMap *map) {
     TirArena *a = f->module->arena;
     TirValue **opnd = tir_alloc(a, (size_t)(op->nopnd ? op->nopnd : 1) * sizeof *opnd);
     TirType *rt = tir_alloc(a, (size_t)(op->nres ? op->nres : 1) * sizeof *rt);
-    for (int i = 0; i < op->nopnd; i++) opnd[i] = vm_get(map, op->opnd[i]);
-    for (int i = 0; i < op->nres; i++) rt[i] = op->res[i]->ty;
+    for (int i = 0; i < op->nopnd; i++)
+        opnd[i] = vm_get(map, op->opnd[i]);
+    for (int i = 0; i < op->nres; i++)
+        rt[i] = op->res[i]->ty;
     TirOp *n = tir_op_new(b, (TirOpcode)op->code, op->nopnd, opnd, op->nres, rt, op->nregion);
     n->attr = op->attr;
     n->loc = op->loc;
@@ -314,14 +337,16 @@ static TirOp *clone_rec(TirBuilder *b, TirOp *op, ValueMap *map) {
             vm_put(map, src->args[i], v);
         }
         TirBuilder inner = {f, dst, NULL, b->loc};
-        for (TirOp *o = src->first; o; o = o->next) clone_rec(&inner, o, map);
+        for (TirOp *o = src->first; o; o = o->next)
+            clone_rec(&inner, o, map);
     }
     return n;
 }
 
 TirOp *tir_op_clone(TirBuilder *b, TirOp *op, TirValue **map_from, TirValue **map_to, int nmap) {
     ValueMap map = {0};
-    for (int i = 0; i < nmap; i++) vm_put(&map, map_from[i], map_to[i]);
+    for (int i = 0; i < nmap; i++)
+        vm_put(&map, map_from[i], map_to[i]);
     TirOp *n = clone_rec(b, op, &map);
     free(map.key);
     free(map.val);
@@ -333,14 +358,18 @@ TirOp *tir_op_clone(TirBuilder *b, TirOp *op, TirValue **map_from, TirValue **ma
 bool tir_walk_block(TirBlock *blk, TirWalkFn fn, void *ud) {
     for (TirOp *op = blk->first, *next; op; op = next) {
         next = op->next; /* fn may detach or erase op */
-        if (!fn(op, ud)) return false;
+        if (!fn(op, ud))
+            return false;
         for (int r = 0; r < op->nregion; r++)
-            if (!tir_walk_block(op->region[r], fn, ud)) return false;
+            if (!tir_walk_block(op->region[r], fn, ud))
+                return false;
     }
     return true;
 }
 
-bool tir_walk_func(TirFunc *f, TirWalkFn fn, void *ud) { return tir_walk_block(f->body, fn, ud); }
+bool tir_walk_func(TirFunc *f, TirWalkFn fn, void *ud) {
+    return tir_walk_block(f->body, fn, ud);
+}
 
 typedef struct {
     int code;
@@ -355,15 +384,19 @@ static bool holds_op(TirOp *op, void *ud) {
 
 bool tir_op_holds(TirOp *op, int code) {
     Holds h = {code, false};
-    for (int r = 0; r < op->nregion && !h.found; r++) tir_walk_block(op->region[r], holds_op, &h);
+    for (int r = 0; r < op->nregion && !h.found; r++)
+        tir_walk_block(op->region[r], holds_op, &h);
     return h.found;
 }
 
 static void renumber_block(TirFunc *f, TirBlock *blk) {
-    for (int i = 0; i < blk->nargs; i++) blk->args[i]->id = f->next_id++;
+    for (int i = 0; i < blk->nargs; i++)
+        blk->args[i]->id = f->next_id++;
     for (TirOp *op = blk->first; op; op = op->next) {
-        for (int i = 0; i < op->nres; i++) op->res[i]->id = f->next_id++;
-        for (int r = 0; r < op->nregion; r++) renumber_block(f, op->region[r]);
+        for (int i = 0; i < op->nres; i++)
+            op->res[i]->id = f->next_id++;
+        for (int r = 0; r < op->nregion; r++)
+            renumber_block(f, op->region[r]);
     }
 }
 

@@ -30,10 +30,10 @@ static float float_of(uint32_t u) {
 /* c[0] + u (c[1] + u (...)), one fma per step */
 static float horner(const float *c, int n, float u) {
     float p = c[n - 1];
-    for (int i = n - 2; i >= 0; i--) p = fmaf(p, u, c[i]);
+    for (int i = n - 2; i >= 0; i--)
+        p = fmaf(p, u, c[i]);
     return p;
 }
-
 
 /* y * 2^k for y in [0.7, 1.5] and k in [-252, 254]: y * 2^k1 is exact (normal), the
  * second multiplication rounds once, into the subnormals or to inf where it must. */
@@ -51,7 +51,9 @@ static float clampf_(float x, float lo, float hi) {
 /* ---- accurate f32 ---------------------------------------------------------------------- */
 
 /* k as an integer from s = t + SHIFTER (k = s - SHIFTER) */
-static int shifted_int(float s) { return (int)(bits_of(s) - TB_SHIFTER_BITS); }
+static int shifted_int(float s) {
+    return (int)(bits_of(s) - TB_SHIFTER_BITS);
+}
 
 /* e^x = 2^k e^r, k = x log2 e rounded to an integer (one fma with SHIFTER), r = x - k ln2
  * by two fma (ln2 = HI + LO); e^r = 1 + r P(r).  NaN flows through r.  Subnormal results:
@@ -145,7 +147,9 @@ float tir_m_erf(float x) {
 }
 
 /* 1 / sqrt(x), both correctly rounded (<= 1 ulp together) */
-float tir_m_rsqrt(float x) { return 1.0f / sqrtf(x); }
+float tir_m_rsqrt(float x) {
+    return 1.0f / sqrtf(x);
+}
 
 /* sin/cos: the reduction and polynomials described in ir/math_consts.h */
 static float sincos_reduce(float x, int *q) {
@@ -183,7 +187,8 @@ static float sincos_reduce(float x, int *q) {
     return r;
 }
 static float sincos_f(float x, int cosine) {
-    if (isnan(x) || isinf(x)) return x - x;
+    if (isnan(x) || isinf(x))
+        return x - x;
     int q;
     float r = sincos_reduce(x, &q);
     float r2 = r * r;
@@ -193,8 +198,12 @@ static float sincos_f(float x, int cosine) {
     float y = (q & 1) ? cs : sn;
     return (q & 2) ? -y : y;
 }
-float tir_m_sin(float x) { return sincos_f(x, 0); }
-float tir_m_cos(float x) { return sincos_f(x, 1); }
+float tir_m_sin(float x) {
+    return sincos_f(x, 0);
+}
+float tir_m_cos(float x) {
+    return sincos_f(x, 1);
+}
 
 /* ---- fast f32 -------------------------------------------------------------------------- */
 
@@ -220,7 +229,9 @@ float tir_m_fexp2(float x) {
 }
 
 /* 1 / (1 + e^-x) with the fast exp: e^-x = inf gives 0 */
-float tir_m_fsigmoid(float x) { return 1.0f / (1.0f + tir_m_fexp(-x)); }
+float tir_m_fsigmoid(float x) {
+    return 1.0f / (1.0f + tir_m_fexp(-x));
+}
 
 /* |x| < 0.625: x + x^3 P(x^2) (degree 2); above, 1 - 2 / (e^2|x| + 1) with the fast exp */
 float tir_m_ftanh(float x) {
@@ -246,14 +257,15 @@ float (*tir_m_f32(int code, bool fast))(float) {
         int code;
         float (*acc)(float), (*fast)(float);
     } tab[] = {
-        {TIR_OP_EXP, tir_m_exp, tir_m_fexp},       {TIR_OP_EXP2, tir_m_exp2, tir_m_fexp2},
-        {TIR_OP_LOG, tir_m_log, tir_m_log},        {TIR_OP_LOG2, tir_m_log2, tir_m_log2},
-        {TIR_OP_TANH, tir_m_tanh, tir_m_ftanh},    {TIR_OP_SIGMOID, tir_m_sigmoid, tir_m_fsigmoid},
-        {TIR_OP_ERF, tir_m_erf, tir_m_ferf},       {TIR_OP_RSQRT, tir_m_rsqrt, tir_m_rsqrt},
-        {TIR_OP_SIN, tir_m_sin, tir_m_sin},        {TIR_OP_COS, tir_m_cos, tir_m_cos},
+        {TIR_OP_EXP, tir_m_exp, tir_m_fexp},    {TIR_OP_EXP2, tir_m_exp2, tir_m_fexp2},
+        {TIR_OP_LOG, tir_m_log, tir_m_log},     {TIR_OP_LOG2, tir_m_log2, tir_m_log2},
+        {TIR_OP_TANH, tir_m_tanh, tir_m_ftanh}, {TIR_OP_SIGMOID, tir_m_sigmoid, tir_m_fsigmoid},
+        {TIR_OP_ERF, tir_m_erf, tir_m_ferf},    {TIR_OP_RSQRT, tir_m_rsqrt, tir_m_rsqrt},
+        {TIR_OP_SIN, tir_m_sin, tir_m_sin},     {TIR_OP_COS, tir_m_cos, tir_m_cos},
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-        if (tab[i].code == code) return fast ? tab[i].fast : tab[i].acc;
+        if (tab[i].code == code)
+            return fast ? tab[i].fast : tab[i].acc;
     return NULL;
 }
 
@@ -262,14 +274,18 @@ float (*tir_m_f32(int code, bool fast))(float) {
 
 static double horner64(const double *c, int n, double u) {
     double p = c[n - 1];
-    for (int i = n - 2; i >= 0; i--) p = fma(p, u, c[i]);
+    for (int i = n - 2; i >= 0; i--)
+        p = fma(p, u, c[i]);
     return p;
 }
 /* the GPU's fptosi.sat to i64 */
 static int64_t to_i64(double k) {
-    if (k != k) return 0;
-    if (k >= 9223372036854775807.0) return INT64_MAX;
-    if (k <= -9223372036854775808.0) return INT64_MIN;
+    if (k != k)
+        return 0;
+    if (k >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (k <= -9223372036854775808.0)
+        return INT64_MIN;
     return (int64_t)k;
 }
 static double double_of(uint64_t u) {
@@ -285,9 +301,9 @@ static double scale2_64(double p, double k) {
     int64_t k1 = ki / 2, k2 = ki - k1;
     return p * double_of((uint64_t)(k1 + 1023) << 52) * double_of((uint64_t)(k2 + 1023) << 52);
 }
-static const double exp_taylor[14] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
-                                      1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800,
-                                      1.0 / 479001600, 1.0 / 6227020800.0};
+static const double exp_taylor[14] = {
+    1.0,        1.0,         1.0 / 2,      1.0 / 6,       1.0 / 24,       1.0 / 120,       1.0 / 720,
+    1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
 #define LN2_HI64 6.93147180369123816490e-01
 #define LN2_LO64 1.90821492927058770002e-10
 
@@ -325,7 +341,8 @@ static double log_parts64(double x, double *e) {
     double f = (m - 1.0) / (m + 1.0);
     double s2 = f * f;
     double c[12];
-    for (int i = 0; i < 12; i++) c[i] = 1.0 / (2 * i + 1);
+    for (int i = 0; i < 12; i++)
+        c[i] = 1.0 / (2 * i + 1);
     *e = ef;
     return 2.0 * f * horner64(c, 12, s2);
 }
@@ -352,39 +369,48 @@ static double sincos64(double x, bool cosine) {
     double sc[10], cc[11];
     double f = 1;
     for (int i = 0; i < 10; i++) { /* sin: r * sum (-1)^i r^2i / (2i+1)! */
-        if (i) f *= (double)(2 * i) * (2 * i + 1);
+        if (i)
+            f *= (double)(2 * i) * (2 * i + 1);
         sc[i] = (i & 1 ? -1.0 : 1.0) / f;
     }
     f = 1;
     for (int i = 0; i < 11; i++) {
-        if (i) f *= (double)(2 * i - 1) * (2 * i);
+        if (i)
+            f *= (double)(2 * i - 1) * (2 * i);
         cc[i] = (i & 1 ? -1.0 : 1.0) / f;
     }
     double sn = r * horner64(sc, 10, r2);
     double cs = horner64(cc, 11, r2);
     int64_t q = to_i64(k) & 3;
-    if (cosine) q = (q + 1) & 3;
+    if (cosine)
+        q = (q + 1) & 3;
     /* quadrant q: sin(x) = sin r, cos r, -sin r, -cos r; cos(x) = sin(x + pi/2) */
     double y = (q & 1) ? cs : sn;
     y = q >= 2 ? -y : y;
     double ax = fabs(x);
     return (ax != ax || ax == INFINITY) ? NAN : y;
 }
-double tir_m_sin64(double x) { return sincos64(x, false); }
-double tir_m_cos64(double x) { return sincos64(x, true); }
+double tir_m_sin64(double x) {
+    return sincos64(x, false);
+}
+double tir_m_cos64(double x) {
+    return sincos64(x, true);
+}
 double tir_m_tanh64(double x) {
     double ax = fabs(x);
     double t = tir_m_exp64(ax * 2.0);
     double y = 1.0 - 2.0 / (t + 1.0);
     /* near 0: the series, x (1 - x^2/3 + 2x^4/15 - ...) */
-    static const double c[8] = {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835, -1382.0 / 155925,
-                                21844.0 / 6081075, -929569.0 / 638512875};
+    static const double c[8] = {1.0,         -1.0 / 3,         2.0 / 15,          -17.0 / 315,
+                                62.0 / 2835, -1382.0 / 155925, 21844.0 / 6081075, -929569.0 / 638512875};
     double small = ax * horner64(c, 8, ax * ax);
     y = ax < 0.125 ? small : y;
     y = ax > 40.0 ? 1.0 : y;
     return copysign(y, x);
 }
-double tir_m_sigmoid64(double x) { return 1.0 / (1.0 + tir_m_exp64(-x)); }
+double tir_m_sigmoid64(double x) {
+    return 1.0 / (1.0 + tir_m_exp64(-x));
+}
 double tir_m_erf64(double x) {
     double ax = fabs(x);
     double x2 = ax * ax;
@@ -392,34 +418,41 @@ double tir_m_erf64(double x) {
     double c[60];
     double f = 1;
     for (int n = 0; n < 60; n++) {
-        if (n) f *= n;
+        if (n)
+            f *= n;
         c[n] = (n & 1 ? -1.0 : 1.0) / (f * (2 * n + 1));
     }
     double taylor = ax * horner64(c, 60, x2) * 1.1283791670955126;
     /* erfc = e^-x^2 / sqrt(pi) / (x + 1/2 / (x + 1 / (x + 3/2 / (x + ...)))) */
     double cf = ax;
-    for (int k = 80; k >= 1; k--) cf = ax + k * 0.5 / cf;
+    for (int k = 80; k >= 1; k--)
+        cf = ax + k * 0.5 / cf;
     double erfc = tir_m_exp64(-x2) * 0.5641895835477563 / cf;
     double y = ax < 2.5 ? taylor : 1.0 - erfc;
     y = ax >= 6.0 ? 1.0 : y;
     y = x != x ? x : y;
     return copysign(y, x);
 }
-double tir_m_rsqrt64(double x) { return 1.0 / sqrt(x); }
+double tir_m_rsqrt64(double x) {
+    return 1.0 / sqrt(x);
+}
 
 double (*tir_m_f64(int code))(double) {
     static const struct {
         int code;
         double (*fn)(double);
     } tab[] = {
-        {TIR_OP_EXP, tir_m_exp64},   {TIR_OP_EXP2, tir_m_exp2_64},     {TIR_OP_LOG, tir_m_log64},
-        {TIR_OP_LOG2, tir_m_log2_64}, {TIR_OP_TANH, tir_m_tanh64},     {TIR_OP_SIGMOID, tir_m_sigmoid64},
-        {TIR_OP_ERF, tir_m_erf64},   {TIR_OP_RSQRT, tir_m_rsqrt64},   {TIR_OP_SIN, tir_m_sin64},
+        {TIR_OP_EXP, tir_m_exp64},    {TIR_OP_EXP2, tir_m_exp2_64},  {TIR_OP_LOG, tir_m_log64},
+        {TIR_OP_LOG2, tir_m_log2_64}, {TIR_OP_TANH, tir_m_tanh64},   {TIR_OP_SIGMOID, tir_m_sigmoid64},
+        {TIR_OP_ERF, tir_m_erf64},    {TIR_OP_RSQRT, tir_m_rsqrt64}, {TIR_OP_SIN, tir_m_sin64},
         {TIR_OP_COS, tir_m_cos64},
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-        if (tab[i].code == code) return tab[i].fn;
+        if (tab[i].code == code)
+            return tab[i].fn;
     return NULL;
 }
 
-bool tir_op_fast(const TirOp *op) { return tir_attr_kind((TirOpcode)op->code) == TIR_A_FAST && op->attr.i[0] == 1; }
+bool tir_op_fast(const TirOp *op) {
+    return tir_attr_kind((TirOpcode)op->code) == TIR_A_FAST && op->attr.i[0] == 1;
+}

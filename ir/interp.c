@@ -27,29 +27,33 @@ int ti_error(TiInterp *ip, const TirOp *op, const char *fmt, ...) {
     va_start(ap, fmt);
     int k = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (k < 0) k = 0;
+    if (k < 0)
+        k = 0;
     if ((size_t)k < sizeof msg && op) {
         const TirFunc *f = op->parent ? op->parent->func : NULL;
-        snprintf(msg + k, sizeof msg - k, " [%s in @%s]", tir_op_info[op->code].name,
-                 f && f->name ? f->name : "?");
+        snprintf(msg + k, sizeof msg - k, " [%s in @%s]", tir_op_info[op->code].name, f && f->name ? f->name : "?");
     }
     ip->errors++;
-    if (ip->o->diag) ip->o->diag(ip->o->ud, msg);
+    if (ip->o->diag)
+        ip->o->diag(ip->o->ud, msg);
     return TI_ERR;
 }
 
 /* ---- slots ----------------------------------------------------------------------- */
 
 int64_t ti_numel(TirType t) {
-    if (t.kind == TIR_K_DESC) return 1 + 2 * (int64_t)t.rank;
+    if (t.kind == TIR_K_DESC)
+        return 1 + 2 * (int64_t)t.rank;
     if (t.kind == TIR_K_SMEM) {
         int64_t stage = 1;
-        for (int i = 1; i < t.rank && i < TIR_MAXRANK; i++) stage *= t.shape[i] > 0 ? t.shape[i] : 0;
+        for (int i = 1; i < t.rank && i < TIR_MAXRANK; i++)
+            stage *= t.shape[i] > 0 ? t.shape[i] : 0;
         int64_t s = t.shape[0] > 0 ? t.shape[0] : 0;
         return 2 * s * stage + (int64_t)(sizeof(TiStage) / sizeof(TiElem)) * s;
     }
     int64_t n = 1;
-    for (int i = 0; i < t.rank && i < TIR_MAXRANK; i++) n *= t.shape[i] > 0 ? t.shape[i] : 0;
+    for (int i = 0; i < t.rank && i < TIR_MAXRANK; i++)
+        n *= t.shape[i] > 0 ? t.shape[i] : 0;
     return n;
 }
 
@@ -63,17 +67,21 @@ static uint32_t ptr_hash(const void *p) {
 
 TiSlot *ti_slot(TiFrame *fr, const TirValue *v) {
     TiFuncInfo *fi = fr->fi;
-    if (fi->by_id) return (uint32_t)v->id < (uint32_t)fi->nslots ? &fr->slots[v->id] : NULL;
+    if (fi->by_id)
+        return (uint32_t)v->id < (uint32_t)fi->nslots ? &fr->slots[v->id] : NULL;
     for (uint32_t h = ptr_hash(v) & (fi->hcap - 1);; h = (h + 1) & (fi->hcap - 1)) {
-        if (fi->hkeys[h] == v) return &fr->slots[fi->hidx[h]];
-        if (!fi->hkeys[h]) return NULL;
+        if (fi->hkeys[h] == v)
+            return &fr->slots[fi->hidx[h]];
+        if (!fi->hkeys[h])
+            return NULL;
     }
 }
 
 static TiElem *slot_reserve(TiSlot *s, int64_t n) {
     if (n > 1 && n > s->cap) {
         TiElem *p = realloc(s->heap, (size_t)n * sizeof *p);
-        if (!p) return NULL;
+        if (!p)
+            return NULL;
         s->heap = p;
         s->cap = n;
     }
@@ -95,15 +103,18 @@ TiElem *ti_get(TiInterp *ip, TiFrame *fr, const TirOp *op, const TirValue *v, in
         ti_error(ip, op, "interp: operand %s is used before it is defined", name);
         return NULL;
     }
-    if (n) *n = s->n;
+    if (n)
+        *n = s->n;
     return ti_data(s);
 }
 
 /* False on a value outside its function (malformed IR) or when memory runs out. */
 static bool copy_value(TiSlot *dst, TiSlot *src) {
-    if (!dst || !src) return false;
+    if (!dst || !src)
+        return false;
     TiElem *d = slot_reserve(dst, src->n);
-    if (!d) return false;
+    if (!d)
+        return false;
     memcpy(d, ti_data(src), (size_t)src->n * sizeof *d);
     return true;
 }
@@ -131,30 +142,38 @@ static void vals_push(ValList *l, const TirValue *v) {
 }
 
 static void collect_block(ValList *l, const TirBlock *b) {
-    for (int i = 0; i < b->nargs; i++) vals_push(l, b->args[i]);
+    for (int i = 0; i < b->nargs; i++)
+        vals_push(l, b->args[i]);
     for (const TirOp *op = b->first; op; op = op->next) {
-        for (int i = 0; i < op->nres; i++) vals_push(l, op->res[i]);
+        for (int i = 0; i < op->nres; i++)
+            vals_push(l, op->res[i]);
         for (int r = 0; r < op->nregion; r++)
-            if (op->region[r]) collect_block(l, op->region[r]);
+            if (op->region[r])
+                collect_block(l, op->region[r]);
     }
 }
 
 static TiFuncInfo *func_info(TiInterp *ip, const TirFunc *f) {
     for (TiFuncInfo *fi = ip->funcs; fi; fi = fi->next)
-        if (fi->f == f) return fi;
+        if (fi->f == f)
+            return fi;
     TiFuncInfo *fi = calloc(1, sizeof *fi);
-    if (!fi) return NULL;
+    if (!fi)
+        return NULL;
     fi->f = f;
     ValList l = {0};
     collect_block(&l, f->body);
     /* Ids are usable as slot indices when each is in [0, next_id) and used once. */
     bool ok = !l.oom && f->next_id >= 0;
     uint8_t *seen = ok ? calloc((size_t)f->next_id + 1, 1) : NULL;
-    if (!seen) ok = false;
+    if (!seen)
+        ok = false;
     for (int32_t i = 0; ok && i < l.n; i++) {
         int32_t id = l.vals[i] ? l.vals[i]->id : -1;
-        if (id < 0 || id >= f->next_id || seen[id]) ok = false;
-        else seen[id] = 1;
+        if (id < 0 || id >= f->next_id || seen[id])
+            ok = false;
+        else
+            seen[id] = 1;
     }
     free(seen);
     if (ok) {
@@ -162,7 +181,8 @@ static TiFuncInfo *func_info(TiInterp *ip, const TirFunc *f) {
         fi->nslots = f->next_id;
     } else if (!l.oom) {
         uint32_t cap = 16;
-        while (cap < 2u * (uint32_t)l.n) cap *= 2;
+        while (cap < 2u * (uint32_t)l.n)
+            cap *= 2;
         fi->hcap = cap;
         fi->hkeys = calloc(cap, sizeof *fi->hkeys);
         fi->hidx = calloc(cap, sizeof *fi->hidx);
@@ -174,9 +194,11 @@ static TiFuncInfo *func_info(TiInterp *ip, const TirFunc *f) {
             return NULL;
         }
         for (int32_t i = 0; i < l.n; i++) {
-            if (!l.vals[i]) continue;
+            if (!l.vals[i])
+                continue;
             uint32_t h = ptr_hash(l.vals[i]) & (cap - 1);
-            while (fi->hkeys[h] && fi->hkeys[h] != l.vals[i]) h = (h + 1) & (cap - 1);
+            while (fi->hkeys[h] && fi->hkeys[h] != l.vals[i])
+                h = (h + 1) & (cap - 1);
             if (!fi->hkeys[h]) {
                 fi->hkeys[h] = l.vals[i];
                 fi->hidx[h] = fi->nslots++;
@@ -194,8 +216,10 @@ static TiFuncInfo *func_info(TiInterp *ip, const TirFunc *f) {
 }
 
 static void frame_free(TiFrame *fr) {
-    if (!fr) return;
-    for (int32_t i = 0; i < fr->fi->nslots; i++) free(fr->slots[i].heap);
+    if (!fr)
+        return;
+    for (int32_t i = 0; i < fr->fi->nslots; i++)
+        free(fr->slots[i].heap);
     free(fr->slots);
     free(fr);
 }
@@ -207,7 +231,8 @@ static TiFrame *frame_take(TiFuncInfo *fi) {
         fi->spare = NULL;
     } else {
         fr = calloc(1, sizeof *fr);
-        if (!fr) return NULL;
+        if (!fr)
+            return NULL;
         fr->fi = fi;
         fr->slots = calloc((size_t)fi->nslots + 1, sizeof *fr->slots);
         if (!fr->slots) {
@@ -215,7 +240,8 @@ static TiFrame *frame_take(TiFuncInfo *fi) {
             return NULL;
         }
     }
-    for (int32_t i = 0; i < fi->nslots; i++) fr->slots[i].n = 0;
+    for (int32_t i = 0; i < fi->nslots; i++)
+        fr->slots[i].n = 0;
     return fr;
 }
 
@@ -252,7 +278,8 @@ static int exec_block(TiInterp *ip, TiFrame *fr, const TirBlock *b, const TirOp 
             return TI_OK;
         }
         int st = exec_op(ip, fr, op);
-        if (st != TI_OK) return st;
+        if (st != TI_OK)
+            return st;
     }
     return TI_OK;
 }
@@ -261,7 +288,8 @@ static int exec_block(TiInterp *ip, TiFrame *fr, const TirBlock *b, const TirOp 
 static bool scalar_int(TiInterp *ip, TiFrame *fr, const TirOp *op, const TirValue *v, int64_t *out) {
     int64_t n;
     TiElem *e = ti_get(ip, fr, op, v, &n);
-    if (!e) return false;
+    if (!e)
+        return false;
     if (n != 1 || ti_kind_float(ti_kind(v->ty))) {
         ti_error(ip, op, "interp: expected an integer scalar operand");
         return false;
@@ -276,8 +304,8 @@ static int op_for(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     int ncarry = op->nopnd - 3;
     const TirBlock *body = op->region[0];
     if (body->nargs != ncarry + 1 || op->nres != ncarry)
-        return ti_error(ip, op, "interp: for carries %d values but its body takes %d and it gives %d",
-                        ncarry, body->nargs - 1, op->nres);
+        return ti_error(ip, op, "interp: for carries %d values but its body takes %d and it gives %d", ncarry,
+                        body->nargs - 1, op->nres);
     int64_t lb, ub, step;
     if (!scalar_int(ip, fr, op, op->opnd[0], &lb) || !scalar_int(ip, fr, op, op->opnd[1], &ub) ||
         !scalar_int(ip, fr, op, op->opnd[2], &step))
@@ -285,7 +313,8 @@ static int op_for(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TirType ivt = op->opnd[0]->ty;
     bool uns = ti_kind(ivt) == TI_UINT || ti_kind(ivt) == TI_BOOL;
     for (int i = 0; i < ncarry; i++) {
-        if (!ti_get(ip, fr, op, op->opnd[3 + i], NULL)) return TI_ERR;
+        if (!ti_get(ip, fr, op, op->opnd[3 + i], NULL))
+            return TI_ERR;
         if (!copy_value(ti_slot(fr, body->args[1 + i]), ti_slot(fr, op->opnd[3 + i])))
             return ti_error(ip, op, "interp: value outside its function, or out of memory");
     }
@@ -294,23 +323,27 @@ static int op_for(TiInterp *ip, TiFrame *fr, const TirOp *op) {
         return ti_error(ip, op, "interp: for step %lld is not positive", (long long)step);
     for (int64_t iv = lb; more;) {
         TiElem *ive = ti_def(fr, body->args[0], 1);
-        if (!ive) return ti_error(ip, op, "interp: malformed for body");
+        if (!ive)
+            return ti_error(ip, op, "interp: malformed for body");
         ive->i = iv;
         const TirOp *term;
         int st = exec_block(ip, fr, body, &term);
-        if (st != TI_OK) return st;
+        if (st != TI_OK)
+            return st;
         if (!term || term->code != TIR_OP_YIELD || term->nopnd != ncarry)
             return ti_error(ip, op, "interp: for body must end in yield of %d values", ncarry);
         /* The for's own result slots are free while it runs: yielded values go there
          * first, then swap into the carried arguments, so `yield %b, %a` works. */
         for (int i = 0; i < ncarry; i++) {
-            if (!ti_get(ip, fr, term, term->opnd[i], NULL)) return TI_ERR;
+            if (!ti_get(ip, fr, term, term->opnd[i], NULL))
+                return TI_ERR;
             if (!copy_value(ti_slot(fr, op->res[i]), ti_slot(fr, term->opnd[i])))
                 return ti_error(ip, op, "interp: value outside its function, or out of memory");
         }
         for (int i = 0; i < ncarry; i++) {
             TiSlot *a = ti_slot(fr, op->res[i]), *b = ti_slot(fr, body->args[1 + i]);
-            if (!a || !b) return ti_error(ip, op, "interp: malformed for");
+            if (!a || !b)
+                return ti_error(ip, op, "interp: malformed for");
             TiSlot t = *a;
             *a = *b;
             *b = t;
@@ -326,7 +359,8 @@ static int op_for(TiInterp *ip, TiFrame *fr, const TirOp *op) {
             iv = next;
         }
         /* The loop variable's type may be narrower than 64 bits. */
-        if (more && ti_norm((TirScalar)ivt.elem, (uint64_t)iv) != iv) more = false;
+        if (more && ti_norm((TirScalar)ivt.elem, (uint64_t)iv) != iv)
+            more = false;
     }
     for (int i = 0; i < ncarry; i++)
         if (!copy_value(ti_slot(fr, op->res[i]), ti_slot(fr, body->args[1 + i])))
@@ -336,18 +370,24 @@ static int op_for(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 
 static int op_if(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     int64_t c;
-    if (op->nopnd != 1 || op->nregion != 2) return ti_error(ip, op, "interp: malformed if");
-    if (!scalar_int(ip, fr, op, op->opnd[0], &c)) return TI_ERR;
+    if (op->nopnd != 1 || op->nregion != 2)
+        return ti_error(ip, op, "interp: malformed if");
+    if (!scalar_int(ip, fr, op, op->opnd[0], &c))
+        return TI_ERR;
     const TirBlock *b = op->region[c ? 0 : 1];
-    if (!b) return op->nres ? ti_error(ip, op, "interp: if without a region") : TI_OK;
+    if (!b)
+        return op->nres ? ti_error(ip, op, "interp: if without a region") : TI_OK;
     const TirOp *term;
     int st = exec_block(ip, fr, b, &term);
-    if (st != TI_OK) return st;
-    if (op->nres == 0) return TI_OK;
+    if (st != TI_OK)
+        return st;
+    if (op->nres == 0)
+        return TI_OK;
     if (!term || term->code != TIR_OP_YIELD || term->nopnd != op->nres)
         return ti_error(ip, op, "interp: if region must yield %d values", op->nres);
     for (int i = 0; i < op->nres; i++) {
-        if (!ti_get(ip, fr, term, term->opnd[i], NULL)) return TI_ERR;
+        if (!ti_get(ip, fr, term, term->opnd[i], NULL))
+            return TI_ERR;
         if (!copy_value(ti_slot(fr, op->res[i]), ti_slot(fr, term->opnd[i])))
             return ti_error(ip, op, "interp: value outside its function, or out of memory");
     }
@@ -355,26 +395,29 @@ static int op_if(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 }
 
 static const TirFunc *find_func(const TirModule *m, const char *name) {
-    if (!m || !name) return NULL;
+    if (!m || !name)
+        return NULL;
     for (const TirFunc *f = m->first; f; f = f->next)
-        if (f->name && strcmp(f->name, name) == 0) return f;
+        if (f->name && strcmp(f->name, name) == 0)
+            return f;
     return NULL;
 }
 
 static int op_call(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     const char *name = op->attr.s;
-    if (name && name[0] == '@') name++;
+    if (name && name[0] == '@')
+        name++;
     const TirFunc *callee = find_func(ip->m, name);
     if (!callee || !callee->body)
         return ti_error(ip, op, "interp: call of unknown function @%s", name ? name : "?");
     if (callee->body->nargs != op->nopnd)
-        return ti_error(ip, op, "interp: @%s takes %d arguments, given %d", name,
-                        callee->body->nargs, op->nopnd);
+        return ti_error(ip, op, "interp: @%s takes %d arguments, given %d", name, callee->body->nargs, op->nopnd);
     if (ip->depth >= TI_MAX_CALL_DEPTH)
         return ti_error(ip, op, "interp: calls nested deeper than %d (recursion?)", TI_MAX_CALL_DEPTH);
     TiFuncInfo *fi = func_info(ip, callee);
     TiFrame *cf = fi ? frame_take(fi) : NULL;
-    if (!cf) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    if (!cf)
+        return ti_error(ip, op, "interp: value outside its function, or out of memory");
     int st = TI_OK;
     for (int i = 0; i < op->nopnd && st == TI_OK; i++) {
         if (!ti_get(ip, fr, op, op->opnd[i], NULL))
@@ -406,14 +449,18 @@ static int op_call(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 
 static int op_program_id(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     int64_t axis = op->attr.i[0];
-    if (axis < 0 || axis > 2 || op->nres != 1) return ti_error(ip, op, "interp: axis %lld is not 0, 1 or 2", (long long)axis);
+    if (axis < 0 || axis > 2 || op->nres != 1)
+        return ti_error(ip, op, "interp: axis %lld is not 0, 1 or 2", (long long)axis);
     TiElem *r = ti_def(fr, op->res[0], 1);
-    if (!r) return ti_error(ip, op, "interp: malformed op");
+    if (!r)
+        return ti_error(ip, op, "interp: malformed op");
     r->i = ti_norm(TIR_I32, (uint64_t)(op->code == TIR_OP_PROGRAM_ID ? ip->pid[axis] : ip->grid[axis]));
     return TI_OK;
 }
 
-static int op_return(TiInterp *ip, TiFrame *fr, const TirOp *op) { return TI_RET; }
+static int op_return(TiInterp *ip, TiFrame *fr, const TirOp *op) {
+    return TI_RET;
+}
 
 /* Programs run one at a time here, so an intra-program barrier orders nothing. */
 static int op_barrier(TiInterp *ip, TiFrame *fr, const TirOp *op) {
@@ -513,7 +560,8 @@ static bool has_barrier(TirOp *op, void *ud) {
 
 static int exec_op(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TiOpFn fn = op->code < TIR_NOPS ? ti_handlers[op->code] : NULL;
-    if (!fn) return ti_error(ip, NULL, "interp: unknown op code %d", (int)op->code);
+    if (!fn)
+        return ti_error(ip, NULL, "interp: unknown op code %d", (int)op->code);
     return fn(ip, fr, op);
 }
 
@@ -536,7 +584,9 @@ static bool set_kernel_args(TiInterp *ip, TiFrame *fr, const TirFunc *k, const T
         }
         switch (ti_kind(t)) {
         case TI_PTR: e->u = (uint64_t)(uintptr_t)args[i].p; break;
-        case TI_F32: case TI_F64: case TI_NARROW: e->f = tir_round_to((TirScalar)t.elem, args[i].f); break;
+        case TI_F32:
+        case TI_F64:
+        case TI_NARROW: e->f = tir_round_to((TirScalar)t.elem, args[i].f); break;
         default: e->i = ti_norm((TirScalar)t.elem, (uint64_t)args[i].i); break;
         }
     }
@@ -557,7 +607,8 @@ int tir_interp_run(const TirFunc *kernel, const TirArg *args, const TirInterpOpt
     }
     ip.m = kernel->module;
     ip.check_sync = !tir_walk_func((TirFunc *)kernel, has_barrier, NULL);
-    for (int a = 0; a < 3; a++) ip.grid[a] = ip.o->grid[a] > 0 ? ip.o->grid[a] : 1;
+    for (int a = 0; a < 3; a++)
+        ip.grid[a] = ip.o->grid[a] > 0 ? ip.o->grid[a] : 1;
     TiFuncInfo *fi = func_info(&ip, kernel);
     TiFrame *fr = fi ? frame_take(fi) : NULL;
     if (!fr) {
@@ -572,7 +623,8 @@ int tir_interp_run(const TirFunc *kernel, const TirArg *args, const TirInterpOpt
                 ip.pid[0] = x;
                 ip.pid[1] = y;
                 ip.pid[2] = z;
-                for (int32_t i = 0; i < fi->nslots; i++) fr->slots[i].n = 0;
+                for (int32_t i = 0; i < fi->nslots; i++)
+                    fr->slots[i].n = 0;
                 ip.npend = 0;
                 ip.ncommit = 0;
                 if (!set_kernel_args(&ip, fr, kernel, args)) {
@@ -583,7 +635,8 @@ int tir_interp_run(const TirFunc *kernel, const TirArg *args, const TirInterpOpt
                 int st = exec_block(&ip, fr, kernel->body, &term);
                 if (st == TI_OK && term)
                     st = ti_error(&ip, term, "interp: a kernel body has no terminator");
-                if (st == TI_ERR) stop = true;
+                if (st == TI_ERR)
+                    stop = true;
             }
     frame_give(fr);
     interp_free(&ip);

@@ -13,7 +13,7 @@
 typedef struct TirBuffer {
     void *base;
     size_t bytes;
-    const char *name;        /* for messages: the parameter's name */
+    const char *name; /* for messages: the parameter's name */
 } TirBuffer;
 
 /* One runtime argument per kernel parameter: integers (and bool) in i, floats in f,
@@ -25,13 +25,13 @@ typedef union TirArg {
 } TirArg;
 
 typedef struct TirInterpOptions {
-    int64_t grid[3];         /* programs per axis; 0 is taken as 1 */
-    const TirBuffer *bufs;   /* the memory the kernel may touch */
+    int64_t grid[3];       /* programs per axis; 0 is taken as 1 */
+    const TirBuffer *bufs; /* the memory the kernel may touch */
     int nbufs;
-    TirDiagFn diag;          /* run-time errors: out of bounds, failed assert */
+    TirDiagFn diag; /* run-time errors: out of bounds, failed assert */
     void *ud;
-    FILE *print_out;         /* where `print` writes; NULL: discarded */
-    bool debug;              /* check `assert` */
+    FILE *print_out; /* where `print` writes; NULL: discarded */
+    bool debug;      /* check `assert` */
 } TirInterpOptions;
 
 /* Runs `kernel` (device functions it calls must be in its module) over the grid.

@@ -24,13 +24,15 @@ typedef union TiElem {
 } TiElem;
 
 typedef struct TiSlot {
-    int64_t n;      /* elements currently held; 0: not defined in this program yet */
-    int64_t cap;    /* heap capacity; 0: the one inline element is used */
+    int64_t n;   /* elements currently held; 0: not defined in this program yet */
+    int64_t cap; /* heap capacity; 0: the one inline element is used */
     TiElem *heap;
     TiElem inl;
 } TiSlot;
 
-static inline TiElem *ti_data(TiSlot *s) { return s->cap ? s->heap : &s->inl; }
+static inline TiElem *ti_data(TiSlot *s) {
+    return s->cap ? s->heap : &s->inl;
+}
 
 /* Per function: how its values map to slots (by id when ids are dense and unique,
  * else through a pointer hash), and a spare frame to reuse across calls. */
@@ -39,7 +41,7 @@ typedef struct TiFuncInfo {
     const TirFunc *f;
     int32_t nslots;
     bool by_id;
-    const TirValue **hkeys;   /* open addressing, when !by_id */
+    const TirValue **hkeys; /* open addressing, when !by_id */
     int32_t *hidx;
     uint32_t hcap;
     TiFrame *spare;
@@ -58,14 +60,14 @@ typedef struct TiInterp {
     int errors;
     int depth;
     TiFuncInfo *funcs;
-    int last_buf;             /* index of the buffer hit last: lanes mostly stay in one */
+    int last_buf; /* index of the buffer hit last: lanes mostly stay in one */
     /* Shared buffers (interp_mem.c): async copies in flight land at the async_wait that
      * covers their group; `epoch` counts barriers, so that a stage written and read (or
      * read and overwritten) with no barrier between is reported when check_sync. */
     int64_t ncommit, epoch;
     struct TiPending *pend;
     int npend, cappend;
-    bool check_sync;          /* the kernel has barriers (the barriers pass ran) */
+    bool check_sync; /* the kernel has barriers (the barriers pass ran) */
 } TiInterp;
 
 /* A shared buffer's slot: stages x numel data, as many staged (in flight) elements, then
@@ -86,17 +88,26 @@ enum { TI_OK, TI_RET, TI_ERR };
 typedef enum { TI_BOOL, TI_SINT, TI_UINT, TI_F32, TI_F64, TI_NARROW, TI_PTR } TiKind;
 
 static inline TiKind ti_kind(TirType t) {
-    if (t.ptr) return TI_PTR;
+    if (t.ptr)
+        return TI_PTR;
     switch ((TirScalar)t.elem) {
     case TIR_I1: return TI_BOOL;
-    case TIR_I8: case TIR_I16: case TIR_I32: case TIR_I64: return TI_SINT;
-    case TIR_U8: case TIR_U16: case TIR_U32: case TIR_U64: return TI_UINT;
+    case TIR_I8:
+    case TIR_I16:
+    case TIR_I32:
+    case TIR_I64: return TI_SINT;
+    case TIR_U8:
+    case TIR_U16:
+    case TIR_U32:
+    case TIR_U64: return TI_UINT;
     case TIR_F32: return TI_F32;
     case TIR_F64: return TI_F64;
     default: return TI_NARROW;
     }
 }
-static inline bool ti_kind_float(TiKind k) { return k == TI_F32 || k == TI_F64 || k == TI_NARROW; }
+static inline bool ti_kind_float(TiKind k) {
+    return k == TI_F32 || k == TI_F64 || k == TI_NARROW;
+}
 
 /* An integer result wrapped to the width and signedness of s. */
 static inline int64_t ti_norm(TirScalar s, uint64_t v) {
@@ -124,8 +135,7 @@ TiSlot *ti_slot(TiFrame *fr, const TirValue *v);
 TiElem *ti_get(TiInterp *ip, TiFrame *fr, const TirOp *op, const TirValue *v, int64_t *n);
 /* Makes v's slot hold n elements (contents undefined) and returns them. */
 TiElem *ti_def(TiFrame *fr, const TirValue *v, int64_t n);
-int ti_error(TiInterp *ip, const TirOp *op, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int ti_error(TiInterp *ip, const TirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ti_value_name(char *buf, size_t n, const TirValue *v);
 int64_t ti_numel(TirType t);
 

@@ -14,14 +14,50 @@ static TiElem mem_read(TirScalar s, const unsigned char *p) {
     case TIR_I1: e.i = p[0] != 0; break;
     case TIR_I8: e.i = (int8_t)p[0]; break;
     case TIR_U8: e.i = p[0]; break;
-    case TIR_I16: { int16_t v; memcpy(&v, p, 2); e.i = v; break; }
-    case TIR_U16: { uint16_t v; memcpy(&v, p, 2); e.i = v; break; }
-    case TIR_I32: { int32_t v; memcpy(&v, p, 4); e.i = v; break; }
-    case TIR_U32: { uint32_t v; memcpy(&v, p, 4); e.i = v; break; }
-    case TIR_I64: case TIR_U64: memcpy(&e.u, p, 8); break;
-    case TIR_F16: { uint16_t v; memcpy(&v, p, 2); e.f = tir_f16_to_f32(v); break; }
-    case TIR_BF16: { uint16_t v; memcpy(&v, p, 2); e.f = tir_bf16_to_f32(v); break; }
-    case TIR_F32: { float v; memcpy(&v, p, 4); e.f = v; break; }
+    case TIR_I16: {
+        int16_t v;
+        memcpy(&v, p, 2);
+        e.i = v;
+        break;
+    }
+    case TIR_U16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        e.i = v;
+        break;
+    }
+    case TIR_I32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        e.i = v;
+        break;
+    }
+    case TIR_U32: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        e.i = v;
+        break;
+    }
+    case TIR_I64:
+    case TIR_U64: memcpy(&e.u, p, 8); break;
+    case TIR_F16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        e.f = tir_f16_to_f32(v);
+        break;
+    }
+    case TIR_BF16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        e.f = tir_bf16_to_f32(v);
+        break;
+    }
+    case TIR_F32: {
+        float v;
+        memcpy(&v, p, 4);
+        e.f = v;
+        break;
+    }
     case TIR_F64: memcpy(&e.f, p, 8); break;
     case TIR_F8E4M3: e.f = tir_f8e4m3_to_f32(p[0]); break;
     case TIR_F8E5M2: e.f = tir_f8e5m2_to_f32(p[0]); break;
@@ -34,13 +70,37 @@ static TiElem mem_read(TirScalar s, const unsigned char *p) {
 static void mem_write(TirScalar s, unsigned char *p, TiElem e) {
     switch (s) {
     case TIR_I1: p[0] = e.i != 0; break;
-    case TIR_I8: case TIR_U8: p[0] = (uint8_t)e.u; break;
-    case TIR_I16: case TIR_U16: { uint16_t v = (uint16_t)e.u; memcpy(p, &v, 2); break; }
-    case TIR_I32: case TIR_U32: { uint32_t v = (uint32_t)e.u; memcpy(p, &v, 4); break; }
-    case TIR_I64: case TIR_U64: memcpy(p, &e.u, 8); break;
-    case TIR_F16: { uint16_t v = tir_f32_to_f16((float)e.f); memcpy(p, &v, 2); break; }
-    case TIR_BF16: { uint16_t v = tir_f32_to_bf16((float)e.f); memcpy(p, &v, 2); break; }
-    case TIR_F32: { float v = (float)e.f; memcpy(p, &v, 4); break; }
+    case TIR_I8:
+    case TIR_U8: p[0] = (uint8_t)e.u; break;
+    case TIR_I16:
+    case TIR_U16: {
+        uint16_t v = (uint16_t)e.u;
+        memcpy(p, &v, 2);
+        break;
+    }
+    case TIR_I32:
+    case TIR_U32: {
+        uint32_t v = (uint32_t)e.u;
+        memcpy(p, &v, 4);
+        break;
+    }
+    case TIR_I64:
+    case TIR_U64: memcpy(p, &e.u, 8); break;
+    case TIR_F16: {
+        uint16_t v = tir_f32_to_f16((float)e.f);
+        memcpy(p, &v, 2);
+        break;
+    }
+    case TIR_BF16: {
+        uint16_t v = tir_f32_to_bf16((float)e.f);
+        memcpy(p, &v, 2);
+        break;
+    }
+    case TIR_F32: {
+        float v = (float)e.f;
+        memcpy(p, &v, 4);
+        break;
+    }
     case TIR_F64: memcpy(p, &e.f, 8); break;
     case TIR_F8E4M3: p[0] = tir_f32_to_f8e4m3((float)e.f); break;
     case TIR_F8E5M2: p[0] = tir_f32_to_f8e5m2((float)e.f); break;
@@ -57,8 +117,8 @@ static bool in_buf(const TirBuffer *b, uint64_t addr, uint64_t size) {
 
 /* True when [addr, addr+size) lies in one registered buffer and is aligned; else
  * reports which access went where, and the nearest buffer. */
-static bool check_access(TiInterp *ip, const TirOp *op, const char *what, uint64_t addr, uint64_t size,
-                         int64_t lane, const TirValue *ptrv) {
+static bool check_access(TiInterp *ip, const TirOp *op, const char *what, uint64_t addr, uint64_t size, int64_t lane,
+                         const TirValue *ptrv) {
     const TirInterpOptions *o = ip->o;
     bool found = false;
     if (ip->last_buf < o->nbufs && in_buf(&o->bufs[ip->last_buf], addr, size)) {
@@ -71,11 +131,12 @@ static bool check_access(TiInterp *ip, const TirOp *op, const char *what, uint64
                 break;
             }
     }
-    if (found && addr % size == 0) return true;
+    if (found && addr % size == 0)
+        return true;
     char name[96], where[160];
     ti_value_name(name, sizeof name, ptrv);
-    snprintf(where, sizeof where, "(lane %" PRId64 " of %s in program (%" PRId64 ",%" PRId64 ",%" PRId64 "))",
-             lane, name, ip->pid[0], ip->pid[1], ip->pid[2]);
+    snprintf(where, sizeof where, "(lane %" PRId64 " of %s in program (%" PRId64 ",%" PRId64 ",%" PRId64 "))", lane,
+             name, ip->pid[0], ip->pid[1], ip->pid[2]);
     if (found) {
         ti_error(ip, op, "misaligned %s of %" PRIu64 " bytes at 0x%" PRIx64 " %s", what, size, addr, where);
         return false;
@@ -91,13 +152,15 @@ static bool check_access(TiInterp *ip, const TirOp *op, const char *what, uint64
         }
     }
     if (best < 0) {
-        ti_error(ip, op, "out-of-bounds %s of %" PRIu64 " bytes at 0x%" PRIx64 " %s; no buffers are registered",
-                 what, size, addr, where);
+        ti_error(ip, op, "out-of-bounds %s of %" PRIu64 " bytes at 0x%" PRIx64 " %s; no buffers are registered", what,
+                 size, addr, where);
     } else {
         const TirBuffer *b = &o->bufs[best];
         uint64_t lo = (uint64_t)(uintptr_t)b->base;
-        ti_error(ip, op, "out-of-bounds %s of %" PRIu64 " bytes at 0x%" PRIx64 " %s; buffer '%s' is [0x%" PRIx64
-                 ",0x%" PRIx64 ")", what, size, addr, where, b->name ? b->name : "?", lo, lo + b->bytes);
+        ti_error(ip, op,
+                 "out-of-bounds %s of %" PRIu64 " bytes at 0x%" PRIx64 " %s; buffer '%s' is [0x%" PRIx64 ",0x%" PRIx64
+                 ")",
+                 what, size, addr, where, b->name ? b->name : "?", lo, lo + b->bytes);
     }
     return false;
 }
@@ -108,7 +171,8 @@ static bool check_access(TiInterp *ip, const TirOp *op, const char *what, uint64
 static TiElem *lane_opnd(TiInterp *ip, TiFrame *fr, const TirOp *op, int i, int64_t n, int64_t *stride) {
     int64_t m;
     TiElem *e = ti_get(ip, fr, op, op->opnd[i], &m);
-    if (!e) return NULL;
+    if (!e)
+        return NULL;
     if (m != n && m != 1) {
         ti_error(ip, op, "interp: operand %d has %" PRId64 " elements for %" PRId64 " lanes", i, m, n);
         return NULL;
@@ -126,25 +190,32 @@ static bool ptr_operand(TiInterp *ip, const TirOp *op, int i) {
 }
 
 int ti_op_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
-    if (op->nopnd < 1 || op->nopnd > 3 || op->nres != 1) return ti_error(ip, op, "interp: load takes ptr [, mask [, other]]");
-    if (!ptr_operand(ip, op, 0)) return TI_ERR;
+    if (op->nopnd < 1 || op->nopnd > 3 || op->nres != 1)
+        return ti_error(ip, op, "interp: load takes ptr [, mask [, other]]");
+    if (!ptr_operand(ip, op, 0))
+        return TI_ERR;
     int64_t n = ti_numel(op->res[0]->ty), sp, sm = 0, so = 0;
     TiElem *P = lane_opnd(ip, fr, op, 0, n, &sp);
     TiElem *M = op->nopnd > 1 ? lane_opnd(ip, fr, op, 1, n, &sm) : NULL;
     TiElem *O = op->nopnd > 2 ? lane_opnd(ip, fr, op, 2, n, &so) : NULL;
-    if (!P || (op->nopnd > 1 && !M) || (op->nopnd > 2 && !O)) return TI_ERR;
+    if (!P || (op->nopnd > 1 && !M) || (op->nopnd > 2 && !O))
+        return TI_ERR;
     TiElem *R = ti_def(fr, op->res[0], n);
-    if (!R) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    if (!R)
+        return ti_error(ip, op, "interp: value outside its function, or out of memory");
     TirScalar s = (TirScalar)op->opnd[0]->ty.elem;
     uint64_t size = (uint64_t)tir_scalar_bytes(s);
     for (int64_t i = 0; i < n; i++) {
         if (M && !M[i * sm].i) {
-            if (O) R[i] = O[i * so];
-            else R[i].u = 0;  /* zero of every kind: 0, 0.0 and NULL are all-zero bits */
+            if (O)
+                R[i] = O[i * so];
+            else
+                R[i].u = 0; /* zero of every kind: 0, 0.0 and NULL are all-zero bits */
             continue;
         }
         uint64_t a = P[i * sp].u;
-        if (!check_access(ip, op, "load", a, size, i, op->opnd[0])) return TI_ERR;
+        if (!check_access(ip, op, "load", a, size, i, op->opnd[0]))
+            return TI_ERR;
         R[i] = mem_read(s, (const unsigned char *)(uintptr_t)a);
     }
     return TI_OK;
@@ -158,9 +229,11 @@ int ti_op_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
  * lane of those loads read is a race there; the interpreter reports it. */
 
 static bool same_shape(TirType a, TirType b) {
-    if (a.rank != b.rank) return false;
+    if (a.rank != b.rank)
+        return false;
     for (int d = 0; d < a.rank; d++)
-        if (a.shape[d] != b.shape[d]) return false;
+        if (a.shape[d] != b.shape[d])
+            return false;
     return true;
 }
 
@@ -171,23 +244,30 @@ static int chain_loads(const TirOp *st, const TirOp **loads, int max) {
     const TirOp *stack[OPS], *seen[OPS];
     int sp = 0, nseen = 0, nl = 0;
     TirType vt = st->opnd[1]->ty;
-    if (st->opnd[1]->def) stack[sp++] = st->opnd[1]->def;
+    if (st->opnd[1]->def)
+        stack[sp++] = st->opnd[1]->def;
     while (sp) {
         const TirOp *x = stack[--sp];
         bool dup = false;
-        for (int i = 0; i < nseen && !dup; i++) dup = seen[i] == x;
-        if (dup || x->parent != st->parent || x->nres != 1 || !same_shape(x->res[0]->ty, vt)) continue;
-        if (nseen == OPS) return 0;
+        for (int i = 0; i < nseen && !dup; i++)
+            dup = seen[i] == x;
+        if (dup || x->parent != st->parent || x->nres != 1 || !same_shape(x->res[0]->ty, vt))
+            continue;
+        if (nseen == OPS)
+            return 0;
         seen[nseen++] = x;
         if (x->code == TIR_OP_LOAD) {
-            if (nl == max) return 0;
+            if (nl == max)
+                return 0;
             loads[nl++] = x;
             continue;
         }
-        if (!(tir_op_info[x->code].traits & TIR_T_ELEMENTWISE)) continue;
+        if (!(tir_op_info[x->code].traits & TIR_T_ELEMENTWISE))
+            continue;
         for (int i = 0; i < x->nopnd; i++)
             if (x->opnd[i]->def) {
-                if (sp == OPS) return 0;
+                if (sp == OPS)
+                    return 0;
                 stack[sp++] = x->opnd[i]->def;
             }
     }
@@ -205,13 +285,15 @@ static int span_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static int check_lanes(TiInterp *ip, TiFrame *fr, const TirOp *st, const TiElem *P, int64_t sp,
-                       const TiElem *M, int64_t sm, int64_t n, uint64_t size) {
+static int check_lanes(TiInterp *ip, TiFrame *fr, const TirOp *st, const TiElem *P, int64_t sp, const TiElem *M,
+                       int64_t sm, int64_t n, uint64_t size) {
     const TirOp *loads[8];
     int nl = n > 1 ? chain_loads(st, loads, 8) : 0;
-    if (!nl) return TI_OK;
+    if (!nl)
+        return TI_OK;
     LoadSpan *spans = malloc((size_t)nl * (size_t)n * sizeof *spans);
-    if (!spans) return ti_error(ip, st, "interp: out of memory");
+    if (!spans)
+        return ti_error(ip, st, "interp: out of memory");
     int64_t ns = 0;
     uint64_t maxlen = 1;
     for (int k = 0; k < nl; k++) {
@@ -224,28 +306,35 @@ static int check_lanes(TiInterp *ip, TiFrame *fr, const TirOp *st, const TiElem 
             return TI_ERR;
         }
         uint64_t len = (uint64_t)tir_scalar_bytes((TirScalar)ld->opnd[0]->ty.elem);
-        if (len > maxlen) maxlen = len;
+        if (len > maxlen)
+            maxlen = len;
         for (int64_t j = 0; j < n; j++)
-            if (!LM || LM[j * lm].i) spans[ns++] = (LoadSpan){LP[j * lp].u, LP[j * lp].u + len, j, ld};
+            if (!LM || LM[j * lm].i)
+                spans[ns++] = (LoadSpan){LP[j * lp].u, LP[j * lp].u + len, j, ld};
     }
     qsort(spans, (size_t)ns, sizeof *spans, span_cmp);
     for (int64_t i = 0; i < n; i++) {
-        if (M && !M[i * sm].i) continue;
+        if (M && !M[i * sm].i)
+            continue;
         uint64_t a = P[i * sp].u, from = a >= maxlen ? a - maxlen + 1 : 0;
         int64_t lo = 0, hi = ns;
         while (lo < hi) {
             int64_t mid = lo + (hi - lo) / 2;
-            if (spans[mid].lo < from) lo = mid + 1;
-            else hi = mid;
+            if (spans[mid].lo < from)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
         for (int64_t k = lo; k < ns && spans[k].lo < a + size; k++) {
-            if (spans[k].hi <= a || spans[k].lane == i) continue;
+            if (spans[k].hi <= a || spans[k].lane == i)
+                continue;
             char sname[96], lname[96];
             ti_value_name(sname, sizeof sname, st->opnd[0]);
             ti_value_name(lname, sizeof lname, spans[k].load->res[0]);
             int64_t other = spans[k].lane;
             free(spans);
-            return ti_error(ip, st, "lane %" PRId64 " of this store writes 0x%" PRIx64 " (%s), which lane %" PRId64
+            return ti_error(ip, st,
+                            "lane %" PRId64 " of this store writes 0x%" PRIx64 " (%s), which lane %" PRId64
                             " of the load %s read, in program (%" PRId64 ",%" PRId64 ",%" PRId64
                             "): lanes run in parallel, so on the GPU that load may see the store or not "
                             "(docs/language.md, \"Lanes run in parallel\")",
@@ -257,28 +346,36 @@ static int check_lanes(TiInterp *ip, TiFrame *fr, const TirOp *st, const TiElem 
 }
 
 int ti_op_store(TiInterp *ip, TiFrame *fr, const TirOp *op) {
-    if (op->nopnd < 2 || op->nopnd > 3) return ti_error(ip, op, "interp: store takes ptr, value [, mask]");
-    if (!ptr_operand(ip, op, 0)) return TI_ERR;
+    if (op->nopnd < 2 || op->nopnd > 3)
+        return ti_error(ip, op, "interp: store takes ptr, value [, mask]");
+    if (!ptr_operand(ip, op, 0))
+        return TI_ERR;
     int64_t n = ti_numel(op->opnd[0]->ty), sp, sv, sm = 0;
     TiElem *P = lane_opnd(ip, fr, op, 0, n, &sp);
     TiElem *V = lane_opnd(ip, fr, op, 1, n, &sv);
     TiElem *M = op->nopnd > 2 ? lane_opnd(ip, fr, op, 2, n, &sm) : NULL;
-    if (!P || !V || (op->nopnd > 2 && !M)) return TI_ERR;
+    if (!P || !V || (op->nopnd > 2 && !M))
+        return TI_ERR;
     TirScalar s = (TirScalar)op->opnd[0]->ty.elem;
     uint64_t size = (uint64_t)tir_scalar_bytes(s);
-    if (check_lanes(ip, fr, op, P, sp, M, sm, n, size) != TI_OK) return TI_ERR;
+    if (check_lanes(ip, fr, op, P, sp, M, sm, n, size) != TI_OK)
+        return TI_ERR;
     for (int64_t i = 0; i < n; i++) {
-        if (M && !M[i * sm].i) continue;
+        if (M && !M[i * sm].i)
+            continue;
         uint64_t a = P[i * sp].u;
-        if (!check_access(ip, op, "store", a, size, i, op->opnd[0])) return TI_ERR;
+        if (!check_access(ip, op, "store", a, size, i, op->opnd[0]))
+            return TI_ERR;
         mem_write(s, (unsigned char *)(uintptr_t)a, V[i * sv]);
     }
     return TI_OK;
 }
 
 static bool elem_greater(TiKind k, TiElem a, TiElem b) {
-    if (k == TI_SINT) return a.i > b.i;
-    if (ti_kind_float(k)) return a.f > b.f;
+    if (k == TI_SINT)
+        return a.i > b.i;
+    if (ti_kind_float(k))
+        return a.f > b.f;
     return a.u > b.u;
 }
 
@@ -287,20 +384,26 @@ static TiElem atomic_apply(int code, TiKind k, TirScalar s, TiElem old, TiElem v
     TiElem r = v;
     switch (code) {
     case TIR_OP_ATOMIC_ADD:
-        if (k == TI_F64) r.f = old.f + v.f;
-        else if (ti_kind_float(k)) r.f = ti_fres(s, (float)old.f + (float)v.f);
-        else r.i = ti_norm(s, old.u + v.u);
+        if (k == TI_F64)
+            r.f = old.f + v.f;
+        else if (ti_kind_float(k))
+            r.f = ti_fres(s, (float)old.f + (float)v.f);
+        else
+            r.i = ti_norm(s, old.u + v.u);
         break;
     case TIR_OP_ATOMIC_MAX:
     case TIR_OP_ATOMIC_MIN: {
         /* Floats: a NaN loses to a number, as in maximum/minimum. */
         bool want_max = code == TIR_OP_ATOMIC_MAX;
-        if (ti_kind_float(k) && old.f != old.f) r = v;
-        else if (ti_kind_float(k) && v.f != v.f) r = old;
-        else r = (want_max ? elem_greater(k, v, old) : elem_greater(k, old, v)) ? v : old;
+        if (ti_kind_float(k) && old.f != old.f)
+            r = v;
+        else if (ti_kind_float(k) && v.f != v.f)
+            r = old;
+        else
+            r = (want_max ? elem_greater(k, v, old) : elem_greater(k, old, v)) ? v : old;
         break;
     }
-    default: break;  /* xchg */
+    default: break; /* xchg */
     }
     return r;
 }
@@ -310,15 +413,18 @@ int ti_op_atomic(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     if (op->nres != 1 || (cas ? op->nopnd != 3 : (op->nopnd < 2 || op->nopnd > 3)))
         return ti_error(ip, op, "interp: %s takes ptr, %s", tir_op_info[op->code].name,
                         cas ? "cmp, value" : "value [, mask]");
-    if (!ptr_operand(ip, op, 0)) return TI_ERR;
+    if (!ptr_operand(ip, op, 0))
+        return TI_ERR;
     int64_t n = ti_numel(op->res[0]->ty), sp, sv, sm = 0, sc = 0;
     TiElem *P = lane_opnd(ip, fr, op, 0, n, &sp);
     TiElem *Cmp = cas ? lane_opnd(ip, fr, op, 1, n, &sc) : NULL;
     TiElem *V = lane_opnd(ip, fr, op, cas ? 2 : 1, n, &sv);
     TiElem *M = !cas && op->nopnd > 2 ? lane_opnd(ip, fr, op, 2, n, &sm) : NULL;
-    if (!P || !V || (cas && !Cmp) || (!cas && op->nopnd > 2 && !M)) return TI_ERR;
+    if (!P || !V || (cas && !Cmp) || (!cas && op->nopnd > 2 && !M))
+        return TI_ERR;
     TiElem *R = ti_def(fr, op->res[0], n);
-    if (!R) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    if (!R)
+        return ti_error(ip, op, "interp: value outside its function, or out of memory");
     TirScalar s = (TirScalar)op->opnd[0]->ty.elem;
     TiKind k = ti_kind(tir_scalar_type(s));
     uint64_t size = (uint64_t)tir_scalar_bytes(s);
@@ -330,7 +436,8 @@ int ti_op_atomic(TiInterp *ip, TiFrame *fr, const TirOp *op) {
             continue;
         }
         uint64_t a = P[i * sp].u;
-        if (!check_access(ip, op, what, a, size, i, op->opnd[0])) return TI_ERR;
+        if (!check_access(ip, op, what, a, size, i, op->opnd[0]))
+            return TI_ERR;
         unsigned char *p = (unsigned char *)(uintptr_t)a;
         TiElem old = mem_read(s, p);
         R[i] = old;
@@ -338,7 +445,8 @@ int ti_op_atomic(TiInterp *ip, TiFrame *fr, const TirOp *op) {
             /* Compares bit patterns, as atom.cas does. */
             unsigned char want[8];
             mem_write(s, want, Cmp[i * sc]);
-            if (memcmp(want, p, size) == 0) mem_write(s, p, V[i * sv]);
+            if (memcmp(want, p, size) == 0)
+                mem_write(s, p, V[i * sv]);
         } else {
             mem_write(s, p, atomic_apply(op->code, k, s, old, V[i * sv]));
         }
@@ -349,19 +457,24 @@ int ti_op_atomic(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 /* ---- tensor descriptors ---------------------------------------------------------------- */
 
 int ti_op_tensor_desc(TiInterp *ip, TiFrame *fr, const TirOp *op) {
-    if (op->nres != 1) return ti_error(ip, op, "interp: tensor_desc has one result");
+    if (op->nres != 1)
+        return ti_error(ip, op, "interp: tensor_desc has one result");
     TirType dt = op->res[0]->ty;
     int r = dt.rank;
     if (dt.kind != TIR_K_DESC || r < 1 || r > TIR_MAXRANK || op->nopnd != 1 + 2 * r)
         return ti_error(ip, op, "interp: tensor_desc takes base, %d shapes and %d strides", r, r);
-    if (!ptr_operand(ip, op, 0)) return TI_ERR;
+    if (!ptr_operand(ip, op, 0))
+        return TI_ERR;
     TiElem *D = ti_def(fr, op->res[0], 1 + 2 * r);
-    if (!D) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    if (!D)
+        return ti_error(ip, op, "interp: value outside its function, or out of memory");
     for (int i = 0; i < 1 + 2 * r; i++) {
         int64_t m;
         TiElem *e = ti_get(ip, fr, op, op->opnd[i], &m);
-        if (!e) return TI_ERR;
-        if (m != 1) return ti_error(ip, op, "interp: tensor_desc operands are scalars");
+        if (!e)
+            return TI_ERR;
+        if (m != 1)
+            return ti_error(ip, op, "interp: tensor_desc operands are scalars");
         D[i] = e[0];
     }
     return TI_OK;
@@ -390,7 +503,8 @@ static bool block_walk_init(TiInterp *ip, TiFrame *fr, const TirOp *op, TiBlockW
         return false;
     }
     TiElem *D = ti_get(ip, fr, op, op->opnd[0], NULL);
-    if (!D) return false;
+    if (!D)
+        return false;
     w->base = D[0].u;
     w->rank = r;
     w->s = (TirScalar)dt.elem;
@@ -402,7 +516,8 @@ static bool block_walk_init(TiInterp *ip, TiFrame *fr, const TirOp *op, TiBlockW
         w->n *= dt.shape[d];
         int64_t m;
         TiElem *e = ti_get(ip, fr, op, op->opnd[1 + d], &m);
-        if (!e) return false;
+        if (!e)
+            return false;
         if (m != 1) {
             ti_error(ip, op, "interp: offsets are scalars");
             return false;
@@ -417,7 +532,8 @@ static bool block_addr(const TiBlockWalk *w, const int64_t *idx, uint64_t *addr)
     uint64_t a = w->base, size = (uint64_t)tir_scalar_bytes(w->s);
     for (int d = 0; d < w->rank; d++) {
         int64_t c = w->off[d] + idx[d];
-        if (c < 0 || c >= w->shape[d]) return false;
+        if (c < 0 || c >= w->shape[d])
+            return false;
         a += (uint64_t)c * (uint64_t)w->stride[d] * size;
     }
     *addr = a;
@@ -426,17 +542,21 @@ static bool block_addr(const TiBlockWalk *w, const int64_t *idx, uint64_t *addr)
 
 static void block_next(const TiBlockWalk *w, int64_t *idx) {
     for (int d = w->rank - 1; d >= 0; d--) {
-        if (++idx[d] < w->block[d]) return;
+        if (++idx[d] < w->block[d])
+            return;
         idx[d] = 0;
     }
 }
 
 int ti_op_tload(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TiBlockWalk w;
-    if (op->nres != 1 || !block_walk_init(ip, fr, op, &w, 0)) return op->nres != 1 ? ti_error(ip, op, "interp: tload has one result") : TI_ERR;
-    if (ti_numel(op->res[0]->ty) != w.n) return ti_error(ip, op, "interp: tload result is not the block shape");
+    if (op->nres != 1 || !block_walk_init(ip, fr, op, &w, 0))
+        return op->nres != 1 ? ti_error(ip, op, "interp: tload has one result") : TI_ERR;
+    if (ti_numel(op->res[0]->ty) != w.n)
+        return ti_error(ip, op, "interp: tload result is not the block shape");
     TiElem *R = ti_def(fr, op->res[0], w.n);
-    if (!R) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    if (!R)
+        return ti_error(ip, op, "interp: value outside its function, or out of memory");
     int64_t idx[TIR_MAXRANK] = {0};
     for (int64_t i = 0; i < w.n; i++, block_next(&w, idx)) {
         uint64_t a;
@@ -444,7 +564,8 @@ int ti_op_tload(TiInterp *ip, TiFrame *fr, const TirOp *op) {
             R[i].u = 0;
             continue;
         }
-        if (!check_access(ip, op, "load", a, (uint64_t)tir_scalar_bytes(w.s), i, op->opnd[0])) return TI_ERR;
+        if (!check_access(ip, op, "load", a, (uint64_t)tir_scalar_bytes(w.s), i, op->opnd[0]))
+            return TI_ERR;
         R[i] = mem_read(w.s, (const unsigned char *)(uintptr_t)a);
     }
     return TI_OK;
@@ -452,15 +573,19 @@ int ti_op_tload(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 
 int ti_op_tstore(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TiBlockWalk w;
-    if (!block_walk_init(ip, fr, op, &w, 1)) return TI_ERR;
+    if (!block_walk_init(ip, fr, op, &w, 1))
+        return TI_ERR;
     int64_t sv;
     TiElem *V = lane_opnd(ip, fr, op, op->nopnd - 1, w.n, &sv);
-    if (!V) return TI_ERR;
+    if (!V)
+        return TI_ERR;
     int64_t idx[TIR_MAXRANK] = {0};
     for (int64_t i = 0; i < w.n; i++, block_next(&w, idx)) {
         uint64_t a;
-        if (!block_addr(&w, idx, &a)) continue;
-        if (!check_access(ip, op, "store", a, (uint64_t)tir_scalar_bytes(w.s), i, op->opnd[0])) return TI_ERR;
+        if (!block_addr(&w, idx, &a))
+            continue;
+        if (!check_access(ip, op, "store", a, (uint64_t)tir_scalar_bytes(w.s), i, op->opnd[0]))
+            return TI_ERR;
         mem_write(w.s, (unsigned char *)(uintptr_t)a, V[i * sv]);
     }
     return TI_OK;
@@ -471,7 +596,8 @@ int ti_op_tstore(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 static void print_elem(FILE *out, TirType t, TiElem e) {
     switch (ti_kind(t)) {
     case TI_PTR: fprintf(out, "0x%" PRIx64, e.u); break;
-    case TI_BOOL: case TI_SINT: fprintf(out, "%" PRId64, e.i); break;
+    case TI_BOOL:
+    case TI_SINT: fprintf(out, "%" PRId64, e.i); break;
     case TI_UINT: fprintf(out, "%" PRIu64, e.u); break;
     case TI_F64: fprintf(out, "%.17g", e.f); break;
     default: fprintf(out, "%.9g", e.f); break;
@@ -482,8 +608,10 @@ static void print_elem(FILE *out, TirType t, TiElem e) {
 int ti_op_print(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     FILE *out = ip->o->print_out;
     for (int i = 0; i < op->nopnd; i++)
-        if (!ti_get(ip, fr, op, op->opnd[i], NULL)) return TI_ERR;
-    if (!out) return TI_OK;
+        if (!ti_get(ip, fr, op, op->opnd[i], NULL))
+            return TI_ERR;
+    if (!out)
+        return TI_OK;
     fprintf(out, "pid (%" PRId64 ",%" PRId64 ",%" PRId64 ") %s:", ip->pid[0], ip->pid[1], ip->pid[2],
             op->attr.s ? op->attr.s : "");
     for (int i = 0; i < op->nopnd; i++) {
@@ -493,26 +621,31 @@ int ti_op_print(TiInterp *ip, TiFrame *fr, const TirOp *op) {
         bool tile = t.rank > 0 && t.kind == TIR_K_VALUE;
         fputs(tile ? " [" : " ", out);
         for (int64_t j = 0; j < n; j++) {
-            if (j) fputs(", ", out);
+            if (j)
+                fputs(", ", out);
             print_elem(out, t, e[j]);
         }
-        if (tile) fputc(']', out);
+        if (tile)
+            fputc(']', out);
     }
     fputc('\n', out);
     return TI_OK;
 }
 
 int ti_op_assert(TiInterp *ip, TiFrame *fr, const TirOp *op) {
-    if (!ip->o->debug) return TI_OK;
-    if (op->nopnd != 1) return ti_error(ip, op, "interp: assert takes one condition");
+    if (!ip->o->debug)
+        return TI_OK;
+    if (op->nopnd != 1)
+        return ti_error(ip, op, "interp: assert takes one condition");
     int64_t n;
     TiElem *c = ti_get(ip, fr, op, op->opnd[0], &n);
-    if (!c) return TI_ERR;
+    if (!c)
+        return TI_ERR;
     for (int64_t i = 0; i < n; i++)
         if (!c[i].i)
-            return ti_error(ip, op, "assertion failed in program (%" PRId64 ",%" PRId64 ",%" PRId64 "), lane %" PRId64 ": %s",
-                            ip->pid[0], ip->pid[1], ip->pid[2], i,
-                            op->attr.s ? op->attr.s : "");
+            return ti_error(ip, op,
+                            "assertion failed in program (%" PRId64 ",%" PRId64 ",%" PRId64 "), lane %" PRId64 ": %s",
+                            ip->pid[0], ip->pid[1], ip->pid[2], i, op->attr.s ? op->attr.s : "");
     return TI_OK;
 }
 
@@ -533,7 +666,8 @@ typedef struct {
 
 static void op_desc(char *buf, size_t n, const TirOp *op) {
     char v[96] = "";
-    if (op && op->nopnd) ti_value_name(v, sizeof v, op->opnd[0]);
+    if (op && op->nopnd)
+        ti_value_name(v, sizeof v, op->opnd[0]);
     snprintf(buf, n, "%s%s%s", op ? tir_op_info[op->code].name : "?", *v ? " on " : "", v);
 }
 
@@ -545,7 +679,8 @@ static bool smem_buf(TiInterp *ip, TiFrame *fr, const TirOp *op, TiBuf *b, int64
     }
     int64_t n;
     TiElem *e = ti_get(ip, fr, op, op->opnd[0], &n);
-    if (!e) return false;
+    if (!e)
+        return false;
     b->stages = t.shape[0];
     b->numel = tir_type_numel(tir_smem_stage_type(t));
     b->data = e;
@@ -553,7 +688,8 @@ static bool smem_buf(TiInterp *ip, TiFrame *fr, const TirOp *op, TiBuf *b, int64
     b->st = (TiStage *)(e + 2 * b->stages * b->numel);
     int64_t m;
     TiElem *s = ti_get(ip, fr, op, op->opnd[1], &m);
-    if (!s) return false;
+    if (!s)
+        return false;
     if (s->i < 0 || s->i >= b->stages) {
         char v[96];
         ti_value_name(v, sizeof v, op->opnd[0]);
@@ -566,12 +702,15 @@ static bool smem_buf(TiInterp *ip, TiFrame *fr, const TirOp *op, TiBuf *b, int64
 
 int ti_op_smem_alloc(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TirType t = op->res[0]->ty;
-    if (!tir_type_is_smem(t)) return ti_error(ip, op, "interp: smem_alloc makes a shared buffer");
+    if (!tir_type_is_smem(t))
+        return ti_error(ip, op, "interp: smem_alloc makes a shared buffer");
     TiElem *e = ti_def(fr, op->res[0], ti_numel(t));
-    if (!e) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    if (!e)
+        return ti_error(ip, op, "interp: value outside its function, or out of memory");
     int64_t stages = t.shape[0], numel = tir_type_numel(tir_smem_stage_type(t));
     /* Fresh shared memory holds garbage: NaN-like bits, so a read before any write shows. */
-    for (int64_t i = 0; i < 2 * stages * numel; i++) e[i].u = 0x7ff4dead7ff4deadull;
+    for (int64_t i = 0; i < 2 * stages * numel; i++)
+        e[i].u = 0x7ff4dead7ff4deadull;
     TiStage *st = (TiStage *)(e + 2 * stages * numel);
     for (int64_t s = 0; s < stages; s++) {
         st[s].group.i = -1;
@@ -589,13 +728,17 @@ static bool stage_writable(TiInterp *ip, const TirOp *op, const TiBuf *b, int64_
     ti_value_name(v, sizeof v, op->opnd[0]);
     if (b->st[s].group.i >= 0) {
         op_desc(d, sizeof d, (const TirOp *)(uintptr_t)b->st[s].copy_op.u);
-        ti_error(ip, op, "writes stage %" PRId64 " of %s while the %s issued before it is still in flight "
-                 "(no async_wait covers its group)", s, v, d);
+        ti_error(ip, op,
+                 "writes stage %" PRId64 " of %s while the %s issued before it is still in flight "
+                 "(no async_wait covers its group)",
+                 s, v, d);
         return false;
     }
     if (ip->check_sync && b->st[s].read_ep.i == ip->epoch) {
-        ti_error(ip, op, "overwrites stage %" PRId64 " of %s that other threads may still read: no barrier "
-                 "since its last smem_load", s, v);
+        ti_error(ip, op,
+                 "overwrites stage %" PRId64 " of %s that other threads may still read: no barrier "
+                 "since its last smem_load",
+                 s, v);
         return false;
     }
     return true;
@@ -604,11 +747,15 @@ static bool stage_writable(TiInterp *ip, const TirOp *op, const TiBuf *b, int64_
 int ti_op_smem_store(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TiBuf b;
     int64_t s, n;
-    if (!smem_buf(ip, fr, op, &b, &s)) return TI_ERR;
+    if (!smem_buf(ip, fr, op, &b, &s))
+        return TI_ERR;
     TiElem *x = ti_get(ip, fr, op, op->opnd[2], &n);
-    if (!x) return TI_ERR;
-    if (n != b.numel) return ti_error(ip, op, "interp: smem_store of %" PRId64 " elements into a stage of %" PRId64, n, b.numel);
-    if (!stage_writable(ip, op, &b, s)) return TI_ERR;
+    if (!x)
+        return TI_ERR;
+    if (n != b.numel)
+        return ti_error(ip, op, "interp: smem_store of %" PRId64 " elements into a stage of %" PRId64, n, b.numel);
+    if (!stage_writable(ip, op, &b, s))
+        return TI_ERR;
     memcpy(b.data + s * b.numel, x, (size_t)n * sizeof *x);
     b.st[s].write_ep.i = ip->epoch;
     return TI_OK;
@@ -617,20 +764,25 @@ int ti_op_smem_store(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 int ti_op_smem_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TiBuf b;
     int64_t s;
-    if (!smem_buf(ip, fr, op, &b, &s)) return TI_ERR;
+    if (!smem_buf(ip, fr, op, &b, &s))
+        return TI_ERR;
     char d[128], v[96];
     ti_value_name(v, sizeof v, op->opnd[0]);
     if (b.st[s].group.i >= 0) {
         op_desc(d, sizeof d, (const TirOp *)(uintptr_t)b.st[s].copy_op.u);
-        return ti_error(ip, op, "reads stage %" PRId64 " of %s before the %s filling it has landed "
-                        "(no async_wait covers its group%s)", s, v, d,
-                        b.st[s].group.i >= ip->ncommit ? ", which is not committed" : "");
+        return ti_error(ip, op,
+                        "reads stage %" PRId64 " of %s before the %s filling it has landed "
+                        "(no async_wait covers its group%s)",
+                        s, v, d, b.st[s].group.i >= ip->ncommit ? ", which is not committed" : "");
     }
     if (ip->check_sync && b.st[s].write_ep.i == ip->epoch)
-        return ti_error(ip, op, "reads stage %" PRId64 " of %s written with no barrier since: other threads' "
-                        "parts may not be there yet", s, v);
+        return ti_error(ip, op,
+                        "reads stage %" PRId64 " of %s written with no barrier since: other threads' "
+                        "parts may not be there yet",
+                        s, v);
     TiElem *r = ti_def(fr, op->res[0], b.numel);
-    if (!r) return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    if (!r)
+        return ti_error(ip, op, "interp: value outside its function, or out of memory");
     memcpy(r, b.data + s * b.numel, (size_t)b.numel * sizeof *r);
     b.st[s].read_ep.i = ip->epoch;
     return TI_OK;
@@ -639,13 +791,18 @@ int ti_op_smem_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
 int ti_op_async_copy(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TiBuf b;
     int64_t s, sp, sm = 0;
-    if (op->nopnd < 3 || op->nopnd > 4) return ti_error(ip, op, "interp: async_copy takes buf, stage, ptrs [, mask]");
-    if (!smem_buf(ip, fr, op, &b, &s)) return TI_ERR;
-    if (!ptr_operand(ip, op, 2)) return TI_ERR;
+    if (op->nopnd < 3 || op->nopnd > 4)
+        return ti_error(ip, op, "interp: async_copy takes buf, stage, ptrs [, mask]");
+    if (!smem_buf(ip, fr, op, &b, &s))
+        return TI_ERR;
+    if (!ptr_operand(ip, op, 2))
+        return TI_ERR;
     TiElem *P = lane_opnd(ip, fr, op, 2, b.numel, &sp);
     TiElem *M = op->nopnd > 3 ? lane_opnd(ip, fr, op, 3, b.numel, &sm) : NULL;
-    if (!P || (op->nopnd > 3 && !M)) return TI_ERR;
-    if (!stage_writable(ip, op, &b, s)) return TI_ERR;
+    if (!P || (op->nopnd > 3 && !M))
+        return TI_ERR;
+    if (!stage_writable(ip, op, &b, s))
+        return TI_ERR;
     TirScalar e = (TirScalar)op->opnd[0]->ty.elem;
     uint64_t size = (uint64_t)tir_scalar_bytes(e);
     TiElem *dst = b.staged + s * b.numel;
@@ -655,13 +812,15 @@ int ti_op_async_copy(TiInterp *ip, TiFrame *fr, const TirOp *op) {
             continue;
         }
         uint64_t a = P[i * sp].u;
-        if (!check_access(ip, op, "async copy", a, size, i, op->opnd[2])) return TI_ERR;
+        if (!check_access(ip, op, "async copy", a, size, i, op->opnd[2]))
+            return TI_ERR;
         dst[i] = mem_read(e, (const unsigned char *)(uintptr_t)a);
     }
     if (ip->npend == ip->cappend) {
         int cap = ip->cappend ? 2 * ip->cappend : 16;
         TiPending *np = realloc(ip->pend, (size_t)cap * sizeof *np);
-        if (!np) return ti_error(ip, op, "interp: out of memory");
+        if (!np)
+            return ti_error(ip, op, "interp: out of memory");
         ip->pend = np;
         ip->cappend = cap;
     }

@@ -25,23 +25,23 @@
 
 #include "ir.h"
 
-#define TIR_LIN_MAXDIMS 5   /* >= TIR_MAXRANK and >= 3 (register, lane, warp) */
-#define TIR_LIN_MAXBITS 32  /* per input dimension */
+#define TIR_LIN_MAXDIMS 5  /* >= TIR_MAXRANK and >= 3 (register, lane, warp) */
+#define TIR_LIN_MAXBITS 32 /* per input dimension */
 
 /* What an input or output dimension names. */
 typedef enum {
-    TIR_LIN_REG,     /* register index of one thread */
-    TIR_LIN_LANE,    /* lane in the warp */
-    TIR_LIN_WARP,    /* warp in the CTA */
-    TIR_LIN_OFFSET,  /* element offset in shared memory */
-    TIR_LIN_DIM0,    /* tile dimension d is TIR_LIN_DIM0 + d */
+    TIR_LIN_REG,    /* register index of one thread */
+    TIR_LIN_LANE,   /* lane in the warp */
+    TIR_LIN_WARP,   /* warp in the CTA */
+    TIR_LIN_OFFSET, /* element offset in shared memory */
+    TIR_LIN_DIM0,   /* tile dimension d is TIR_LIN_DIM0 + d */
 } TirLinDim;
 
 typedef struct TirLinear {
     int nin, nout;
     uint8_t in_kind[TIR_LIN_MAXDIMS], out_kind[TIR_LIN_MAXDIMS]; /* TirLinDim */
     uint8_t inbits[TIR_LIN_MAXDIMS], outbits[TIR_LIN_MAXDIMS];
-    uint64_t basis[TIR_LIN_MAXDIMS][TIR_LIN_MAXBITS];           /* packed outputs */
+    uint64_t basis[TIR_LIN_MAXDIMS][TIR_LIN_MAXBITS]; /* packed outputs */
 } TirLinear;
 
 /* ---- building maps by hand (tests, and constructors of new layouts) ---- */
@@ -51,11 +51,11 @@ void tir_lin_init(TirLinear *l, int nin, const uint8_t *in_kind, int nout, const
 void tir_lin_add_bit(TirLinear *l, int i, const int32_t *coord);
 
 /* ---- queries ---- */
-int tir_lin_in_dim(const TirLinear *l, TirLinDim kind);   /* index of an input dim, -1: none */
-int32_t tir_lin_in_size(const TirLinear *l, int i);      /* 1 << inbits[i] */
+int tir_lin_in_dim(const TirLinear *l, TirLinDim kind); /* index of an input dim, -1: none */
+int32_t tir_lin_in_size(const TirLinear *l, int i);     /* 1 << inbits[i] */
 int tir_lin_total_outbits(const TirLinear *l);
 uint64_t tir_lin_pack(const TirLinear *l, const int32_t *coord);          /* outputs -> packed */
-void tir_lin_unpack(const TirLinear *l, uint64_t packed, int32_t *coord);  /* packed -> outputs */
+void tir_lin_unpack(const TirLinear *l, uint64_t packed, int32_t *coord); /* packed -> outputs */
 uint64_t tir_lin_pack_in(const TirLinear *l, const int32_t *in);
 void tir_lin_unpack_in(const TirLinear *l, uint64_t packed, int32_t *in);
 /* apply: in[i] the index along input dim i; returns the packed output. */
@@ -92,8 +92,8 @@ int tir_lin_run(const TirLinear *l, int i, int k, int dim, int32_t *mult);
 int tir_lin_print(char *buf, size_t n, const TirLinear *l);
 
 /* ---- layouts of the IR: constructors that intern a TirLayout ---- */
-int32_t tir_layout_blocked(TirModule *m, int rank, const int32_t *spt, const int32_t *tpw,
-                           const int32_t *wpc, const int32_t *order);
+int32_t tir_layout_blocked(TirModule *m, int rank, const int32_t *spt, const int32_t *tpw, const int32_t *wpc,
+                           const int32_t *order);
 int32_t tir_layout_slice(TirModule *m, int32_t parent, int dim);
 /* version 2: mma.sync m16n8 (instr n 8); version 3: wgmma m64nN (instr n = N, wpc[rank-2]
  * a multiple of 4).  wpc: warps along each dim (the last two are M and N). */
@@ -107,21 +107,20 @@ int32_t tir_layout_mma(TirModule *m, int version, int rank, const int32_t *wpc, 
  * thread reads together (8-bit B: 4 adjacent bytes, one 32-bit shared load, for 4 mmas).
  * 1 gives `mma` back; 0 where `mma` is not a version 2 #mma. */
 int32_t tir_layout_mma_grouped(TirModule *m, int32_t mma, int ngroup);
-int tir_layout_mma_ngroup(const TirModule *m, int32_t layout);   /* 1 but for grouped #mma */
+int tir_layout_mma_ngroup(const TirModule *m, int32_t layout); /* 1 but for grouped #mma */
 /* Operand op_idx (0: A [.., M, K], 1: B [.., K, N]) of an mma parent; k_width elements
  * of K per 32-bit register: 2 for 16-bit, 4 for 8-bit types, 1 for tf32. */
 int32_t tir_layout_dot_operand(TirModule *m, int32_t parent, int op_idx, int k_width);
 /* Swizzled shared memory (ldmatrix-friendly form): the vec-element groups of row r
  * along order[0] are XORed with (r / per_phase) % max_phase.  atom: 0, or the width in
  * elements of the column blocks a TMA box stores separately (tir_layout_shared_nvmma). */
-int32_t tir_layout_shared(TirModule *m, int rank, const int32_t *order, int vec, int per_phase,
-                          int max_phase, int atom);
+int32_t tir_layout_shared(TirModule *m, int rank, const int32_t *order, int vec, int per_phase, int max_phase,
+                          int atom);
 /* The 0/32/64/128-byte swizzles wgmma and TMA read, for elements of elem_bits. */
-int32_t tir_layout_shared_nvmma(TirModule *m, int rank, const int32_t *order, int swizzle_bytes,
-                                int elem_bits);
+int32_t tir_layout_shared_nvmma(TirModule *m, int rank, const int32_t *order, int swizzle_bytes, int elem_bits);
 
 /* ---- descriptors: what a layout index is ---- */
-TirLayoutKind tir_layout_kind(const TirModule *m, int32_t layout);  /* NONE for 0 or out of range */
+TirLayoutKind tir_layout_kind(const TirModule *m, int32_t layout); /* NONE for 0 or out of range */
 int tir_layout_rank(const TirModule *m, int32_t layout);
 bool tir_layout_is_distributed(const TirModule *m, int32_t layout); /* blocked, slice, mma, dot_op */
 int32_t tir_layout_parent(const TirModule *m, int32_t layout);      /* slice / dot_op; else 0 */
@@ -141,8 +140,7 @@ bool tir_layout_shared_params(const TirModule *m, int32_t layout, int *vec, int 
  * Cached per module: the pointer stays valid as long as the module.  NULL (and *why set
  * when why is non-NULL) when the shape does not fit the layout: rank differs, an extent
  * is not a power of two, or a parameter is not one. */
-const TirLinear *tir_layout_linear(TirModule *m, int32_t layout, int rank, const int32_t *shape,
-                                   const char **why);
+const TirLinear *tir_layout_linear(TirModule *m, int32_t layout, int rank, const int32_t *shape, const char **why);
 
 /* The blocked form of a #blocked layout or of slices of one: the numbers the backend's
  * blocked lowering (TbView, reductions, scans) emits its index arithmetic from.  The
@@ -150,19 +148,18 @@ const TirLinear *tir_layout_linear(TirModule *m, int32_t layout, int rank, const
  * lane_d = lane / lane_stride[d] % tpw[d], warp_d = warp / warp_stride[d] % wpc[d] for
  * each root dim d; tile_dim[d] is -1 for a root dim a slice removed. */
 typedef struct TirBlockedForm {
-    int rank;                           /* the blocked root's */
-    int32_t root;                       /* its layout index */
+    int rank;     /* the blocked root's */
+    int32_t root; /* its layout index */
     int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK];
-    int32_t order[TIR_MAXRANK];         /* root dims, fastest first */
+    int32_t order[TIR_MAXRANK]; /* root dims, fastest first */
     int32_t lane_stride[TIR_MAXRANK], warp_stride[TIR_MAXRANK];
-    int32_t tile_dim[TIR_MAXRANK];      /* root dim -> tile dim or -1 */
-    int32_t root_dim[TIR_MAXRANK];      /* tile dim -> root dim */
+    int32_t tile_dim[TIR_MAXRANK]; /* root dim -> tile dim or -1 */
+    int32_t root_dim[TIR_MAXRANK]; /* tile dim -> root dim */
 } TirBlockedForm;
 
 /* False (and *why) when the layout is not blocked or a slice of one, or its rank is not
  * tile_rank. */
-bool tir_layout_blocked_form(const TirModule *m, int32_t layout, int tile_rank, TirBlockedForm *bf,
-                             const char **why);
+bool tir_layout_blocked_form(const TirModule *m, int32_t layout, int tile_rank, TirBlockedForm *bf, const char **why);
 /* Along root dim rd of a tile `extent` long there: the lanes and warps that hold distinct
  * data (the others hold copies), and the elements one pass of all threads covers. */
 void tir_blocked_distinct(const TirBlockedForm *bf, int rd, int64_t extent, int *lanes, int *warps);
@@ -170,11 +167,11 @@ int64_t tir_blocked_span(const TirBlockedForm *bf, int rd);
 
 /* ---- conversions ---- */
 typedef enum {
-    TIR_CONV_NONE,     /* the same map: nothing to do */
-    TIR_CONV_REGS,     /* each thread already holds what it needs: dst reg r = src reg perm[r] */
-    TIR_CONV_SHUFFLE,  /* data moves inside warps: dst reg r of lane l is src reg
+    TIR_CONV_NONE,    /* the same map: nothing to do */
+    TIR_CONV_REGS,    /* each thread already holds what it needs: dst reg r = src reg perm[r] */
+    TIR_CONV_SHUFFLE, /* data moves inside warps: dst reg r of lane l is src reg
                           src_reg[r][l] of lane src_lane[r][l] (see TirConvPlan) */
-    TIR_CONV_SMEM,     /* through shared memory laid out as `smem` */
+    TIR_CONV_SMEM,    /* through shared memory laid out as `smem` */
 } TirConvKind;
 
 typedef struct TirConvPlan {
@@ -182,7 +179,7 @@ typedef struct TirConvPlan {
     int nregs_dst, nregs_src, lanes;
     /* dst (reg, lane, warp) -> src (reg, lane, warp) canonical holder: the plan as a map */
     TirLinear dst_to_src;
-    int32_t *perm;                 /* REGS: [nregs_dst] */
+    int32_t *perm; /* REGS: [nregs_dst] */
     /* SHUFFLE, each [nregs_dst * lanes]: the source of dst reg r in lane l is register
      * src_reg[r*lanes+l] of lane src_lane[r*lanes+l].  one_round: each lane sends one
      * register per dst reg, send_reg[r*lanes+sender] (one shfl.idx per dst register).
@@ -212,15 +209,15 @@ typedef enum {
 } TirAccessKind;
 
 typedef struct TirBankCount {
-    int64_t accesses;    /* instructions (per warp, all warps) */
-    int64_t wavefronts;  /* shared-memory wavefronts they take */
-    int64_t ideal;       /* wavefronts without conflicts */
-    bool ok;             /* false: the access is not possible (vec registers not contiguous) */
+    int64_t accesses;   /* instructions (per warp, all warps) */
+    int64_t wavefronts; /* shared-memory wavefronts they take */
+    int64_t ideal;      /* wavefronts without conflicts */
+    bool ok;            /* false: the access is not possible (vec registers not contiguous) */
 } TirBankCount;
 
 /* Distributed map `dist` reading or writing shared map `smem` (same tile), elements of
  * elem_bytes.  conflicts = wavefronts - ideal. */
-TirBankCount tir_lin_bank_conflicts(const TirLinear *dist, const TirLinear *smem, int elem_bytes,
-                                    TirAccessKind kind, int vec);
+TirBankCount tir_lin_bank_conflicts(const TirLinear *dist, const TirLinear *smem, int elem_bytes, TirAccessKind kind,
+                                    int vec);
 
 #endif

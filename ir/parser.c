@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_NEST 64
+#define MAX_NEST   64
 #define MAX_ERRORS 100
 
 typedef struct {
@@ -49,8 +49,10 @@ typedef struct {
 static void error_at(Parser *p, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void error_at(Parser *p, size_t off, const char *fmt, ...) {
     p->nerrors++;
-    if (p->nerrors > MAX_ERRORS) return;
-    if (off > p->len) off = p->len;
+    if (p->nerrors > MAX_ERRORS)
+        return;
+    if (off > p->len)
+        off = p->len;
     int line = 1, col = 1;
     for (size_t i = 0; i < off; i++) {
         if (p->src[i] == '\n') {
@@ -66,13 +68,17 @@ static void error_at(Parser *p, size_t off, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
     va_end(ap);
-    if (p->nerrors == MAX_ERRORS) snprintf(msg + n, sizeof msg - (size_t)n, "too many errors, stopping");
-    if (p->diag) p->diag(p->ud, msg);
+    if (p->nerrors == MAX_ERRORS)
+        snprintf(msg + n, sizeof msg - (size_t)n, "too many errors, stopping");
+    if (p->diag)
+        p->diag(p->ud, msg);
 }
 
 /* ---- characters ---- */
 
-static int peekc(Parser *p) { return p->pos < p->len ? (unsigned char)p->src[p->pos] : -1; }
+static int peekc(Parser *p) {
+    return p->pos < p->len ? (unsigned char)p->src[p->pos] : -1;
+}
 static int peekc_at(Parser *p, size_t k) {
     return p->pos + k < p->len ? (unsigned char)p->src[p->pos + k] : -1;
 }
@@ -84,13 +90,15 @@ static bool skip_ws(Parser *p, bool cross_lines) {
     while (p->pos < p->len) {
         char c = p->src[p->pos];
         if (c == '\n') {
-            if (!cross_lines) break;
+            if (!cross_lines)
+                break;
             nl = true;
             p->pos++;
         } else if (c == ' ' || c == '\t' || c == '\r') {
             p->pos++;
         } else if (c == '/' && peekc_at(p, 1) == '/') {
-            while (p->pos < p->len && p->src[p->pos] != '\n') p->pos++;
+            while (p->pos < p->len && p->src[p->pos] != '\n')
+                p->pos++;
         } else {
             break;
         }
@@ -98,7 +106,9 @@ static bool skip_ws(Parser *p, bool cross_lines) {
     return nl;
 }
 
-static void ws(Parser *p) { skip_ws(p, true); }
+static void ws(Parser *p) {
+    skip_ws(p, true);
+}
 
 /* Next significant char on this line, or -1 (end of line or input). */
 static int peek_same_line(Parser *p) {
@@ -128,8 +138,10 @@ static bool accept_on_line(Parser *p, char c) {
 
 static const char *describe_here(Parser *p, char *buf, size_t n) {
     int c = peekc(p);
-    if (c < 0) return "end of input";
-    if (c == '\n') return "end of line";
+    if (c < 0)
+        return "end of input";
+    if (c == '\n')
+        return "end of line";
     if (isprint(c))
         snprintf(buf, n, "'%c'", c);
     else
@@ -138,32 +150,39 @@ static const char *describe_here(Parser *p, char *buf, size_t n) {
 }
 
 static bool expect(Parser *p, char c, const char *what) {
-    if (accept(p, c)) return true;
+    if (accept(p, c))
+        return true;
     char b[32];
     error_at(p, p->pos, "expected '%c' %s, saw %s", c, what, describe_here(p, b, sizeof b));
     return false;
 }
 
-static bool is_ident_start(int c) { return c >= 0 && (isalpha(c) || c == '_'); }
-static bool is_ident_char(int c) { return c >= 0 && (isalnum(c) || c == '_' || c == '.'); }
+static bool is_ident_start(int c) {
+    return c >= 0 && (isalpha(c) || c == '_');
+}
+static bool is_ident_char(int c) {
+    return c >= 0 && (isalnum(c) || c == '_' || c == '.');
+}
 
 /* IDENT := [A-Za-z_][A-Za-z0-9_.]*  (no leading whitespace skip) */
 static size_t ident_len(Parser *p) {
     size_t k = 0;
-    if (!is_ident_start(peekc(p))) return 0;
-    while (is_ident_char(peekc_at(p, k))) k++;
+    if (!is_ident_start(peekc(p)))
+        return 0;
+    while (is_ident_char(peekc_at(p, k)))
+        k++;
     return k;
 }
 
 static bool at_word(Parser *p, const char *w) {
     size_t n = strlen(w);
-    return p->pos + n <= p->len && memcmp(p->src + p->pos, w, n) == 0 &&
-           !is_ident_char(peekc_at(p, n));
+    return p->pos + n <= p->len && memcmp(p->src + p->pos, w, n) == 0 && !is_ident_char(peekc_at(p, n));
 }
 
 static bool accept_word(Parser *p, const char *w) {
     ws(p);
-    if (!at_word(p, w)) return false;
+    if (!at_word(p, w))
+        return false;
     p->pos += strlen(w);
     return true;
 }
@@ -172,13 +191,15 @@ static bool accept_word(Parser *p, const char *w) {
 static bool parse_int(Parser *p, int64_t *out, const char *what) {
     ws(p);
     size_t start = p->pos, k = 0;
-    if (peekc(p) == '-') k++;
+    if (peekc(p) == '-')
+        k++;
     if (!(peekc_at(p, k) >= 0 && isdigit(peekc_at(p, k)))) {
         char b[32];
         error_at(p, start, "expected an integer for %s, saw %s", what, describe_here(p, b, sizeof b));
         return false;
     }
-    while (peekc_at(p, k) >= 0 && isdigit(peekc_at(p, k))) k++;
+    while (peekc_at(p, k) >= 0 && isdigit(peekc_at(p, k)))
+        k++;
     char buf[40];
     if (k >= sizeof buf) {
         error_at(p, start, "integer too large for %s", what);
@@ -201,10 +222,10 @@ static bool parse_int(Parser *p, int64_t *out, const char *what) {
 static bool parse_int32(Parser *p, int32_t *out, const char *what, int64_t lo, int64_t hi) {
     size_t start = (ws(p), p->pos);
     int64_t v;
-    if (!parse_int(p, &v, what)) return false;
+    if (!parse_int(p, &v, what))
+        return false;
     if (v < lo || v > hi) {
-        error_at(p, start, "%s %lld out of range [%lld, %lld]", what, (long long)v, (long long)lo,
-                 (long long)hi);
+        error_at(p, start, "%s %lld out of range [%lld, %lld]", what, (long long)v, (long long)lo, (long long)hi);
         return false;
     }
     *out = (int32_t)v;
@@ -216,9 +237,9 @@ static bool parse_int32(Parser *p, int32_t *out, const char *what, int64_t lo, i
 static bool parse_number(Parser *p, int64_t *iv, double *fv, bool *is_float, const char *what) {
     ws(p);
     size_t start = p->pos, k = 0;
-    if (peekc(p) == '-') k++;
-    if (p->pos + k + 3 <= p->len && memcmp(p->src + p->pos + k, "inf", 3) == 0 &&
-        !is_ident_char(peekc_at(p, k + 3))) {
+    if (peekc(p) == '-')
+        k++;
+    if (p->pos + k + 3 <= p->len && memcmp(p->src + p->pos + k, "inf", 3) == 0 && !is_ident_char(peekc_at(p, k + 3))) {
         *fv = k ? -INFINITY : INFINITY;
         *iv = 0;
         *is_float = true;
@@ -246,19 +267,23 @@ static bool parse_number(Parser *p, int64_t *iv, double *fv, bool *is_float, con
         return false;
     }
     bool flt = false;
-    while (peekc_at(p, k) >= 0 && isdigit(peekc_at(p, k))) k++;
+    while (peekc_at(p, k) >= 0 && isdigit(peekc_at(p, k)))
+        k++;
     if (peekc_at(p, k) == '.') {
         flt = true;
         k++;
-        while (peekc_at(p, k) >= 0 && isdigit(peekc_at(p, k))) k++;
+        while (peekc_at(p, k) >= 0 && isdigit(peekc_at(p, k)))
+            k++;
     }
     if (peekc_at(p, k) == 'e' || peekc_at(p, k) == 'E') {
         size_t j = k + 1;
-        if (peekc_at(p, j) == '+' || peekc_at(p, j) == '-') j++;
+        if (peekc_at(p, j) == '+' || peekc_at(p, j) == '-')
+            j++;
         if (peekc_at(p, j) >= 0 && isdigit(peekc_at(p, j))) {
             flt = true;
             k = j;
-            while (peekc_at(p, k) >= 0 && isdigit(peekc_at(p, k))) k++;
+            while (peekc_at(p, k) >= 0 && isdigit(peekc_at(p, k)))
+                k++;
         }
     }
     char buf[512];
@@ -305,7 +330,8 @@ static bool parse_string(Parser *p, const char **out, const char *what) {
     p->pos++;
     size_t cap = 16, n = 0;
     char *buf = malloc(cap);
-    if (!buf) abort();
+    if (!buf)
+        abort();
     for (;;) {
         int c = peekc(p);
         if (c < 0 || c == '\n') {
@@ -314,7 +340,8 @@ static bool parse_string(Parser *p, const char **out, const char *what) {
             return false;
         }
         p->pos++;
-        if (c == '"') break;
+        if (c == '"')
+            break;
         if (c == '\\') {
             int e = peekc(p);
             p->pos++;
@@ -350,7 +377,8 @@ static bool parse_string(Parser *p, const char **out, const char *what) {
         if (n + 1 >= cap) {
             cap *= 2;
             char *nb = realloc(buf, cap);
-            if (!nb) abort();
+            if (!nb)
+                abort();
             buf = nb;
         }
         buf[n++] = (char)c;
@@ -363,15 +391,18 @@ static bool parse_string(Parser *p, const char **out, const char *what) {
 /* ---- types and layouts ---- */
 
 static bool parse_int_list(Parser *p, int32_t *out, int *n, int max, const char *what) {
-    if (!expect(p, '[', what)) return false;
+    if (!expect(p, '[', what))
+        return false;
     *n = 0;
-    if (accept(p, ']')) return true;
+    if (accept(p, ']'))
+        return true;
     do {
         if (*n >= max) {
             error_at(p, p->pos, "too many entries in %s (at most %d)", what, max);
             return false;
         }
-        if (!parse_int32(p, &out[*n], what, INT32_MIN, INT32_MAX)) return false;
+        if (!parse_int32(p, &out[*n], what, INT32_MIN, INT32_MAX))
+            return false;
         (*n)++;
     } while (accept(p, ','));
     return expect(p, ']', what);
@@ -397,15 +428,16 @@ static const struct {
     int list; /* index into list[] or -1 */
     int num;  /* index into num[] or -1 */
 } layout_keys[] = {
-    {"spt", LF_SPT, -1},     {"tpw", LF_TPW, -1},     {"wpc", LF_WPC, -1},
-    {"order", LF_ORDER, -1}, {"instr", LF_INSTR, -1}, {"dim", -1, LN_DIM},
-    {"v", -1, LN_V},         {"idx", -1, LN_IDX},     {"k", -1, LN_K},
-    {"vec", -1, LN_VEC},     {"phase", -1, LN_PHASE}, {"max_phase", -1, LN_MAXPHASE},
-    {"parent", -1, -1},      {"atom", -1, LN_ATOM},    {"ngroup", -1, LN_NGROUP},
+    {"spt", LF_SPT, -1},     {"tpw", LF_TPW, -1},   {"wpc", LF_WPC, -1},       {"order", LF_ORDER, -1},
+    {"instr", LF_INSTR, -1}, {"dim", -1, LN_DIM},   {"v", -1, LN_V},           {"idx", -1, LN_IDX},
+    {"k", -1, LN_K},         {"vec", -1, LN_VEC},   {"phase", -1, LN_PHASE},   {"max_phase", -1, LN_MAXPHASE},
+    {"parent", -1, -1},      {"atom", -1, LN_ATOM}, {"ngroup", -1, LN_NGROUP},
 };
 #define NLAYOUT_KEYS (sizeof layout_keys / sizeof layout_keys[0])
 
-static unsigned key_bit(int i) { return 1u << i; }
+static unsigned key_bit(int i) {
+    return 1u << i;
+}
 
 /* LAYOUT := '#' KIND '<' KEY '=' (INT | '[' INT,... ']' | LAYOUT) (',' ...)* '>' */
 static int32_t parse_layout(Parser *p, int depth) {
@@ -415,19 +447,22 @@ static int32_t parse_layout(Parser *p, int depth) {
         error_at(p, start, "layouts nested too deeply");
         return -1;
     }
-    if (!expect(p, '#', "to start a layout")) return -1;
+    if (!expect(p, '#', "to start a layout"))
+        return -1;
     size_t n = ident_len(p);
     static const char *const kinds[] = {NULL, "blocked", "slice", "mma", "dot_op", "shared"};
     int kind = 0;
     for (int i = 1; i < 6; i++)
-        if (n == strlen(kinds[i]) && memcmp(p->src + p->pos, kinds[i], n) == 0) kind = i;
+        if (n == strlen(kinds[i]) && memcmp(p->src + p->pos, kinds[i], n) == 0)
+            kind = i;
     if (!kind) {
-        error_at(p, start, "unknown layout '#%.*s' (expected blocked, slice, mma, dot_op or shared)",
-                 (int)n, p->src + p->pos);
+        error_at(p, start, "unknown layout '#%.*s' (expected blocked, slice, mma, dot_op or shared)", (int)n,
+                 p->src + p->pos);
         return -1;
     }
     p->pos += n;
-    if (!expect(p, '<', "after the layout kind")) return -1;
+    if (!expect(p, '<', "after the layout kind"))
+        return -1;
     LayoutFields lf;
     memset(&lf, 0, sizeof lf);
     do {
@@ -447,20 +482,23 @@ static int32_t parse_layout(Parser *p, int depth) {
             return -1;
         }
         lf.have |= key_bit(ki);
-        if (!expect(p, '=', "after a layout field")) return -1;
+        if (!expect(p, '=', "after a layout field"))
+            return -1;
         if (layout_keys[ki].list >= 0) {
             int li = layout_keys[ki].list;
-            if (!parse_int_list(p, lf.list[li], &lf.nlist[li], li == LF_INSTR ? 3 : TIR_MAXRANK,
-                                layout_keys[ki].key))
+            if (!parse_int_list(p, lf.list[li], &lf.nlist[li], li == LF_INSTR ? 3 : TIR_MAXRANK, layout_keys[ki].key))
                 return -1;
         } else if (layout_keys[ki].num >= 0) {
-            if (!parse_int32(p, &lf.num[layout_keys[ki].num], layout_keys[ki].key, 0, 1 << 20)) return -1;
+            if (!parse_int32(p, &lf.num[layout_keys[ki].num], layout_keys[ki].key, 0, 1 << 20))
+                return -1;
         } else {
             lf.parent = parse_layout(p, depth + 1);
-            if (lf.parent < 0) return -1;
+            if (lf.parent < 0)
+                return -1;
         }
     } while (accept(p, ','));
-    if (!expect(p, '>', "to close the layout")) return -1;
+    if (!expect(p, '>', "to close the layout"))
+        return -1;
 
     /* required fields per kind, as key indices */
     static const int need[6][5] = {
@@ -558,7 +596,8 @@ static bool parse_elem(Parser *p, TirType *t) {
     size_t start = p->pos, n = ident_len(p);
     if (n == 3 && memcmp(p->src + p->pos, "ptr", 3) == 0) {
         p->pos += 3;
-        if (!expect(p, '<', "after 'ptr'")) return false;
+        if (!expect(p, '<', "after 'ptr'"))
+            return false;
         ws(p);
         size_t s2 = p->pos, n2 = ident_len(p);
         int s = tir_scalar_from_name(p->src + p->pos, n2);
@@ -591,9 +630,11 @@ static bool parse_type(Parser *p, TirType *t) {
     ws(p);
     size_t start = p->pos;
     bool tile = at_word(p, "tile"), desc = at_word(p, "desc"), smem = at_word(p, "smem");
-    if (!tile && !desc && !smem) return parse_elem(p, t);
+    if (!tile && !desc && !smem)
+        return parse_elem(p, t);
     p->pos += 4;
-    if (!expect(p, '<', tile ? "after 'tile'" : desc ? "after 'desc'" : "after 'smem'")) return false;
+    if (!expect(p, '<', tile ? "after 'tile'" : desc ? "after 'desc'" : "after 'smem'"))
+        return false;
     ws(p);
     int32_t shape[TIR_MAXRANK];
     int rank = 0;
@@ -602,7 +643,8 @@ static bool parse_type(Parser *p, TirType *t) {
         int64_t d = 0;
         while (peekc(p) >= 0 && isdigit(peekc(p))) {
             d = d * 10 + (peekc(p) - '0');
-            if (d > INT32_MAX) d = INT64_MAX / 16; /* keeps growing past the limit without overflow */
+            if (d > INT32_MAX)
+                d = INT64_MAX / 16; /* keeps growing past the limit without overflow */
             p->pos++;
         }
         if (d < 1 || d > INT32_MAX) {
@@ -625,17 +667,21 @@ static bool parse_type(Parser *p, TirType *t) {
         return false;
     }
     TirType e;
-    if (!parse_elem(p, &e)) return false;
+    if (!parse_elem(p, &e))
+        return false;
     *t = tir_tile_type(e, rank, shape);
-    if (desc) t->kind = TIR_K_DESC;
-    if (smem) t->kind = TIR_K_SMEM;
+    if (desc)
+        t->kind = TIR_K_DESC;
+    if (smem)
+        t->kind = TIR_K_SMEM;
     if (smem && rank < 2) {
         error_at(p, start, "a shared buffer needs a stage count and a tile shape (smem<SxMxNxT>)");
         return false;
     }
     if (accept_on_line(p, ',')) {
         int32_t l = parse_layout(p, 0);
-        if (l < 0) return false;
+        if (l < 0)
+            return false;
         int lrank = smem ? rank - 1 : rank;
         if (p->m->layouts[l].rank != lrank) {
             error_at(p, start, "layout of rank %d on a type of rank %d", p->m->layouts[l].rank, lrank);
@@ -643,7 +689,8 @@ static bool parse_type(Parser *p, TirType *t) {
         }
         t->layout = l;
     }
-    if (accept_on_line(p, '>')) return true;
+    if (accept_on_line(p, '>'))
+        return true;
     char b[32];
     error_at(p, p->pos, "expected '>' to close the type, saw %s", describe_here(p, b, sizeof b));
     return false;
@@ -653,16 +700,19 @@ static bool parse_type(Parser *p, TirType *t) {
 
 static size_t name_hash(const char *s, size_t n) {
     size_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     return h;
 }
 
 static Sym *sym_find(Parser *p, const char *s, size_t n) {
-    if (!p->caphash) return NULL;
+    if (!p->caphash)
+        return NULL;
     size_t i = name_hash(s, n) & (p->caphash - 1);
     while (p->hash[i]) {
         Sym *e = &p->syms[p->hash[i] - 1];
-        if (strlen(e->name) == n && memcmp(e->name, s, n) == 0) return e;
+        if (strlen(e->name) == n && memcmp(e->name, s, n) == 0)
+            return e;
         i = (i + 1) & (p->caphash - 1);
     }
     return NULL;
@@ -671,11 +721,13 @@ static Sym *sym_find(Parser *p, const char *s, size_t n) {
 static void sym_rehash(Parser *p, size_t cap) {
     free(p->hash);
     p->hash = calloc(cap, sizeof *p->hash);
-    if (!p->hash) abort();
+    if (!p->hash)
+        abort();
     p->caphash = cap;
     for (size_t k = 0; k < p->nsyms; k++) {
         size_t i = name_hash(p->syms[k].name, strlen(p->syms[k].name)) & (cap - 1);
-        while (p->hash[i]) i = (i + 1) & (cap - 1);
+        while (p->hash[i])
+            i = (i + 1) & (cap - 1);
         p->hash[i] = (int32_t)(k + 1);
     }
 }
@@ -684,7 +736,8 @@ static Sym *sym_add(Parser *p, const char *name, TirValue *v) {
     if (p->nsyms == p->capsyms) {
         p->capsyms = p->capsyms ? p->capsyms * 2 : 64;
         Sym *ns = realloc(p->syms, p->capsyms * sizeof *ns);
-        if (!ns) abort();
+        if (!ns)
+            abort();
         p->syms = ns;
     }
     Sym *e = &p->syms[p->nsyms++];
@@ -692,10 +745,12 @@ static Sym *sym_add(Parser *p, const char *name, TirValue *v) {
     e->v = v;
     e->visible = true;
     e->want_id = -1;
-    if ((p->nsyms + 1) * 2 > p->caphash) sym_rehash(p, p->caphash ? p->caphash * 2 : 128);
+    if ((p->nsyms + 1) * 2 > p->caphash)
+        sym_rehash(p, p->caphash ? p->caphash * 2 : 128);
     else {
         size_t i = name_hash(name, strlen(name)) & (p->caphash - 1);
-        while (p->hash[i]) i = (i + 1) & (p->caphash - 1);
+        while (p->hash[i])
+            i = (i + 1) & (p->caphash - 1);
         p->hash[i] = (int32_t)p->nsyms;
     }
     return e;
@@ -710,7 +765,8 @@ static bool parse_valname(Parser *p, size_t *off, size_t *n) {
         return false;
     }
     size_t k = 1;
-    while (is_ident_char(peekc_at(p, k))) k++;
+    while (is_ident_char(peekc_at(p, k)))
+        k++;
     if (k == 1) {
         error_at(p, p->pos, "expected a value name after '%%'");
         return false;
@@ -733,11 +789,13 @@ static bool define_value(Parser *p, size_t off, size_t n, TirValue *v) {
     char *name = tir_strndup(p->a, s, n);
     Sym *e = sym_add(p, name, v);
     size_t d = n;
-    while (d > 0 && isdigit((unsigned char)s[d - 1])) d--;
+    while (d > 0 && isdigit((unsigned char)s[d - 1]))
+        d--;
     bool numbered = d < n && (d == 0 || s[d - 1] == '.') && n - d <= 9;
     if (numbered) {
         e->want_id = (int32_t)strtol(name + d, NULL, 10);
-        if (v) v->name = d ? tir_strndup(p->a, s, d - 1) : NULL;
+        if (v)
+            v->name = d ? tir_strndup(p->a, s, d - 1) : NULL;
     } else if (v) {
         v->name = name;
     }
@@ -781,24 +839,32 @@ static void skip_op(Parser *p) {
         char c = p->src[p->pos];
         if (c == '\n') {
             in_str = false;
-            if (open <= 0) return;
-            if (last_sig == '{') in_region = true;
-            if (!in_region) return;
+            if (open <= 0)
+                return;
+            if (last_sig == '{')
+                in_region = true;
+            if (!in_region)
+                return;
         } else if (in_str) {
-            if (c == '\\') p->pos++;
-            else if (c == '"') in_str = false;
+            if (c == '\\')
+                p->pos++;
+            else if (c == '"')
+                in_str = false;
         } else if (c == '"') {
             in_str = true;
         } else if (c == '{') {
             open++;
         } else if (c == '}') {
-            if (open == 0) return; /* closes the enclosing block: leave it */
+            if (open == 0)
+                return; /* closes the enclosing block: leave it */
             open--;
         } else if (c == '/' && p->pos + 1 < p->len && p->src[p->pos + 1] == '/') {
-            while (p->pos < p->len && p->src[p->pos] != '\n') p->pos++;
+            while (p->pos < p->len && p->src[p->pos] != '\n')
+                p->pos++;
             continue;
         }
-        if (c != ' ' && c != '\t' && c != '\r' && c != '\n') last_sig = (unsigned char)c;
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+            last_sig = (unsigned char)c;
         p->pos++;
     }
 }
@@ -813,24 +879,30 @@ static const struct {
     const char *keys[2];
     bool required;
 } attr_forms[] = {
-    {TIR_A_VALUE, {"value"}, true},     {TIR_A_RANGE, {"start", "end"}, true},
-    {TIR_A_AXIS, {"axis"}, true},       {TIR_A_PRED, {"pred"}, true},
-    {TIR_A_N, {"n"}, true},             {TIR_A_CACHE, {"cache"}, false},
-    {TIR_A_TF32, {"tf32"}, false},      {TIR_A_PERM, {"perm"}, true},
-    {TIR_A_LABEL, {"label"}, false},    {TIR_A_MSG, {"msg"}, false},
-    {TIR_A_CALLEE, {"callee"}, true},   {TIR_A_FAST, {"fast"}, false},
+    {TIR_A_VALUE, {"value"}, true},
+    {TIR_A_RANGE, {"start", "end"}, true},
+    {TIR_A_AXIS, {"axis"}, true},
+    {TIR_A_PRED, {"pred"}, true},
+    {TIR_A_N, {"n"}, true},
+    {TIR_A_CACHE, {"cache"}, false},
+    {TIR_A_TF32, {"tf32"}, false},
+    {TIR_A_PERM, {"perm"}, true},
+    {TIR_A_LABEL, {"label"}, false},
+    {TIR_A_MSG, {"msg"}, false},
+    {TIR_A_CALLEE, {"callee"}, true},
+    {TIR_A_FAST, {"fast"}, false},
     {TIR_A_ORDER, {"sem", "scope"}, false},
 };
 
 /* ATTRS := '{' KEY '=' VALUE (',' KEY '=' VALUE)* '}' ; which keys each op takes is data. */
 /* Keys any op of a kind may carry besides its own: facts that passes record. */
-static bool parse_pass_attr(Parser *p, TirOpcode code, TirAttr *a, size_t ks, size_t kn, int *nconst,
-                            bool *handled) {
+static bool parse_pass_attr(Parser *p, TirOpcode code, TirAttr *a, size_t ks, size_t kn, int *nconst, bool *handled) {
     *handled = true;
     if ((code == TIR_OP_LOAD || code == TIR_OP_STORE) && kn == 3 && memcmp(p->src + ks, "vec", 3) == 0) {
         /* the per-access vector width: elements per ld/st, a power of two */
         p->pos += kn;
-        if (!expect(p, '=', "after an attribute name") || !parse_int(p, &a->i[1], "vec")) return false;
+        if (!expect(p, '=', "after an attribute name") || !parse_int(p, &a->i[1], "vec"))
+            return false;
         if (a->i[1] < 1 || a->i[1] > 16 || (a->i[1] & (a->i[1] - 1))) {
             error_at(p, ks, "vec must be a power of two from 1 to 16");
             return false;
@@ -855,7 +927,8 @@ static bool parse_pass_attr(Parser *p, TirOpcode code, TirAttr *a, size_t ks, si
         int32_t v[2];
         int nv = 0;
         p->pos += kn;
-        if (!expect(p, '=', "after an attribute name") || !parse_int_list(p, v, &nv, 2, "smem")) return false;
+        if (!expect(p, '=', "after an attribute name") || !parse_int_list(p, v, &nv, 2, "smem"))
+            return false;
         if (nv != 2 || v[0] < 0 || v[1] <= 0 || v[0] > INT32_MAX - v[1]) {
             error_at(p, ks, "smem must be [OFFSET, BYTES] with OFFSET >= 0 and BYTES > 0");
             return false;
@@ -872,7 +945,8 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
     TirAttrKind kind = tir_attr_kind(code);
     int form = -1;
     for (size_t i = 0; i < sizeof attr_forms / sizeof attr_forms[0]; i++)
-        if (attr_forms[i].kind == kind) form = (int)i;
+        if (attr_forms[i].kind == kind)
+            form = (int)i;
     bool seen[2] = {false, false};
     size_t open = p->pos;
     bool has_dict = false;
@@ -895,18 +969,19 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
             size_t ks = p->pos, kn = ident_len(p);
             int which = -1;
             bool handled;
-            if (!parse_pass_attr(p, code, a, ks, kn, nconst, &handled)) return false;
+            if (!parse_pass_attr(p, code, a, ks, kn, nconst, &handled))
+                return false;
             if (handled) {
                 ws(p);
                 continue;
             }
             for (int j = 0; form >= 0 && j < 2; j++) {
                 const char *key = attr_forms[form].keys[j];
-                if (key && strlen(key) == kn && memcmp(key, p->src + ks, kn) == 0) which = j;
+                if (key && strlen(key) == kn && memcmp(key, p->src + ks, kn) == 0)
+                    which = j;
             }
             if (which < 0) {
-                error_at(p, ks, "unknown attribute '%.*s' for op '%s'", (int)kn, p->src + ks,
-                         tir_op_info[code].name);
+                error_at(p, ks, "unknown attribute '%.*s' for op '%s'", (int)kn, p->src + ks, tir_op_info[code].name);
                 return false;
             }
             if (seen[which]) {
@@ -915,20 +990,24 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
             }
             seen[which] = true;
             p->pos += kn;
-            if (!expect(p, '=', "after an attribute name")) return false;
+            if (!expect(p, '=', "after an attribute name"))
+                return false;
             const char *key = attr_forms[form].keys[which];
             switch (kind) {
             case TIR_A_VALUE:
-                if (!parse_number(p, &a->ival, &a->fval, const_float, "value")) return false;
+                if (!parse_number(p, &a->ival, &a->fval, const_float, "value"))
+                    return false;
                 break;
             case TIR_A_RANGE:
             case TIR_A_AXIS:
             case TIR_A_N:
             case TIR_A_TF32:
-                if (!parse_int(p, &a->i[which], key)) return false;
+                if (!parse_int(p, &a->i[which], key))
+                    return false;
                 break;
             case TIR_A_FAST:
-                if (!parse_int(p, &a->i[0], key)) return false;
+                if (!parse_int(p, &a->i[0], key))
+                    return false;
                 if (a->i[0] != 0 && a->i[0] != 1) {
                     error_at(p, ks, "fast must be 0 or 1");
                     return false;
@@ -939,10 +1018,10 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
                 size_t ps = p->pos, pn = ident_len(p);
                 int pred = -1;
                 for (int j = 0; j < 6; j++)
-                    if (pn == 2 && memcmp(tir_cmp_names[j], p->src + ps, 2) == 0) pred = j;
+                    if (pn == 2 && memcmp(tir_cmp_names[j], p->src + ps, 2) == 0)
+                        pred = j;
                 if (pred < 0) {
-                    error_at(p, ps, "unknown predicate '%.*s' (expected eq ne lt le gt ge)", (int)pn,
-                             p->src + ps);
+                    error_at(p, ps, "unknown predicate '%.*s' (expected eq ne lt le gt ge)", (int)pn, p->src + ps);
                     return false;
                 }
                 p->pos += pn;
@@ -955,10 +1034,12 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
                 const char *const *names = which ? tir_scope_names : tir_sem_names;
                 int count = which ? TIR_NSCOPES : TIR_NSEMS, v = -1;
                 for (int j = 0; j < count; j++)
-                    if (strlen(names[j]) == nn && memcmp(names[j], p->src + ns, nn) == 0) v = j;
+                    if (strlen(names[j]) == nn && memcmp(names[j], p->src + ns, nn) == 0)
+                        v = j;
                 if (v < 0) {
-                    error_at(p, ns, which ? "unknown scope '%.*s' (expected gpu cta sys)"
-                                          : "unknown sem '%.*s' (expected acq_rel relaxed acquire release)",
+                    error_at(p, ns,
+                             which ? "unknown scope '%.*s' (expected gpu cta sys)"
+                                   : "unknown sem '%.*s' (expected acq_rel relaxed acquire release)",
                              (int)nn, p->src + ns);
                     return false;
                 }
@@ -968,17 +1049,21 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
             }
             case TIR_A_PERM: {
                 int32_t perm[TIR_MAXRANK];
-                if (!parse_int_list(p, perm, nperm, TIR_MAXRANK, "perm")) return false;
-                for (int j = 0; j < *nperm; j++) a->i[j] = perm[j];
+                if (!parse_int_list(p, perm, nperm, TIR_MAXRANK, "perm"))
+                    return false;
+                for (int j = 0; j < *nperm; j++)
+                    a->i[j] = perm[j];
                 break;
             }
             case TIR_A_CACHE:
             case TIR_A_LABEL:
             case TIR_A_MSG:
-                if (!parse_string(p, &a->s, key)) return false;
+                if (!parse_string(p, &a->s, key))
+                    return false;
                 break;
             case TIR_A_CALLEE: {
-                if (!expect(p, '@', "before the callee name")) return false;
+                if (!expect(p, '@', "before the callee name"))
+                    return false;
                 size_t cn = ident_len(p);
                 if (!cn) {
                     error_at(p, p->pos, "expected a function name after '@'");
@@ -991,13 +1076,13 @@ static bool parse_attrs(Parser *p, TirOpcode code, TirAttr *a, bool *const_float
             case TIR_A_NONE: break;
             }
         } while (accept(p, ','));
-        if (!expect(p, '}', "to close the attributes")) return false;
+        if (!expect(p, '}', "to close the attributes"))
+            return false;
     }
     if (form >= 0 && attr_forms[form].required)
         for (int j = 0; j < 2; j++)
             if (attr_forms[form].keys[j] && !seen[j]) {
-                error_at(p, open, "op '%s' needs attribute '%s'", tir_op_info[code].name,
-                         attr_forms[form].keys[j]);
+                error_at(p, open, "op '%s' needs attribute '%s'", tir_op_info[code].name, attr_forms[form].keys[j]);
                 return false;
             }
     return true;
@@ -1015,13 +1100,16 @@ static bool parse_op(Parser *p, TirBlock *blk, NameRef **resbuf, size_t *rescap)
             if (nres == *rescap) {
                 *rescap = *rescap ? *rescap * 2 : 8;
                 NameRef *nb = realloc(*resbuf, *rescap * sizeof *nb);
-                if (!nb) abort();
+                if (!nb)
+                    abort();
                 *resbuf = nb;
             }
-            if (!parse_valname(p, &(*resbuf)[nres].off, &(*resbuf)[nres].n)) return false;
+            if (!parse_valname(p, &(*resbuf)[nres].off, &(*resbuf)[nres].n))
+                return false;
             nres++;
         } while (accept(p, ','));
-        if (!expect(p, '=', "after the result names")) goto poison;
+        if (!expect(p, '=', "after the result names"))
+            goto poison;
     }
     ws(p);
     size_t name_off = p->pos, nn = ident_len(p);
@@ -1040,27 +1128,31 @@ static bool parse_op(Parser *p, TirBlock *blk, NameRef **resbuf, size_t *rescap)
     memset(&attr, 0, sizeof attr);
     bool const_float = false;
     int nperm = 0, nconst = 0;
-    if (!parse_attrs(p, (TirOpcode)code, &attr, &const_float, &nperm, &nconst)) goto poison;
+    if (!parse_attrs(p, (TirOpcode)code, &attr, &const_float, &nperm, &nconst))
+        goto poison;
 
     /* operands */
     size_t nopnd = 0, capopnd = 8;
     TirValue **opnd = malloc(capopnd * sizeof *opnd);
     TirType *rtypes = NULL;
-    if (!opnd) abort();
+    if (!opnd)
+        abort();
     bool ok = true;
     if (peek_same_line(p) == '%') {
         do {
             if (nopnd == capopnd) {
                 capopnd *= 2;
                 TirValue **nb = realloc(opnd, capopnd * sizeof *nb);
-                if (!nb) abort();
+                if (!nb)
+                    abort();
                 opnd = nb;
             }
             bool vok = true;
             opnd[nopnd++] = use_value(p, &vok);
             if (!vok) {
                 ok = false;
-                if (!p->silent_fail) goto fail;
+                if (!p->silent_fail)
+                    goto fail;
             }
         } while (accept_on_line(p, ','));
     }
@@ -1069,17 +1161,20 @@ static bool parse_op(Parser *p, TirBlock *blk, NameRef **resbuf, size_t *rescap)
     if (peek_same_line(p) == ':') {
         p->pos++;
         rtypes = malloc((nres ? nres : 1) * sizeof *rtypes);
-        if (!rtypes) abort();
+        if (!rtypes)
+            abort();
         do {
             TirType t;
-            if (!parse_type(p, &t)) goto fail;
-            if (ntypes < nres) rtypes[ntypes] = t;
+            if (!parse_type(p, &t))
+                goto fail;
+            if (ntypes < nres)
+                rtypes[ntypes] = t;
             ntypes++;
         } while (accept_on_line(p, ','));
     }
     if (ntypes != nres) {
-        error_at(p, start, "op '%s' names %zu result%s but gives %zu type%s", tir_op_info[code].name,
-                 nres, nres == 1 ? "" : "s", ntypes, ntypes == 1 ? "" : "s");
+        error_at(p, start, "op '%s' names %zu result%s but gives %zu type%s", tir_op_info[code].name, nres,
+                 nres == 1 ? "" : "s", ntypes, ntypes == 1 ? "" : "s");
         goto fail;
     }
     if (code == TIR_OP_CONSTANT && nres == 1 && const_float &&
@@ -1095,7 +1190,8 @@ static bool parse_op(Parser *p, TirBlock *blk, NameRef **resbuf, size_t *rescap)
         error_at(p, name_off, "perm has %d entries for a result of rank %d", nperm, rtypes[0].rank);
         goto fail;
     }
-    if (!ok) goto fail; /* a poisoned operand: its op already reported */
+    if (!ok)
+        goto fail; /* a poisoned operand: its op already reported */
 
     /* regions */
     int nregion = 0;
@@ -1108,14 +1204,17 @@ static bool parse_op(Parser *p, TirBlock *blk, NameRef **resbuf, size_t *rescap)
     TirBuilder b = {blk->func, blk, NULL, (uint32_t)start};
     TirOp *op = tir_op_new(&b, (TirOpcode)code, (int)nopnd, opnd, (int)nres, rtypes, 0);
     op->attr = attr;
-    if (code == TIR_OP_CONSTANT && !const_float) op->attr.fval = (double)attr.ival;
-    if (code == TIR_OP_CONSTANT && const_float) op->attr.ival = 0;
+    if (code == TIR_OP_CONSTANT && !const_float)
+        op->attr.fval = (double)attr.ival;
+    if (code == TIR_OP_CONSTANT && const_float)
+        op->attr.ival = 0;
     free(opnd);
     free(rtypes);
     opnd = NULL;
     rtypes = NULL;
     for (size_t i = 0; i < nres; i++)
-        if (!define_value(p, (*resbuf)[i].off, (*resbuf)[i].n, op->res[i])) return false;
+        if (!define_value(p, (*resbuf)[i].off, (*resbuf)[i].n, op->res[i]))
+            return false;
 
     /* REGION := '{' ('^' '(' VALNAME ':' TYPE, ... ')' ':')? OP* '}' */
     TirBlock *regions[8];
@@ -1135,26 +1234,35 @@ static bool parse_op(Parser *p, TirBlock *blk, NameRef **resbuf, size_t *rescap)
         regions[nregion++] = r;
         size_t first_sym = p->nsyms;
         if (accept(p, '^')) {
-            if (!expect(p, '(', "after '^'")) return false;
+            if (!expect(p, '(', "after '^'"))
+                return false;
             if (!accept(p, ')')) {
                 do {
                     size_t off, n;
                     TirType t;
-                    if (!parse_valname(p, &off, &n)) return false;
-                    if (!expect(p, ':', "after a block argument")) return false;
-                    if (!parse_type(p, &t)) return false;
+                    if (!parse_valname(p, &off, &n))
+                        return false;
+                    if (!expect(p, ':', "after a block argument"))
+                        return false;
+                    if (!parse_type(p, &t))
+                        return false;
                     TirValue *v = tir_block_add_arg(r, t);
-                    if (!define_value(p, off, n, v)) return false;
+                    if (!define_value(p, off, n, v))
+                        return false;
                 } while (accept(p, ','));
-                if (!expect(p, ')', "to close the block arguments")) return false;
+                if (!expect(p, ')', "to close the block arguments"))
+                    return false;
             }
-            if (!expect(p, ':', "after the block arguments")) return false;
+            if (!expect(p, ':', "after the block arguments"))
+                return false;
         }
         p->depth++;
         bool rok = parse_block_ops(p, r);
         p->depth--;
-        for (size_t i = first_sym; i < p->nsyms; i++) p->syms[i].visible = false;
-        if (!rok) return false;
+        for (size_t i = first_sym; i < p->nsyms; i++)
+            p->syms[i].visible = false;
+        if (!rok)
+            return false;
         skip_ws(p, false);
         want_regions = peekc(p) == '{';
     }
@@ -1206,10 +1314,12 @@ static bool parse_block_ops(Parser *p, TirBlock *blk) {
         size_t before = p->pos;
         if (!parse_op(p, blk, &resbuf, &rescap)) {
             ok = false;
-            if (p->nerrors > MAX_ERRORS) break;
+            if (p->nerrors > MAX_ERRORS)
+                break;
             p->pos = before;
             skip_op(p);
-            if (p->pos == before) p->pos++; /* always make progress */
+            if (p->pos == before)
+                p->pos++; /* always make progress */
         }
     }
     free(resbuf);
@@ -1220,7 +1330,8 @@ static bool parse_block_ops(Parser *p, TirBlock *blk) {
 
 static void reset_syms(Parser *p) {
     p->nsyms = 0;
-    if (p->hash) memset(p->hash, 0, p->caphash * sizeof *p->hash);
+    if (p->hash)
+        memset(p->hash, 0, p->caphash * sizeof *p->hash);
 }
 
 /* Keeps the numbers written in the text when they are unique, so print(parse(x)) == x;
@@ -1228,13 +1339,16 @@ static void reset_syms(Parser *p) {
 static void assign_ids(Parser *p, TirFunc *f) {
     int32_t max = -1;
     for (size_t i = 0; i < p->nsyms; i++)
-        if (p->syms[i].v && p->syms[i].want_id > max) max = p->syms[i].want_id;
+        if (p->syms[i].v && p->syms[i].want_id > max)
+            max = p->syms[i].want_id;
     bool unique = max < (1 << 24);
     uint8_t *seen = unique ? calloc((size_t)max + 2, 1) : NULL;
     for (size_t i = 0; unique && i < p->nsyms; i++) {
         int32_t w = p->syms[i].want_id;
-        if (!p->syms[i].v || w < 0) continue;
-        if (seen[w]) unique = false;
+        if (!p->syms[i].v || w < 0)
+            continue;
+        if (seen[w])
+            unique = false;
         seen[w] = 1;
     }
     free(seen);
@@ -1244,7 +1358,8 @@ static void assign_ids(Parser *p, TirFunc *f) {
     }
     int32_t next = max + 1;
     for (size_t i = 0; i < p->nsyms; i++) {
-        if (!p->syms[i].v) continue;
+        if (!p->syms[i].v)
+            continue;
         p->syms[i].v->id = p->syms[i].want_id >= 0 ? p->syms[i].want_id : next++;
     }
     f->next_id = next;
@@ -1266,7 +1381,8 @@ static bool parse_func(Parser *p, bool *in_body) {
         error_at(p, p->pos, "expected 'kernel' or 'func', saw %s", describe_here(p, b, sizeof b));
         return false;
     }
-    if (!expect(p, '@', "before the function name")) return false;
+    if (!expect(p, '@', "before the function name"))
+        return false;
     size_t nn = ident_len(p);
     if (!nn) {
         error_at(p, p->pos, "expected a function name after '@'");
@@ -1291,17 +1407,21 @@ static bool parse_func(Parser *p, bool *in_body) {
                 return false;
             }
             p->pos += kn;
-            if (!expect(p, '=', "after a constant name")) return false;
+            if (!expect(p, '=', "after a constant name"))
+                return false;
             int64_t iv;
             double fv;
             bool isf;
-            if (!parse_number(p, &iv, &fv, &isf, "a constant")) return false;
+            if (!parse_number(p, &iv, &fv, &isf, "a constant"))
+                return false;
             if (kn == 5 && memcmp(p->src + ks, "warps", 5) == 0 && !isf) {
                 warps = (int32_t)(iv > 0 && iv <= 1024 ? iv : 0);
-                if (!warps) error_at(p, ks, "warps must be in 1..1024");
+                if (!warps)
+                    error_at(p, ks, "warps must be in 1..1024");
             } else if (kn == 6 && memcmp(p->src + ks, "stages", 6) == 0 && !isf) {
                 stages = (int32_t)(iv > 0 && iv <= 64 ? iv : 0);
-                if (!stages) error_at(p, ks, "stages must be in 1..64");
+                if (!stages)
+                    error_at(p, ks, "stages must be in 1..64");
             } else {
                 if (nconsts == 64) {
                     error_at(p, ks, "too many constants (at most 64)");
@@ -1314,16 +1434,19 @@ static bool parse_func(Parser *p, bool *in_body) {
                 nconsts++;
             }
         } while (accept(p, ','));
-        if (!expect(p, ']', "to close the constants")) return false;
+        if (!expect(p, ']', "to close the constants"))
+            return false;
     }
 
-    if (!expect(p, '(', "to open the parameters")) return false;
+    if (!expect(p, '(', "to open the parameters"))
+        return false;
     size_t cap = 8, np = 0;
     TirType *pt = malloc(cap * sizeof *pt);
     NameRef *pn = malloc(cap * sizeof *pn);
     TirParamInfo *pi = malloc(cap * sizeof *pi);
     bool ok = pt && pn && pi;
-    if (!ok) abort();
+    if (!ok)
+        abort();
     if (!accept(p, ')')) {
         do {
             if (np == cap) {
@@ -1331,7 +1454,8 @@ static bool parse_func(Parser *p, bool *in_body) {
                 TirType *a1 = realloc(pt, cap * sizeof *pt);
                 NameRef *a2 = realloc(pn, cap * sizeof *pn);
                 TirParamInfo *a3 = realloc(pi, cap * sizeof *pi);
-                if (!a1 || !a2 || !a3) abort();
+                if (!a1 || !a2 || !a3)
+                    abort();
                 pt = a1, pn = a2, pi = a3;
             }
             memset(&pi[np], 0, sizeof pi[np]);
@@ -1353,8 +1477,8 @@ static bool parse_func(Parser *p, bool *in_body) {
                         }
                     } else {
                         size_t kn = ident_len(p);
-                        error_at(p, p->pos, "unknown parameter attribute '%.*s' (expected div=N or one)",
-                                 (int)kn, p->src + p->pos);
+                        error_at(p, p->pos, "unknown parameter attribute '%.*s' (expected div=N or one)", (int)kn,
+                                 p->src + p->pos);
                         ok = false;
                         break;
                     }
@@ -1366,12 +1490,14 @@ static bool parse_func(Parser *p, bool *in_body) {
             }
             np++;
         } while (accept(p, ','));
-        if (ok && !expect(p, ')', "to close the parameters")) ok = false;
+        if (ok && !expect(p, ')', "to close the parameters"))
+            ok = false;
     }
     TirType rets[16];
     int nret = 0;
     if (ok && accept(p, '-')) {
-        if (!expect(p, '>', "in '->'")) ok = false;
+        if (!expect(p, '>', "in '->'"))
+            ok = false;
         else if (accept(p, '(')) {
             if (!accept(p, ')')) {
                 do {
@@ -1386,7 +1512,8 @@ static bool parse_func(Parser *p, bool *in_body) {
                     }
                     nret++;
                 } while (accept(p, ','));
-                if (ok && !expect(p, ')', "to close the result types")) ok = false;
+                if (ok && !expect(p, ')', "to close the result types"))
+                    ok = false;
             }
         } else if (!parse_type(p, &rets[nret++])) {
             ok = false;
@@ -1396,7 +1523,8 @@ static bool parse_func(Parser *p, bool *in_body) {
         error_at(p, start, "a kernel has no results");
         ok = false;
     }
-    if (ok && !expect(p, '{', "to open the function body")) ok = false;
+    if (ok && !expect(p, '{', "to open the function body"))
+        ok = false;
     if (!ok) {
         free(pt);
         free(pn);
@@ -1416,7 +1544,8 @@ static bool parse_func(Parser *p, bool *in_body) {
     bool fok = true;
     for (size_t i = 0; i < np; i++) {
         TirValue *v = tir_block_add_arg(f->body, pt[i]);
-        if (!define_value(p, pn[i].off, pn[i].n, v)) fok = false;
+        if (!define_value(p, pn[i].off, pn[i].n, v))
+            fok = false;
     }
     f->params = tir_alloc(p->a, (np ? np : 1) * sizeof *f->params);
     for (size_t i = 0; i < np; i++) {
@@ -1428,7 +1557,8 @@ static bool parse_func(Parser *p, bool *in_body) {
     free(pi);
     p->depth = 0;
     *in_body = true;
-    if (!parse_block_ops(p, f->body)) fok = false;
+    if (!parse_block_ops(p, f->body))
+        fok = false;
     assign_ids(p, f);
     return fok;
 }
@@ -1436,15 +1566,17 @@ static bool parse_func(Parser *p, bool *in_body) {
 /* Skips to the next line that starts a function. */
 static void skip_to_next_func(Parser *p) {
     while (p->pos < p->len) {
-        while (p->pos < p->len && p->src[p->pos] != '\n') p->pos++;
-        if (p->pos < p->len) p->pos++;
-        if (at_word(p, "kernel") || at_word(p, "func")) return;
+        while (p->pos < p->len && p->src[p->pos] != '\n')
+            p->pos++;
+        if (p->pos < p->len)
+            p->pos++;
+        if (at_word(p, "kernel") || at_word(p, "func"))
+            return;
     }
 }
 
 /* MODULE := FUNC* */
-TirModule *tir_parse_module(TirArena *a, const char *name, const char *text, size_t len, TirDiagFn diag,
-                            void *ud) {
+TirModule *tir_parse_module(TirArena *a, const char *name, const char *text, size_t len, TirDiagFn diag, void *ud) {
     Parser p;
     memset(&p, 0, sizeof p);
     p.a = a;
@@ -1456,14 +1588,17 @@ TirModule *tir_parse_module(TirArena *a, const char *name, const char *text, siz
     p.ud = ud;
     for (;;) {
         ws(&p);
-        if (p.pos >= p.len || p.nerrors > MAX_ERRORS) break;
+        if (p.pos >= p.len || p.nerrors > MAX_ERRORS)
+            break;
         size_t before = p.pos;
         int errs = p.nerrors;
         bool in_body = false;
         /* a bad header: resume at the next function; a bad body has already been skipped */
         if (!parse_func(&p, &in_body)) {
-            if (p.nerrors == errs) error_at(&p, before, "malformed function");
-            if (!in_body || p.pos == before) skip_to_next_func(&p);
+            if (p.nerrors == errs)
+                error_at(&p, before, "malformed function");
+            if (!in_body || p.pos == before)
+                skip_to_next_func(&p);
         }
     }
     free(p.syms);

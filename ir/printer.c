@@ -14,9 +14,11 @@ typedef struct {
 
 static bool ends_in_number(const char *s) {
     const char *dot = strrchr(s, '.');
-    if (!dot || !dot[1]) return false;
+    if (!dot || !dot[1])
+        return false;
     for (const char *p = dot + 1; *p; p++)
-        if (!isdigit((unsigned char)*p)) return false;
+        if (!isdigit((unsigned char)*p))
+            return false;
     return true;
 }
 
@@ -27,19 +29,23 @@ static void put_name(FILE *out, const char *name) {
 }
 
 static bool name_ok_bare(const char *name) {
-    if (!name || !*name || isdigit((unsigned char)name[0]) || ends_in_number(name)) return false;
+    if (!name || !*name || isdigit((unsigned char)name[0]) || ends_in_number(name))
+        return false;
     for (const char *p = name; *p; p++)
-        if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.')) return false;
+        if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.'))
+            return false;
     return true;
 }
 
 /* Parameters print as `%name` when that is unambiguous (docs/ir.md's kernel headers);
  * every other value as `%name.N` or `%N`. */
 static bool param_prints_bare(const TirFunc *f, const TirValue *v) {
-    if (!f || v->def || v->block != f->body || !name_ok_bare(v->name)) return false;
+    if (!f || v->def || v->block != f->body || !name_ok_bare(v->name))
+        return false;
     for (int i = 0; i < v->index && i < f->body->nargs; i++) {
         const char *o = f->body->args[i]->name;
-        if (o && strcmp(o, v->name) == 0) return false;
+        if (o && strcmp(o, v->name) == 0)
+            return false;
     }
     return true;
 }
@@ -69,7 +75,8 @@ static void put_type(Printer *p, TirType t) {
         return;
     }
     char *big = malloc((size_t)n + 1);
-    if (!big) return;
+    if (!big)
+        return;
     tir_type_print(big, (size_t)n + 1, p->m, t);
     fputs(big, p->out);
     free(big);
@@ -109,9 +116,11 @@ static bool has_vec(const TirOp *op) {
 
 /* const=[..]: a cmp's proven constancy runs (layout pass), when any run is longer than 1. */
 static bool has_constancy(const TirOp *op) {
-    if (op->code != TIR_OP_CMP) return false;
+    if (op->code != TIR_OP_CMP)
+        return false;
     for (int d = 0; d < TIR_MAXRANK; d++)
-        if (op->attr.constancy[d] > 1) return true;
+        if (op->attr.constancy[d] > 1)
+            return true;
     return false;
 }
 
@@ -151,7 +160,10 @@ static void put_own_attrs(AttrOut *o, const TirOp *op) {
         key(o, "end");
         fprintf(out, "%lld", (long long)a->i[1]);
         return;
-    case TIR_A_AXIS: key(o, "axis"); fprintf(out, "%lld", (long long)a->i[0]); return;
+    case TIR_A_AXIS:
+        key(o, "axis");
+        fprintf(out, "%lld", (long long)a->i[0]);
+        return;
     case TIR_A_PRED:
         key(o, "pred");
         if (a->i[0] >= 0 && a->i[0] < 6)
@@ -159,7 +171,10 @@ static void put_own_attrs(AttrOut *o, const TirOp *op) {
         else
             fprintf(out, "%lld", (long long)a->i[0]);
         return;
-    case TIR_A_N: key(o, "n"); fprintf(out, "%lld", (long long)a->i[0]); return;
+    case TIR_A_N:
+        key(o, "n");
+        fprintf(out, "%lld", (long long)a->i[0]);
+        return;
     case TIR_A_CACHE:
         if (a->s && *a->s) {
             key(o, "cache");
@@ -193,7 +208,8 @@ static void put_own_attrs(AttrOut *o, const TirOp *op) {
         int rank = op->nres ? op->res[0]->ty.rank : 0;
         key(o, "perm");
         fputc('[', out);
-        for (int i = 0; i < rank; i++) fprintf(out, i ? ", %lld" : "%lld", (long long)a->i[i]);
+        for (int i = 0; i < rank; i++)
+            fprintf(out, i ? ", %lld" : "%lld", (long long)a->i[i]);
         fputc(']', out);
         return;
     }
@@ -222,18 +238,21 @@ static void put_attrs(Printer *p, const TirOp *op) {
         int rank = op->nres && op->res[0]->ty.rank > 0 ? op->res[0]->ty.rank : 1;
         key(&o, "const");
         fputc('[', o.out);
-        for (int d = 0; d < rank; d++) fprintf(o.out, d ? ", %d" : "%d", a->constancy[d] > 1 ? a->constancy[d] : 1);
+        for (int d = 0; d < rank; d++)
+            fprintf(o.out, d ? ", %d" : "%d", a->constancy[d] > 1 ? a->constancy[d] : 1);
         fputc(']', o.out);
     }
     if (a->smem_bytes > 0) {
         key(&o, "smem");
         fprintf(o.out, "[%d, %d]", a->smem_off, a->smem_bytes);
     }
-    if (o.open) fputc('}', o.out);
+    if (o.open)
+        fputc('}', o.out);
 }
 
 static void indent(FILE *out, int depth) {
-    for (int i = 0; i < depth; i++) fputs("  ", out);
+    for (int i = 0; i < depth; i++)
+        fputs("  ", out);
 }
 
 static void print_block_body(Printer *p, const TirBlock *blk, int depth);
@@ -242,10 +261,12 @@ static void print_op(Printer *p, const TirOp *op, int depth) {
     FILE *out = p->out;
     indent(out, depth);
     for (int i = 0; i < op->nres; i++) {
-        if (i) fputs(", ", out);
+        if (i)
+            fputs(", ", out);
         put_value(p, op->res[i]);
     }
-    if (op->nres) fputs(" = ", out);
+    if (op->nres)
+        fputs(" = ", out);
     fputs(op->code < TIR_NOPS ? tir_op_info[op->code].name : "<bad-op>", out);
     put_attrs(p, op);
     for (int i = 0; i < op->nopnd; i++) {
@@ -263,7 +284,8 @@ static void print_op(Printer *p, const TirOp *op, int depth) {
             indent(out, depth);
             fputs("^(", out);
             for (int i = 0; i < blk->nargs; i++) {
-                if (i) fputs(", ", out);
+                if (i)
+                    fputs(", ", out);
                 put_value(p, blk->args[i]);
                 fputs(": ", out);
                 put_type(p, blk->args[i]->ty);
@@ -278,7 +300,8 @@ static void print_op(Printer *p, const TirOp *op, int depth) {
 }
 
 static void print_block_body(Printer *p, const TirBlock *blk, int depth) {
-    for (const TirOp *op = blk->first; op; op = op->next) print_op(p, op, depth);
+    for (const TirOp *op = blk->first; op; op = op->next)
+        print_op(p, op, depth);
 }
 
 void tir_print_func(FILE *out, const TirFunc *f) {
@@ -298,21 +321,26 @@ void tir_print_func(FILE *out, const TirFunc *f) {
             else
                 fprintf(out, "%lld", (long long)c->ival);
         }
-        if (f->warps) fprintf(out, "%swarps=%d", n++ ? ", " : "", f->warps);
-        if (f->stages) fprintf(out, "%sstages=%d", n++ ? ", " : "", f->stages);
+        if (f->warps)
+            fprintf(out, "%swarps=%d", n++ ? ", " : "", f->warps);
+        if (f->stages)
+            fprintf(out, "%sstages=%d", n++ ? ", " : "", f->stages);
         fputc(']', out);
     }
     fputs(" (", out);
     for (int i = 0; i < f->body->nargs; i++) {
-        if (i) fputs(", ", out);
+        if (i)
+            fputs(", ", out);
         put_value(&p, f->body->args[i]);
         fputs(": ", out);
         put_type(&p, f->body->args[i]->ty);
         const TirParamInfo *pi = f->params ? &f->params[i] : NULL;
         if (pi && (pi->divisibility > 1 || pi->equals_one)) {
             fputs(" {", out);
-            if (pi->divisibility > 1) fprintf(out, "div=%d", pi->divisibility);
-            if (pi->equals_one) fputs(pi->divisibility > 1 ? ", one" : "one", out);
+            if (pi->divisibility > 1)
+                fprintf(out, "div=%d", pi->divisibility);
+            if (pi->equals_one)
+                fputs(pi->divisibility > 1 ? ", one" : "one", out);
             fputc('}', out);
         }
     }
@@ -324,7 +352,8 @@ void tir_print_func(FILE *out, const TirFunc *f) {
         } else if (f->nret > 1) {
             fputs(" -> (", out);
             for (int i = 0; i < f->nret; i++) {
-                if (i) fputs(", ", out);
+                if (i)
+                    fputs(", ", out);
                 put_type(&p, f->ret[i]);
             }
             fputc(')', out);
@@ -338,7 +367,8 @@ void tir_print_func(FILE *out, const TirFunc *f) {
 void tir_print_module(FILE *out, const TirModule *m) {
     for (const TirFunc *f = m->first; f; f = f->next) {
         tir_print_func(out, f);
-        if (f->next) fputc('\n', out);
+        if (f->next)
+            fputc('\n', out);
     }
 }
 
@@ -346,7 +376,8 @@ char *tir_print_module_to_string(const TirModule *m) {
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
-    if (!out) return NULL;
+    if (!out)
+        return NULL;
     tir_print_module(out, m);
     fclose(out);
     return buf;

@@ -22,19 +22,19 @@ void tir_sb_double(TirSb *sb, double v);
 /* Attribute layout of an op as the text form writes it: which TirAttr field means what. */
 typedef enum {
     TIR_A_NONE,
-    TIR_A_VALUE,   /* constant: value= (ival or fval by the result's element type) */
-    TIR_A_RANGE,   /* arange: start=, end= */
-    TIR_A_AXIS,    /* axis= */
-    TIR_A_PRED,    /* cmp: pred= */
-    TIR_A_N,       /* hints: n= */
-    TIR_A_CACHE,   /* load: cache="..." (optional) */
-    TIR_A_TF32,    /* dot: tf32=1 (optional) */
-    TIR_A_PERM,    /* trans: perm=[...] */
-    TIR_A_LABEL,   /* print: label="..." */
-    TIR_A_MSG,     /* assert: msg="..." */
-    TIR_A_CALLEE,  /* call: callee=@name */
-    TIR_A_FAST,    /* exp, exp2, tanh, sigmoid, erf: fast=1 (optional; i[0]) */
-    TIR_A_ORDER,   /* atomics: sem=NAME, scope=NAME (optional; default acq_rel, gpu) */
+    TIR_A_VALUE,  /* constant: value= (ival or fval by the result's element type) */
+    TIR_A_RANGE,  /* arange: start=, end= */
+    TIR_A_AXIS,   /* axis= */
+    TIR_A_PRED,   /* cmp: pred= */
+    TIR_A_N,      /* hints: n= */
+    TIR_A_CACHE,  /* load: cache="..." (optional) */
+    TIR_A_TF32,   /* dot: tf32=1 (optional) */
+    TIR_A_PERM,   /* trans: perm=[...] */
+    TIR_A_LABEL,  /* print: label="..." */
+    TIR_A_MSG,    /* assert: msg="..." */
+    TIR_A_CALLEE, /* call: callee=@name */
+    TIR_A_FAST,   /* exp, exp2, tanh, sigmoid, erf: fast=1 (optional; i[0]) */
+    TIR_A_ORDER,  /* atomics: sem=NAME, scope=NAME (optional; default acq_rel, gpu) */
 } TirAttrKind;
 TirAttrKind tir_attr_kind(TirOpcode code);
 

@@ -10,14 +10,21 @@
 #define AX_MAXDIV ((int64_t)1 << 30)
 
 static int64_t pow2_div(int64_t c) {
-    if (c == 0) return AX_MAXDIV;
+    if (c == 0)
+        return AX_MAXDIV;
     /* the lowest set bit of c is that of -c: no negation (INT64_MIN has none) */
     uint64_t u = (uint64_t)c, p = u & (0 - u);
     return p > (uint64_t)AX_MAXDIV ? AX_MAXDIV : (int64_t)p;
 }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }
-static int32_t max32(int32_t a, int32_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) {
+    return a < b ? a : b;
+}
+static int32_t min32(int32_t a, int32_t b) {
+    return a < b ? a : b;
+}
+static int32_t max32(int32_t a, int32_t b) {
+    return a > b ? a : b;
+}
 
 typedef struct {
     TirAxisInfo *info;
@@ -27,18 +34,24 @@ typedef struct {
 
 static TirAxisInfo *ax(AxState *s, const TirValue *v) {
     if (!v || v->id < 0 || v->id >= s->n) {
-        for (int d = 0; d < TIR_MAXRANK; d++) s->none.div[d] = s->none.contig[d] = s->none.constancy[d] = 1;
+        for (int d = 0; d < TIR_MAXRANK; d++)
+            s->none.div[d] = s->none.contig[d] = s->none.constancy[d] = 1;
         return &s->none;
     }
     return &s->info[v->id];
 }
 
-static int rank_of(const TirValue *v) { return v->ty.rank > 0 ? v->ty.rank : 1; }
-static int32_t dim_of(const TirValue *v, int d) { return v->ty.rank > 0 ? v->ty.shape[d] : 1; }
+static int rank_of(const TirValue *v) {
+    return v->ty.rank > 0 ? v->ty.rank : 1;
+}
+static int32_t dim_of(const TirValue *v, int d) {
+    return v->ty.rank > 0 ? v->ty.shape[d] : 1;
+}
 
 /* Nothing known: div 1, contig 1, constancy 1. */
 static void unknown(TirAxisInfo *a) {
-    for (int d = 0; d < TIR_MAXRANK; d++) a->div[d] = a->contig[d] = a->constancy[d] = 1;
+    for (int d = 0; d < TIR_MAXRANK; d++)
+        a->div[d] = a->contig[d] = a->constancy[d] = 1;
 }
 
 static int elem_bytes(const TirValue *v) {
@@ -46,7 +59,8 @@ static int elem_bytes(const TirValue *v) {
 }
 
 static void visit(AxState *s, TirOp *op) {
-    if (op->nres < 1) return;
+    if (op->nres < 1)
+        return;
     TirValue *r = op->res[0];
     TirAxisInfo *o = ax(s, r);
     unknown(o);
@@ -85,7 +99,8 @@ static void visit(AxState *s, TirOp *op) {
                 /* along the new dimension every element is a run of its own: what divides
                  * every element (inside a contiguous run only the first value is known) */
                 int64_t all = AX_MAXDIV;
-                for (int j = 0; j < rank - 1; j++) all = min64(all, a->contig[j] > 1 ? 1 : a->div[j]);
+                for (int j = 0; j < rank - 1; j++)
+                    all = min64(all, a->contig[j] > 1 ? 1 : a->div[j]);
                 o->div[d] = rank > 1 ? all : a->div[0];
                 continue;
             }
@@ -103,12 +118,14 @@ static void visit(AxState *s, TirOp *op) {
         if (op->code == TIR_OP_HINT_MULTIPLE_OF)
             /* the promise: a multiple of n, so of the largest power of two dividing n */
             for (int d = 0; d < rank; d++)
-                if (pow2_div(op->attr.i[0]) > o->div[d] && op->attr.i[0] > 0) o->div[d] = pow2_div(op->attr.i[0]);
+                if (pow2_div(op->attr.i[0]) > o->div[d] && op->attr.i[0] > 0)
+                    o->div[d] = pow2_div(op->attr.i[0]);
         if (op->code == TIR_OP_HINT_MAX_CONTIGUOUS) {
             int d = rank - 1;
             int64_t n = op->attr.i[0];
             int32_t p = 1;
-            while ((int64_t)p * 2 <= n && p < (1 << 30)) p *= 2;
+            while ((int64_t)p * 2 <= n && p < (1 << 30))
+                p *= 2;
             o->contig[d] = max32(o->contig[d], min32(p, dim_of(r, d)));
         }
         break;
@@ -148,7 +165,8 @@ static void visit(AxState *s, TirOp *op) {
     case TIR_OP_SHR:
         for (int d = 0; d < rank; d++) {
             int32_t c = min32(a->constancy[d], b->constancy[d]);
-            if (op->code == TIR_OP_SELECT) c = min32(c, ax(s, op->opnd[2])->constancy[d]);
+            if (op->code == TIR_OP_SELECT)
+                c = min32(c, ax(s, op->opnd[2])->constancy[d]);
             o->constancy[d] = c;
         }
         break;
@@ -170,13 +188,13 @@ static void visit(AxState *s, TirOp *op) {
         break;
     case TIR_OP_CAST:
     case TIR_OP_NOT:
-        for (int d = 0; d < rank; d++) o->constancy[d] = a->constancy[d];
+        for (int d = 0; d < rank; d++)
+            o->constancy[d] = a->constancy[d];
         if (op->code == TIR_OP_CAST && !r->ty.ptr && tir_scalar_is_int((TirScalar)r->ty.elem) &&
             tir_scalar_bits((TirScalar)r->ty.elem) >= tir_scalar_bits((TirScalar)op->opnd[0]->ty.elem))
             *o = *a;
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -198,8 +216,10 @@ static void visit_region_op(AxState *s, TirOp *op) {
         int ncar = body->nargs - 1;
         for (int i = 1; i < body->nargs; i++) {
             TirAxisInfo *a = ax(s, body->args[i]);
-            if (y && 2 + i < op->nopnd && i - 1 < y->nopnd) *a = *ax(s, op->opnd[2 + i]);
-            else unknown(a);
+            if (y && 2 + i < op->nopnd && i - 1 < y->nopnd)
+                *a = *ax(s, op->opnd[2 + i]);
+            else
+                unknown(a);
         }
         for (int round = 0;; round++) {
             walk_block(s, body);
@@ -211,27 +231,34 @@ static void visit_region_op(AxState *s, TirOp *op) {
                     TirAxisInfo m = {{min64(a->div[d], b->div[d])}, {0}, {0}};
                     int32_t ct = a->contig[d] < b->contig[d] ? a->contig[d] : b->contig[d];
                     int32_t cs = a->constancy[d] < b->constancy[d] ? a->constancy[d] : b->constancy[d];
-                    if (m.div[0] != a->div[d] || ct != a->contig[d] || cs != a->constancy[d]) changed = true;
+                    if (m.div[0] != a->div[d] || ct != a->contig[d] || cs != a->constancy[d])
+                        changed = true;
                     a->div[d] = m.div[0];
                     a->contig[d] = ct;
                     a->constancy[d] = cs;
                 }
             }
-            if (!changed) break;
+            if (!changed)
+                break;
             if (round == 4) {
-                for (int i = 1; i < body->nargs; i++) unknown(ax(s, body->args[i]));
+                for (int i = 1; i < body->nargs; i++)
+                    unknown(ax(s, body->args[i]));
                 walk_block(s, body);
                 break;
             }
         }
         for (int i = 0; i < op->nres; i++) {
-            if (1 + i < body->nargs) *ax(s, op->res[i]) = *ax(s, body->args[1 + i]);
-            else unknown(ax(s, op->res[i]));
+            if (1 + i < body->nargs)
+                *ax(s, op->res[i]) = *ax(s, body->args[1 + i]);
+            else
+                unknown(ax(s, op->res[i]));
         }
         return;
     }
-    for (int r = 0; r < op->nregion; r++) walk_block(s, op->region[r]);
-    for (int i = 0; i < op->nres; i++) unknown(ax(s, op->res[i]));
+    for (int r = 0; r < op->nregion; r++)
+        walk_block(s, op->region[r]);
+    for (int i = 0; i < op->nres; i++)
+        unknown(ax(s, op->res[i]));
 }
 
 static void walk_block(AxState *s, TirBlock *blk) {
@@ -247,7 +274,8 @@ TirAxisInfo *analysis_axisinfo(TirFunc *f) {
     AxState s;
     s.n = f->next_id;
     s.info = tir_alloc(f->module->arena, (size_t)(s.n > 0 ? s.n : 1) * sizeof *s.info);
-    for (int i = 0; i < s.n; i++) unknown(&s.info[i]);
+    for (int i = 0; i < s.n; i++)
+        unknown(&s.info[i]);
     TirBlock *body = f->body;
     for (int i = 0; i < body->nargs; i++) {
         TirValue *p = body->args[i];
@@ -272,18 +300,22 @@ typedef struct {
 
 static void print_list64(FILE *o, const char *k, const int64_t *v, int n) {
     fprintf(o, " %s=[", k);
-    for (int i = 0; i < n; i++) fprintf(o, i ? ", %lld" : "%lld", (long long)v[i]);
+    for (int i = 0; i < n; i++)
+        fprintf(o, i ? ", %lld" : "%lld", (long long)v[i]);
     fprintf(o, "]");
 }
 static void print_list32(FILE *o, const char *k, const int32_t *v, int n) {
     fprintf(o, " %s=[", k);
-    for (int i = 0; i < n; i++) fprintf(o, i ? ", %d" : "%d", v[i]);
+    for (int i = 0; i < n; i++)
+        fprintf(o, i ? ", %d" : "%d", v[i]);
     fprintf(o, "]");
 }
 
 static void print_value(AxPrint *p, const TirValue *v) {
-    if (v->ty.kind != TIR_K_VALUE) return;
-    if (!v->ty.ptr && !tir_scalar_is_int((TirScalar)v->ty.elem)) return;
+    if (v->ty.kind != TIR_K_VALUE)
+        return;
+    if (!v->ty.ptr && !tir_scalar_is_int((TirScalar)v->ty.elem))
+        return;
     const TirAxisInfo *a = &p->info[v->id];
     int rank = rank_of(v);
     fprintf(p->out, "// axisinfo @%s %%%d:", p->f->name, v->id);
@@ -296,17 +328,21 @@ static void print_value(AxPrint *p, const TirValue *v) {
 static bool print_op(TirOp *op, void *ud) {
     AxPrint *p = ud;
     for (int r = 0; r < op->nregion; r++)
-        for (int i = 0; i < op->region[r]->nargs; i++) print_value(p, op->region[r]->args[i]);
-    for (int i = 0; i < op->nres; i++) print_value(p, op->res[i]);
+        for (int i = 0; i < op->region[r]->nargs; i++)
+            print_value(p, op->region[r]->args[i]);
+    for (int i = 0; i < op->nres; i++)
+        print_value(p, op->res[i]);
     return true;
 }
 
 int pass_analysis_axisinfo(TirModule *m, TirPassContext *ctx) {
     for (TirFunc *f = m->first; f; f = f->next) {
         TirAxisInfo *info = analysis_axisinfo(f);
-        if (!ctx || !ctx->dump) continue;
+        if (!ctx || !ctx->dump)
+            continue;
         AxPrint p = {ctx->dump, info, f};
-        for (int i = 0; i < f->body->nargs; i++) print_value(&p, f->body->args[i]);
+        for (int i = 0; i < f->body->nargs; i++)
+            print_value(&p, f->body->args[i]);
         tir_walk_func(f, print_op, &p);
     }
     return 0;

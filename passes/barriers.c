@@ -37,14 +37,18 @@ typedef struct Need {
 static void mark(void *ud, TirOp *op, TirOp *const *busy, int nbusy) {
     Need *N = ud;
     bool race = false;
-    for (int i = 0; i < nbusy && !race; i++) race = overlap(op, busy[i]);
-    if (!race) return;
+    for (int i = 0; i < nbusy && !race; i++)
+        race = overlap(op, busy[i]);
+    if (!race)
+        return;
     for (int i = 0; i < N->n; i++)
-        if (N->ops[i] == op) return;
+        if (N->ops[i] == op)
+            return;
     if (N->n == N->cap) {
         int cap = N->cap ? N->cap * 2 : 8;
         TirOp **o = tir_alloc(N->arena, (size_t)cap * sizeof *o);
-        if (N->n) memcpy(o, N->ops, (size_t)N->n * sizeof *o);
+        if (N->n)
+            memcpy(o, N->ops, (size_t)N->n * sizeof *o);
         N->ops = o;
         N->cap = cap;
     }
@@ -63,8 +67,8 @@ typedef struct Proof {
 
 static void describe(char *buf, size_t n, const TirOp *op) {
     if (op->nres && op->res[0])
-        snprintf(buf, n, "'%s' (%%%d, bytes %d..%d)", tir_op_info[op->code].name, op->res[0]->id,
-                 op->attr.smem_off, op->attr.smem_off + op->attr.smem_bytes);
+        snprintf(buf, n, "'%s' (%%%d, bytes %d..%d)", tir_op_info[op->code].name, op->res[0]->id, op->attr.smem_off,
+                 op->attr.smem_off + op->attr.smem_bytes);
     else
         snprintf(buf, n, "'%s' (bytes %d..%d)", tir_op_info[op->code].name, op->attr.smem_off,
                  op->attr.smem_off + op->attr.smem_bytes);
@@ -73,7 +77,8 @@ static void describe(char *buf, size_t n, const TirOp *op) {
 static void prove(void *ud, TirOp *op, TirOp *const *busy, int nbusy) {
     Proof *P = ud;
     for (int i = 0; i < nbusy; i++) {
-        if (!overlap(op, busy[i])) continue;
+        if (!overlap(op, busy[i]))
+            continue;
         char a[128], b[128];
         describe(a, sizeof a, op);
         describe(b, sizeof b, busy[i]);
@@ -118,47 +123,60 @@ static void ring_fail(Proof *P, const TirOp *op, const TirValue *buf, const char
 
 static bool uses(const TirOp *op, const TirValue *v) {
     for (int i = 0; i < op->nopnd; i++)
-        if (op->opnd[i] == v) return true;
+        if (op->opnd[i] == v)
+            return true;
     return false;
 }
 
 static bool block_uses(const TirBlock *blk, const TirValue *v) {
     for (const TirOp *op = blk->first; op; op = op->next) {
-        if (uses(op, v)) return true;
+        if (uses(op, v))
+            return true;
         for (int r = 0; r < op->nregion; r++)
-            if (block_uses(op->region[r], v)) return true;
+            if (block_uses(op->region[r], v))
+                return true;
     }
     return false;
 }
 
 static void prove_ring_loop(Proof *P, const TirValue *buf, const TirOp *alloc, const TirOp *loop) {
     int commits = 0;
-    for (const TirOp *op = alloc->next; op && op != loop; op = op->next) commits += op->code == TIR_OP_ASYNC_COMMIT;
+    for (const TirOp *op = alloc->next; op && op != loop; op = op->next)
+        commits += op->code == TIR_OP_ASYNC_COMMIT;
     const TirBlock *body = loop->region[0];
     const TirOp *wait = NULL, *bar = NULL;
     const TirValue *read_stage = NULL;
     int body_commits = 0;
     for (const TirOp *op = body->first; op; op = op->next) {
-        if (op->code == TIR_OP_ASYNC_WAIT && !read_stage) wait = op, bar = NULL;
-        if (op->code == TIR_OP_BARRIER && wait && !bar) bar = op;
+        if (op->code == TIR_OP_ASYNC_WAIT && !read_stage)
+            wait = op, bar = NULL;
+        if (op->code == TIR_OP_BARRIER && wait && !bar)
+            bar = op;
         /* a full wait later in the body (a nested pipeline's drain) completes every group
          * committed before it, ours included: count the commits after it */
-        if (op->code == TIR_OP_ASYNC_WAIT && op->attr.i[0] == 0) body_commits = 0;
+        if (op->code == TIR_OP_ASYNC_WAIT && op->attr.i[0] == 0)
+            body_commits = 0;
         body_commits += op->code == TIR_OP_ASYNC_COMMIT;
         if (op->code == TIR_OP_SMEM_LOAD && op->opnd[0] == buf) {
-            if (!wait) ring_fail(P, op, buf, "reads a stage with no async_wait before it in the loop body");
-            else if (!bar) ring_fail(P, op, buf, "reads a stage with no barrier between the async_wait and it");
+            if (!wait)
+                ring_fail(P, op, buf, "reads a stage with no async_wait before it in the loop body");
+            else if (!bar)
+                ring_fail(P, op, buf, "reads a stage with no barrier between the async_wait and it");
             else if (wait->attr.i[0] > commits - 1)
-                ring_fail(P, op, buf, "reads a stage whose group the async_wait does not cover (n larger than "
-                                      "the prologue's commits - 1)");
+                ring_fail(P, op, buf,
+                          "reads a stage whose group the async_wait does not cover (n larger than "
+                          "the prologue's commits - 1)");
             read_stage = op->opnd[1];
         }
         if (op->code == TIR_OP_ASYNC_COPY && op->opnd[0] == buf) {
-            if (!bar) ring_fail(P, op, buf, "overwrites a stage with no barrier since the last iteration's reads");
-            if (op->opnd[1] == read_stage) ring_fail(P, op, buf, "overwrites the stage this iteration reads");
+            if (!bar)
+                ring_fail(P, op, buf, "overwrites a stage with no barrier since the last iteration's reads");
+            if (op->opnd[1] == read_stage)
+                ring_fail(P, op, buf, "overwrites the stage this iteration reads");
         }
     }
-    if (body_commits != 1) ring_fail(P, loop, buf, "body must commit its copies exactly once");
+    if (body_commits != 1)
+        ring_fail(P, loop, buf, "body must commit its copies exactly once");
     const TirOp *d = loop->next, *db = d ? d->next : NULL;
     if (!d || d->code != TIR_OP_ASYNC_WAIT || d->attr.i[0] != 0 || !db || db->code != TIR_OP_BARRIER)
         ring_fail(P, loop, buf, "is not followed by async_wait {n=0} and a barrier (the drain)");
@@ -166,7 +184,8 @@ static void prove_ring_loop(Proof *P, const TirValue *buf, const TirOp *alloc, c
 
 static bool prove_rings(TirOp *op, void *ud) {
     Proof *P = ud;
-    if (op->code != TIR_OP_SMEM_ALLOC || op->nres != 1) return true;
+    if (op->code != TIR_OP_SMEM_ALLOC || op->nres != 1)
+        return true;
     const TirValue *buf = op->res[0];
     bool copied = false, waited = false, synced = false;
     for (const TirOp *o = op->next; o; o = o->next) {
@@ -175,9 +194,12 @@ static bool prove_rings(TirOp *op, void *ud) {
             copied = false;
             continue;
         }
-        if (o->code == TIR_OP_ASYNC_COPY && o->opnd[0] == buf) copied = true, waited = synced = false;
-        if (o->code == TIR_OP_ASYNC_WAIT && o->attr.i[0] == 0) waited = true, synced = false;
-        if (o->code == TIR_OP_BARRIER && waited) synced = true;
+        if (o->code == TIR_OP_ASYNC_COPY && o->opnd[0] == buf)
+            copied = true, waited = synced = false;
+        if (o->code == TIR_OP_ASYNC_WAIT && o->attr.i[0] == 0)
+            waited = true, synced = false;
+        if (o->code == TIR_OP_BARRIER && waited)
+            synced = true;
         if (o->code == TIR_OP_SMEM_LOAD && o->opnd[0] == buf && copied && !synced)
             ring_fail(P, o, buf, "reads a buffer filled by async copies without async_wait {n=0} and a barrier");
     }
@@ -187,7 +209,8 @@ static bool prove_rings(TirOp *op, void *ud) {
 static int prove_func(TirPassContext *ctx, const char *pass, TirModule *m, TirFunc *f) {
     Proof P = {ctx, pass, f, m, 0};
     tir_walk_func(f, check_alloc, &P);
-    if (P.errors) return P.errors;
+    if (P.errors)
+        return P.errors;
     pass_smem_flow(m, f, prove, &P);
     tir_walk_func(f, prove_rings, &P);
     return P.errors;
@@ -196,7 +219,8 @@ static int prove_func(TirPassContext *ctx, const char *pass, TirModule *m, TirFu
 int pass_barriers(TirModule *m, TirPassContext *ctx) {
     int errors = 0;
     for (TirFunc *f = m->first; f; f = f->next) {
-        if (f->kind != TIR_FUNC_KERNEL) continue;
+        if (f->kind != TIR_FUNC_KERNEL)
+            continue;
         Need N = {.arena = m->arena};
         pass_smem_flow(m, f, mark, &N);
         for (int i = 0; i < N.n; i++) {
@@ -213,6 +237,7 @@ int pass_barriers(TirModule *m, TirPassContext *ctx) {
 int pass_barriers_check(TirModule *m, TirPassContext *ctx) {
     int errors = 0;
     for (TirFunc *f = m->first; f; f = f->next)
-        if (f->kind == TIR_FUNC_KERNEL) errors += prove_func(ctx, "barriers_check", m, f);
+        if (f->kind == TIR_FUNC_KERNEL)
+            errors += prove_func(ctx, "barriers_check", m, f);
     return errors;
 }

@@ -45,19 +45,22 @@ static bool ty_is_signed_int(TirType t) {
 
 /* Integers wrap at their width (docs/ir.md). */
 static int64_t norm_int(TirScalar s, uint64_t u) {
-    if (s == TIR_I1) return (int64_t)(u & 1);
+    if (s == TIR_I1)
+        return (int64_t)(u & 1);
     int bits = tir_scalar_bits(s);
     if (bits < 64) {
         uint64_t mask = (1ull << bits) - 1;
         u &= mask;
-        if (tir_scalar_is_signed(s) && ((u >> (bits - 1)) & 1)) u |= ~mask;
+        if (tir_scalar_is_signed(s) && ((u >> (bits - 1)) & 1))
+            u |= ~mask;
     }
     return (int64_t)u;
 }
 
 static bool const_of(TirValue *v, Konst *k) {
     TirOp *d = v->def;
-    if (!d || d->code != TIR_OP_CONSTANT || d->nres != 1) return false;
+    if (!d || d->code != TIR_OP_CONSTANT || d->nres != 1)
+        return false;
     if (ty_is_float(v->ty)) {
         *k = (Konst){true, 0, tir_round_to((TirScalar)v->ty.elem, d->attr.fval)};
         return true;
@@ -97,29 +100,36 @@ typedef struct FoldIn {
 } FoldIn;
 typedef bool (*FoldFn)(const FoldIn *in, Konst *out);
 
-#define U(x) ((uint64_t)(x))
+#define U(x)       ((uint64_t)(x))
 #define SIGNED(in) (tir_scalar_is_signed((in)->s) && (in)->s != TIR_I1)
 
 static bool fold_add(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) o->f = in->a[0].f + in->a[1].f;
-    else o->i = (int64_t)(U(in->a[0].i) + U(in->a[1].i));
+    if (in->a[0].is_float)
+        o->f = in->a[0].f + in->a[1].f;
+    else
+        o->i = (int64_t)(U(in->a[0].i) + U(in->a[1].i));
     return true;
 }
 static bool fold_sub(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) o->f = in->a[0].f - in->a[1].f;
-    else o->i = (int64_t)(U(in->a[0].i) - U(in->a[1].i));
+    if (in->a[0].is_float)
+        o->f = in->a[0].f - in->a[1].f;
+    else
+        o->i = (int64_t)(U(in->a[0].i) - U(in->a[1].i));
     return true;
 }
 static bool fold_mul(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) o->f = in->a[0].f * in->a[1].f;
-    else o->i = (int64_t)(U(in->a[0].i) * U(in->a[1].i));
+    if (in->a[0].is_float)
+        o->f = in->a[0].f * in->a[1].f;
+    else
+        o->i = (int64_t)(U(in->a[0].i) * U(in->a[1].i));
     return true;
 }
 /* The GPU's results for x/0 are not folded (docs/ir.md), for ints or floats. */
 static bool fold_div(const FoldIn *in, Konst *o) {
     int64_t a = in->a[0].i, b = in->a[1].i;
     if (in->a[0].is_float) {
-        if (in->a[1].f == 0) return false;
+        if (in->a[1].f == 0)
+            return false;
         o->f = in->a[0].f / in->a[1].f;
     } else if (b == 0) {
         return false;
@@ -134,45 +144,57 @@ static bool fold_div(const FoldIn *in, Konst *o) {
  * is the backend's, and folding must never disagree with it. */
 static bool fold_rem(const FoldIn *in, Konst *o) {
     int64_t a = in->a[0].i, b = in->a[1].i;
-    if (in->a[0].is_float || b == 0) return false;
-    if (SIGNED(in)) o->i = b == -1 ? 0 : a % b;
-    else o->i = (int64_t)(U(a) % U(b));
+    if (in->a[0].is_float || b == 0)
+        return false;
+    if (SIGNED(in))
+        o->i = b == -1 ? 0 : a % b;
+    else
+        o->i = (int64_t)(U(a) % U(b));
     return true;
 }
 static bool fold_and(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) return false;
+    if (in->a[0].is_float)
+        return false;
     o->i = in->a[0].i & in->a[1].i;
     return true;
 }
 static bool fold_or(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) return false;
+    if (in->a[0].is_float)
+        return false;
     o->i = in->a[0].i | in->a[1].i;
     return true;
 }
 static bool fold_xor(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) return false;
+    if (in->a[0].is_float)
+        return false;
     o->i = in->a[0].i ^ in->a[1].i;
     return true;
 }
 /* Shift amounts are read as unsigned: a negative amount is a huge one, so shifts by the
  * width or more give 0 (a negative value shifted right arithmetically: -1). */
 static bool fold_shl(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) return false;
+    if (in->a[0].is_float)
+        return false;
     int bits = tir_scalar_bits(in->s);
     uint64_t n = U(in->a[1].i);
-    if (bits < 64) n &= (1ull << bits) - 1;
+    if (bits < 64)
+        n &= (1ull << bits) - 1;
     o->i = n >= (uint64_t)bits ? 0 : (int64_t)(U(in->a[0].i) << n);
     return true;
 }
 static bool fold_shr(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) return false;
+    if (in->a[0].is_float)
+        return false;
     int bits = tir_scalar_bits(in->s);
     uint64_t n = U(in->a[1].i);
-    if (bits < 64) n &= (1ull << bits) - 1;
+    if (bits < 64)
+        n &= (1ull << bits) - 1;
     int64_t a = in->a[0].i;
     if (SIGNED(in)) {
-        if (n >= (uint64_t)bits) o->i = a < 0 ? -1 : 0;
-        else o->i = a < 0 ? ~(int64_t)(~U(a) >> n) : (int64_t)(U(a) >> n);
+        if (n >= (uint64_t)bits)
+            o->i = a < 0 ? -1 : 0;
+        else
+            o->i = a < 0 ? ~(int64_t)(~U(a) >> n) : (int64_t)(U(a) >> n);
     } else {
         o->i = n >= (uint64_t)bits ? 0 : (int64_t)(U(a) >> n);
     }
@@ -180,20 +202,29 @@ static bool fold_shr(const FoldIn *in, Konst *o) {
 }
 /* fmax / fmin: a NaN operand is ignored when the other is a number; +0 > -0. */
 static double float_max(double a, double b, bool want_max) {
-    if (isnan(a)) return b;
-    if (isnan(b)) return a;
-    if (a == 0 && b == 0) return (signbit(a) != 0) == want_max ? b : a;
+    if (isnan(a))
+        return b;
+    if (isnan(b))
+        return a;
+    if (a == 0 && b == 0)
+        return (signbit(a) != 0) == want_max ? b : a;
     return (a > b) == want_max ? a : b;
 }
-static bool int_less(const FoldIn *in, int64_t a, int64_t b) { return SIGNED(in) ? a < b : U(a) < U(b); }
+static bool int_less(const FoldIn *in, int64_t a, int64_t b) {
+    return SIGNED(in) ? a < b : U(a) < U(b);
+}
 static bool fold_maximum(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) o->f = float_max(in->a[0].f, in->a[1].f, true);
-    else o->i = int_less(in, in->a[0].i, in->a[1].i) ? in->a[1].i : in->a[0].i;
+    if (in->a[0].is_float)
+        o->f = float_max(in->a[0].f, in->a[1].f, true);
+    else
+        o->i = int_less(in, in->a[0].i, in->a[1].i) ? in->a[1].i : in->a[0].i;
     return true;
 }
 static bool fold_minimum(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) o->f = float_max(in->a[0].f, in->a[1].f, false);
-    else o->i = int_less(in, in->a[1].i, in->a[0].i) ? in->a[1].i : in->a[0].i;
+    if (in->a[0].is_float)
+        o->f = float_max(in->a[0].f, in->a[1].f, false);
+    else
+        o->i = int_less(in, in->a[1].i, in->a[0].i) ? in->a[1].i : in->a[0].i;
     return true;
 }
 /* Float comparisons with a NaN are false, except `ne`. */
@@ -226,34 +257,43 @@ static bool fold_fma(const FoldIn *in, Konst *o) {
         o->i = (int64_t)(U(in->a[0].i) * U(in->a[1].i) + U(in->a[2].i));
         return true;
     }
-    if (in->s == TIR_F64) o->f = fma(in->a[0].f, in->a[1].f, in->a[2].f);
-    else o->f = fmaf((float)in->a[0].f, (float)in->a[1].f, (float)in->a[2].f);
+    if (in->s == TIR_F64)
+        o->f = fma(in->a[0].f, in->a[1].f, in->a[2].f);
+    else
+        o->f = fmaf((float)in->a[0].f, (float)in->a[1].f, (float)in->a[2].f);
     return true;
 }
 static bool fold_neg(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) o->f = -in->a[0].f;
-    else o->i = (int64_t)(0 - U(in->a[0].i));
+    if (in->a[0].is_float)
+        o->f = -in->a[0].f;
+    else
+        o->i = (int64_t)(0 - U(in->a[0].i));
     return true;
 }
 static bool fold_not(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) return false;
+    if (in->a[0].is_float)
+        return false;
     o->i = ~in->a[0].i;
     return true;
 }
 static bool fold_abs(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float) o->f = fabs(in->a[0].f);
-    else o->i = SIGNED(in) && in->a[0].i < 0 ? (int64_t)(0 - U(in->a[0].i)) : in->a[0].i;
+    if (in->a[0].is_float)
+        o->f = fabs(in->a[0].f);
+    else
+        o->i = SIGNED(in) && in->a[0].i < 0 ? (int64_t)(0 - U(in->a[0].i)) : in->a[0].i;
     return true;
 }
 /* Of the math functions only the exact ones fold; exp, sin, ... on the GPU are
  * approximations that a libm result would not match bit for bit. */
 static bool fold_floor(const FoldIn *in, Konst *o) {
-    if (!in->a[0].is_float) return false;
+    if (!in->a[0].is_float)
+        return false;
     o->f = floor(in->a[0].f);
     return true;
 }
 static bool fold_ceil(const FoldIn *in, Konst *o) {
-    if (!in->a[0].is_float) return false;
+    if (!in->a[0].is_float)
+        return false;
     o->f = ceil(in->a[0].f);
     return true;
 }
@@ -264,7 +304,8 @@ static bool fold_ceil(const FoldIn *in, Konst *o) {
  * and of pointers are not folded. */
 static bool fold_cast(const FoldIn *in, Konst *o) {
     TirScalar s = in->s, d = in->rs;
-    if (d == TIR_I1) return false;
+    if (d == TIR_I1)
+        return false;
     bool src_f = tir_scalar_is_float(s), dst_f = tir_scalar_is_float(d);
     int64_t a = in->a[0].i;
     if (!src_f && !dst_f) {
@@ -275,11 +316,16 @@ static bool fold_cast(const FoldIn *in, Konst *o) {
         bool neg_src = SIGNED(in);
         double x = neg_src ? (double)a : (double)U(a);
         bool exact = neg_src ? (a >= -(1ll << 53) && a <= (1ll << 53)) : U(a) <= (1ull << 53);
-        if (exact) o->f = x; /* tir_round_to then rounds once */
-        else if (d == TIR_F64) o->f = x;
-        else if (d == TIR_F32) o->f = neg_src ? (double)(float)a : (double)(float)U(a);
-        else if (d == TIR_BF16) return false; /* in range, and rounding twice could differ */
-        else o->f = x; /* beyond 2^53 f16 and f8 overflow either way */
+        if (exact)
+            o->f = x; /* tir_round_to then rounds once */
+        else if (d == TIR_F64)
+            o->f = x;
+        else if (d == TIR_F32)
+            o->f = neg_src ? (double)(float)a : (double)(float)U(a);
+        else if (d == TIR_BF16)
+            return false; /* in range, and rounding twice could differ */
+        else
+            o->f = x; /* beyond 2^53 f16 and f8 overflow either way */
         return true;
     }
     if (src_f && !dst_f) {
@@ -292,14 +338,20 @@ static bool fold_cast(const FoldIn *in, Konst *o) {
         double t = trunc(x);
         if (tir_scalar_is_signed(d)) {
             double lo = -ldexp(1, bits - 1), hi = ldexp(1, bits - 1);
-            if (t <= lo) o->i = bits == 64 ? INT64_MIN : -(1ll << (bits - 1));
-            else if (t >= hi) o->i = bits == 64 ? INT64_MAX : (1ll << (bits - 1)) - 1;
-            else o->i = (int64_t)t;
+            if (t <= lo)
+                o->i = bits == 64 ? INT64_MIN : -(1ll << (bits - 1));
+            else if (t >= hi)
+                o->i = bits == 64 ? INT64_MAX : (1ll << (bits - 1)) - 1;
+            else
+                o->i = (int64_t)t;
         } else {
             double hi = ldexp(1, bits);
-            if (t <= 0) o->i = 0;
-            else if (t >= hi) o->i = (int64_t)(bits == 64 ? ~0ull : (1ull << bits) - 1);
-            else o->i = (int64_t)(uint64_t)t;
+            if (t <= 0)
+                o->i = 0;
+            else if (t >= hi)
+                o->i = (int64_t)(bits == 64 ? ~0ull : (1ull << bits) - 1);
+            else
+                o->i = (int64_t)(uint64_t)t;
         }
         return true;
     }
@@ -308,46 +360,55 @@ static bool fold_cast(const FoldIn *in, Konst *o) {
 }
 
 static const FoldFn fold_table[TIR_NOPS] = {
-    [TIR_OP_ADD] = fold_add,         [TIR_OP_SUB] = fold_sub,         [TIR_OP_MUL] = fold_mul,
-    [TIR_OP_DIV] = fold_div,         [TIR_OP_REM] = fold_rem,         [TIR_OP_AND] = fold_and,
-    [TIR_OP_OR] = fold_or,           [TIR_OP_XOR] = fold_xor,         [TIR_OP_SHL] = fold_shl,
-    [TIR_OP_SHR] = fold_shr,         [TIR_OP_MAXIMUM] = fold_maximum, [TIR_OP_MINIMUM] = fold_minimum,
-    [TIR_OP_CMP] = fold_cmp,         [TIR_OP_FMA] = fold_fma,         [TIR_OP_NEG] = fold_neg,
-    [TIR_OP_NOT] = fold_not,         [TIR_OP_ABS] = fold_abs,         [TIR_OP_FLOOR] = fold_floor,
-    [TIR_OP_CEIL] = fold_ceil,       [TIR_OP_CAST] = fold_cast,
+    [TIR_OP_ADD] = fold_add,   [TIR_OP_SUB] = fold_sub,         [TIR_OP_MUL] = fold_mul,
+    [TIR_OP_DIV] = fold_div,   [TIR_OP_REM] = fold_rem,         [TIR_OP_AND] = fold_and,
+    [TIR_OP_OR] = fold_or,     [TIR_OP_XOR] = fold_xor,         [TIR_OP_SHL] = fold_shl,
+    [TIR_OP_SHR] = fold_shr,   [TIR_OP_MAXIMUM] = fold_maximum, [TIR_OP_MINIMUM] = fold_minimum,
+    [TIR_OP_CMP] = fold_cmp,   [TIR_OP_FMA] = fold_fma,         [TIR_OP_NEG] = fold_neg,
+    [TIR_OP_NOT] = fold_not,   [TIR_OP_ABS] = fold_abs,         [TIR_OP_FLOOR] = fold_floor,
+    [TIR_OP_CEIL] = fold_ceil, [TIR_OP_CAST] = fold_cast,
 };
 
 static bool try_fold(TirOp *op) {
     FoldFn fn = fold_table[op->code];
-    if (!fn || op->nres != 1 || op->nopnd < 1 || op->nopnd > 3) return false;
+    if (!fn || op->nres != 1 || op->nopnd < 1 || op->nopnd > 3)
+        return false;
     TirType rt = op->res[0]->ty;
-    if (!ty_is_int(rt) && !ty_is_float(rt)) return false;
+    if (!ty_is_int(rt) && !ty_is_float(rt))
+        return false;
     FoldIn in = {.s = (TirScalar)op->opnd[0]->ty.elem, .rs = (TirScalar)rt.elem, .pred = op->attr.i[0]};
     for (int i = 0; i < op->nopnd; i++) {
-        if (!const_of(op->opnd[i], &in.a[i])) return false;
+        if (!const_of(op->opnd[i], &in.a[i]))
+            return false;
         /* Elementwise operands share one type (casts aside); anything else is left for
          * the verifier to report rather than folded into nonsense. */
-        if (op->code != TIR_OP_CAST && op->opnd[i]->ty.elem != op->opnd[0]->ty.elem) return false;
+        if (op->code != TIR_OP_CAST && op->opnd[i]->ty.elem != op->opnd[0]->ty.elem)
+            return false;
     }
     Konst out = {tir_scalar_is_float(in.rs), 0, 0};
-    if (!fn(&in, &out)) return false;
+    if (!fn(&in, &out))
+        return false;
     become_const(op, out);
     return true;
 }
 
 /* ---- simplification -------------------------------------------------------------------- */
 
-static bool same_type(TirValue *a, TirValue *b) { return tir_type_eq(a->ty, b->ty); }
+static bool same_type(TirValue *a, TirValue *b) {
+    return tir_type_eq(a->ty, b->ty);
+}
 
 /* Shape ops and reductions whose operand is a constant (every element equal). */
 static bool fold_uniform(TirOp *op) {
     Konst k;
-    if (op->nopnd != 1 || op->nres != 1 || !const_of(op->opnd[0], &k)) return false;
+    if (op->nopnd != 1 || op->nres != 1 || !const_of(op->opnd[0], &k))
+        return false;
     TirType in_ty = op->opnd[0]->ty, rt = op->res[0]->ty;
     if (in_ty.elem != rt.elem || in_ty.ptr != rt.ptr) {
         if (op->code == TIR_OP_ARGMAX || op->code == TIR_OP_ARGMIN) {
             /* argmax of equal ints: the smallest index, 0 (floats: NaNs make it unclear) */
-            if (k.is_float || !ty_is_int(rt)) return false;
+            if (k.is_float || !ty_is_int(rt))
+                return false;
             become_const(op, (Konst){false, 0, 0});
             return true;
         }
@@ -361,27 +422,27 @@ static bool fold_uniform(TirOp *op) {
     case TIR_OP_TRANS:
     case TIR_OP_CONVERT_LAYOUT:
     case TIR_OP_REDUCE_MAX:
-    case TIR_OP_REDUCE_MIN:
-        become_const(op, k);
-        return true;
+    case TIR_OP_REDUCE_MIN: become_const(op, k); return true;
     case TIR_OP_REDUCE_SUM: {
         /* ints only: a float sum of n equal values depends on the order of additions */
         int64_t axis = op->attr.i[0];
-        if (k.is_float || axis < 0 || axis >= in_ty.rank) return false;
+        if (k.is_float || axis < 0 || axis >= in_ty.rank)
+            return false;
         become_const(op, (Konst){false, (int64_t)(U(k.i) * U(in_ty.shape[axis])), 0});
         return true;
     }
-    default:
-        return false;
+    default: return false;
     }
 }
 
 /* One rewrite of op, if any applies.  Returns true when something changed: either op
  * was rewritten in place or *rep was set to the value that replaces op's result. */
 static bool simplify(TirOp *op, TirValue **rep) {
-    if (try_fold(op) || fold_uniform(op)) return true;
+    if (try_fold(op) || fold_uniform(op))
+        return true;
     TirOpcode code = (TirOpcode)op->code;
-    if (op->nres != 1) return false;
+    if (op->nres != 1)
+        return false;
     TirValue *r = op->res[0];
     TirValue *x = op->nopnd > 0 ? op->opnd[0] : NULL;
     TirValue *y = op->nopnd > 1 ? op->opnd[1] : NULL;
@@ -398,16 +459,17 @@ static bool simplify(TirOp *op, TirValue **rep) {
         }
     }
 
-#define REPLACE_WITH(v)                          \
-    do {                                         \
-        if (!same_type((v), r)) return false;    \
-        *rep = (v);                              \
-        return true;                             \
+#define REPLACE_WITH(v)         \
+    do {                        \
+        if (!same_type((v), r)) \
+            return false;       \
+        *rep = (v);             \
+        return true;            \
     } while (0)
-#define BECOME_INT(v)                                      \
-    do {                                                   \
-        become_const(op, (Konst){false, (v), 0});          \
-        return true;                                       \
+#define BECOME_INT(v)                             \
+    do {                                          \
+        become_const(op, (Konst){false, (v), 0}); \
+        return true;                              \
     } while (0)
 
     bool int_op = ty_is_int(r->ty);
@@ -415,53 +477,70 @@ static bool simplify(TirOp *op, TirValue **rep) {
     bool y_one = y_const && (ky.is_float ? ky.f == 1.0 : ky.i == 1);
     switch (code) {
     case TIR_OP_ADD: /* x + 0; for floats only x + (-0) is x for every x (-0 + +0 is +0) */
-        if (y_int_zero || (y_const && ky.is_float && ky.f == 0 && signbit(ky.f))) REPLACE_WITH(x);
+        if (y_int_zero || (y_const && ky.is_float && ky.f == 0 && signbit(ky.f)))
+            REPLACE_WITH(x);
         break;
     case TIR_OP_SUB:
-        if (y_int_zero || (y_const && ky.is_float && ky.f == 0 && !signbit(ky.f))) REPLACE_WITH(x);
-        if (int_op && x == y) BECOME_INT(0);
+        if (y_int_zero || (y_const && ky.is_float && ky.f == 0 && !signbit(ky.f)))
+            REPLACE_WITH(x);
+        if (int_op && x == y)
+            BECOME_INT(0);
         break;
     case TIR_OP_MUL:
-        if (y_one) REPLACE_WITH(x);
-        if (int_op && y_int_zero) BECOME_INT(0); /* floats: x * 0 is NaN or -0 for some x */
+        if (y_one)
+            REPLACE_WITH(x);
+        if (int_op && y_int_zero)
+            BECOME_INT(0); /* floats: x * 0 is NaN or -0 for some x */
         break;
     case TIR_OP_DIV:
-        if (y_one) REPLACE_WITH(x);
+        if (y_one)
+            REPLACE_WITH(x);
         break;
     case TIR_OP_AND:
-        if (x == y) REPLACE_WITH(x);
-        if (int_op && y_int_zero) BECOME_INT(0);
+        if (x == y)
+            REPLACE_WITH(x);
+        if (int_op && y_int_zero)
+            BECOME_INT(0);
         break;
     case TIR_OP_OR:
-        if (x == y || y_int_zero) REPLACE_WITH(x);
+        if (x == y || y_int_zero)
+            REPLACE_WITH(x);
         break;
     case TIR_OP_XOR:
-        if (y_int_zero) REPLACE_WITH(x);
-        if (int_op && x == y) BECOME_INT(0);
+        if (y_int_zero)
+            REPLACE_WITH(x);
+        if (int_op && x == y)
+            BECOME_INT(0);
         break;
     case TIR_OP_SHL:
     case TIR_OP_SHR:
-        if (y_int_zero) REPLACE_WITH(x);
+        if (y_int_zero)
+            REPLACE_WITH(x);
         break;
     case TIR_OP_MAXIMUM:
     case TIR_OP_MINIMUM:
-        if (x == y) REPLACE_WITH(x);
+        if (x == y)
+            REPLACE_WITH(x);
         break;
     case TIR_OP_SELECT: {
         Konst kc;
         TirValue *z = op->opnd[2];
-        if (const_of(x, &kc) && !kc.is_float) REPLACE_WITH(kc.i ? y : z);
-        if (y == z) REPLACE_WITH(y);
+        if (const_of(x, &kc) && !kc.is_float)
+            REPLACE_WITH(kc.i ? y : z);
+        if (y == z)
+            REPLACE_WITH(y);
         break;
     }
     case TIR_OP_CAST: {
-        if (same_type(x, r)) REPLACE_WITH(x);
+        if (same_type(x, r))
+            REPLACE_WITH(x);
         /* A widening int cast and back: the value comes back unchanged. */
         TirOp *d = x->def;
         if (d && d->code == TIR_OP_CAST && d->nopnd == 1) {
             TirValue *src = d->opnd[0];
             if (same_type(src, r) && ty_is_int(src->ty) && ty_is_int(x->ty) && src->ty.elem != TIR_I1 &&
-                x->ty.elem != TIR_I1 && tir_scalar_bits((TirScalar)x->ty.elem) >= tir_scalar_bits((TirScalar)src->ty.elem))
+                x->ty.elem != TIR_I1 &&
+                tir_scalar_bits((TirScalar)x->ty.elem) >= tir_scalar_bits((TirScalar)src->ty.elem))
                 REPLACE_WITH(src);
         }
         break;
@@ -471,7 +550,8 @@ static bool simplify(TirOp *op, TirValue **rep) {
     case TIR_OP_RESHAPE:
     case TIR_OP_TRANS:
     case TIR_OP_CONVERT_LAYOUT: {
-        if (code != TIR_OP_TRANS && same_type(x, r)) REPLACE_WITH(x);
+        if (code != TIR_OP_TRANS && same_type(x, r))
+            REPLACE_WITH(x);
         /* Of a splat: every element is the scalar, so it is a splat of the new shape. */
         TirOp *d = x->def;
         if (d && d->code == TIR_OP_SPLAT && d->nopnd == 1 && code != TIR_OP_CONVERT_LAYOUT) {
@@ -483,10 +563,10 @@ static bool simplify(TirOp *op, TirValue **rep) {
         break;
     }
     case TIR_OP_ADDPTR:
-        if (y_int_zero) REPLACE_WITH(x);
+        if (y_int_zero)
+            REPLACE_WITH(x);
         break;
-    default:
-        break;
+    default: break;
     }
 #undef REPLACE_WITH
 #undef BECOME_INT
@@ -509,23 +589,25 @@ typedef struct CseEntry {
 typedef struct Canon {
     TirFunc *f;
     TirPassContext *ctx;
-    PassMap repl;        /* replaced value -> its replacement */
+    PassMap repl; /* replaced value -> its replacement */
     CseEntry *ents;
     size_t nents, capents;
     int32_t *buckets;
-    size_t nbuckets;     /* a power of two */
-    uint64_t memgen;     /* bumped by every op that may write memory */
+    size_t nbuckets; /* a power of two */
+    uint64_t memgen; /* bumped by every op that may write memory */
     bool changed;
     int errors;
 } Canon;
 
 static TirValue *resolve(Canon *c, TirValue *v) {
-    for (TirValue *t; (t = pass_map_get(&c->repl, v));) v = t;
+    for (TirValue *t; (t = pass_map_get(&c->repl, v));)
+        v = t;
     return v;
 }
 
 static bool has_effect_op(TirOp *op, void *ud) {
-    if (!pass_op_has(op, TIR_T_SIDE_EFFECT)) return true;
+    if (!pass_op_has(op, TIR_T_SIDE_EFFECT))
+        return true;
     *(bool *)ud = true;
     return false;
 }
@@ -533,7 +615,8 @@ static bool has_effect_op(TirOp *op, void *ud) {
 /* Whether anything in op's regions may write memory, print, call or exit. */
 static bool regions_have_effects(TirOp *op) {
     bool found = false;
-    for (int r = 0; r < op->nregion && !found; r++) tir_walk_block(op->region[r], has_effect_op, &found);
+    for (int r = 0; r < op->nregion && !found; r++)
+        tir_walk_block(op->region[r], has_effect_op, &found);
     return found;
 }
 
@@ -544,18 +627,21 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 
 static uint64_t hash_type(uint64_t h, TirType t) {
     h = mix(h, (uint64_t)t.kind | (uint64_t)t.elem << 8 | (uint64_t)t.ptr << 16 | (uint64_t)t.rank << 24);
-    for (int i = 0; i < t.rank && i < TIR_MAXRANK; i++) h = mix(h, (uint64_t)(uint32_t)t.shape[i]);
+    for (int i = 0; i < t.rank && i < TIR_MAXRANK; i++)
+        h = mix(h, (uint64_t)(uint32_t)t.shape[i]);
     return mix(h, (uint64_t)(uint32_t)t.layout);
 }
 
 static uint64_t hash_str(const char *s) {
     uint64_t h = 1469598103934665603ull;
-    for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
 }
 
 static uint64_t double_bits(double d) {
-    if (isnan(d)) return 0x7ff8000000000000ull; /* every NaN the same value for CSE */
+    if (isnan(d))
+        return 0x7ff8000000000000ull; /* every NaN the same value for CSE */
     uint64_t u;
     memcpy(&u, &d, sizeof u);
     return u;
@@ -565,7 +651,8 @@ static uint64_t double_bits(double d) {
  * (the front end, the parser and this pass need not agree on the unused field). */
 static bool const_key(TirOp *op, uint64_t *key) {
     Konst k;
-    if (op->code != TIR_OP_CONSTANT || !const_of(op->res[0], &k)) return false;
+    if (op->code != TIR_OP_CONSTANT || !const_of(op->res[0], &k))
+        return false;
     *key = k.is_float ? double_bits(k.f) : (uint64_t)k.i;
     return true;
 }
@@ -579,45 +666,59 @@ static uint64_t hash_op(TirOp *op) {
         h = mix(h, (uint64_t)op->attr.ival);
         h = mix(h, double_bits(op->attr.fval));
     }
-    for (int i = 0; i < TIR_MAXRANK; i++) h = mix(h, (uint64_t)op->attr.i[i]);
+    for (int i = 0; i < TIR_MAXRANK; i++)
+        h = mix(h, (uint64_t)op->attr.i[i]);
     h = mix(h, hash_str(op->attr.s));
-    for (int i = 0; i < op->nres; i++) h = hash_type(h, op->res[i]->ty);
+    for (int i = 0; i < op->nres; i++)
+        h = hash_type(h, op->res[i]->ty);
     bool comm = pass_op_has(op, TIR_T_COMMUTATIVE) && op->nopnd == 2;
     uint64_t sum = 0;
     for (int i = 0; i < op->nopnd; i++) {
         uint64_t v = mix(0, (uint64_t)(uintptr_t)op->opnd[i]);
-        if (comm) sum += v;
-        else h = mix(h, v);
+        if (comm)
+            sum += v;
+        else
+            h = mix(h, v);
     }
     return comm ? mix(h, sum) : h;
 }
 
 static bool attrs_equal(const TirAttr *a, const TirAttr *b) {
-    if (a->ival != b->ival || double_bits(a->fval) != double_bits(b->fval)) return false;
-    if (memcmp(a->i, b->i, sizeof a->i) != 0) return false;
-    if (!a->s || !b->s) return a->s == b->s;
+    if (a->ival != b->ival || double_bits(a->fval) != double_bits(b->fval))
+        return false;
+    if (memcmp(a->i, b->i, sizeof a->i) != 0)
+        return false;
+    if (!a->s || !b->s)
+        return a->s == b->s;
     return strcmp(a->s, b->s) == 0;
 }
 
 static bool ops_equal(TirOp *a, TirOp *b) {
-    if (a->code != b->code || a->nopnd != b->nopnd || a->nres != b->nres) return false;
+    if (a->code != b->code || a->nopnd != b->nopnd || a->nres != b->nres)
+        return false;
     for (int i = 0; i < a->nres; i++)
-        if (!tir_type_eq(a->res[i]->ty, b->res[i]->ty)) return false;
+        if (!tir_type_eq(a->res[i]->ty, b->res[i]->ty))
+            return false;
     uint64_t ka, kb;
-    if (const_key(a, &ka) && const_key(b, &kb)) return ka == kb;
-    if (!attrs_equal(&a->attr, &b->attr)) return false;
+    if (const_key(a, &ka) && const_key(b, &kb))
+        return ka == kb;
+    if (!attrs_equal(&a->attr, &b->attr))
+        return false;
     bool same = true;
-    for (int i = 0; i < a->nopnd && same; i++) same = a->opnd[i] == b->opnd[i];
-    if (same) return true;
-    return pass_op_has(a, TIR_T_COMMUTATIVE) && a->nopnd == 2 && a->opnd[0] == b->opnd[1] &&
-           a->opnd[1] == b->opnd[0];
+    for (int i = 0; i < a->nopnd && same; i++)
+        same = a->opnd[i] == b->opnd[i];
+    if (same)
+        return true;
+    return pass_op_has(a, TIR_T_COMMUTATIVE) && a->nopnd == 2 && a->opnd[0] == b->opnd[1] && a->opnd[1] == b->opnd[0];
 }
 
 /* Pure ops, and loads (they only read) within one memory generation. */
 static bool cse_candidate(TirOp *op) {
-    if (op->nregion || op->nres < 1) return false;
+    if (op->nregion || op->nres < 1)
+        return false;
     unsigned t = tir_op_info[op->code].traits;
-    if (t & (TIR_T_SIDE_EFFECT | TIR_T_TERMINATOR)) return false;
+    if (t & (TIR_T_SIDE_EFFECT | TIR_T_TERMINATOR))
+        return false;
     return (t & (TIR_T_PURE | TIR_T_READS)) != 0;
 }
 
@@ -627,12 +728,14 @@ static TirOp *cse_find_or_add(Canon *c, TirOp *op) {
     size_t slot = (size_t)h & (c->nbuckets - 1);
     for (int32_t e = c->buckets[slot]; e >= 0; e = c->ents[e].next) {
         CseEntry *ent = &c->ents[e];
-        if (ent->hash == h && (!reads || ent->memgen == c->memgen) && ops_equal(ent->op, op)) return ent->op;
+        if (ent->hash == h && (!reads || ent->memgen == c->memgen) && ops_equal(ent->op, op))
+            return ent->op;
     }
     if (c->nents == c->capents) {
         c->capents = c->capents ? c->capents * 2 : 256;
         c->ents = realloc(c->ents, c->capents * sizeof *c->ents);
-        if (!c->ents) abort();
+        if (!c->ents)
+            abort();
     }
     c->ents[c->nents] = (CseEntry){op, h, c->memgen, c->buckets[slot]};
     c->buckets[slot] = (int32_t)c->nents++;
@@ -647,7 +750,8 @@ static void cse_pop(Canon *c, size_t mark) {
 }
 
 static void replace_op(Canon *c, TirOp *op, TirValue *const *with) {
-    for (int i = 0; i < op->nres; i++) pass_map_put(&c->repl, op->res[i], with[i]);
+    for (int i = 0; i < op->nres; i++)
+        pass_map_put(&c->repl, op->res[i], with[i]);
     tir_op_detach(op);
     c->changed = true;
 }
@@ -661,13 +765,15 @@ static void canon_block(Canon *c, TirBlock *blk, int depth);
 static TirOp *inline_taken_region(Canon *c, TirOp *op, bool cond) {
     TirBlock *taken = op->region[cond ? 0 : 1];
     TirOp *yield = taken->last;
-    if (!yield || yield->code != TIR_OP_YIELD || yield->nopnd != op->nres) return op->next;
+    if (!yield || yield->code != TIR_OP_YIELD || yield->nopnd != op->nres)
+        return op->next;
     TirOp *first = NULL;
     for (TirOp *o = taken->first, *next; o && o != yield; o = next) {
         next = o->next;
         tir_op_detach(o);
         tir_op_insert_before(op, o);
-        if (!first) first = o;
+        if (!first)
+            first = o;
     }
     TirOp *after = op->next;
     replace_op(c, op, yield->opnd);
@@ -676,11 +782,14 @@ static TirOp *inline_taken_region(Canon *c, TirOp *op, bool cond) {
 
 /* A `for` runs zero times when ub <= lb (in the bounds' signedness), known here. */
 static bool for_never_runs(TirOp *op) {
-    if (op->nopnd < 3) return false;
+    if (op->nopnd < 3)
+        return false;
     TirValue *lb = op->opnd[0], *ub = op->opnd[1];
-    if (lb == ub) return true;
+    if (lb == ub)
+        return true;
     Konst a, b;
-    if (!const_of(lb, &a) || !const_of(ub, &b) || a.is_float || b.is_float) return false;
+    if (!const_of(lb, &a) || !const_of(ub, &b) || a.is_float || b.is_float)
+        return false;
     return ty_is_signed_int(lb->ty) ? b.i <= a.i : U(b.i) <= U(a.i);
 }
 
@@ -696,9 +805,12 @@ static TirOp *canon_region_op(Canon *c, TirOp *op, int depth) {
     /* A loop body runs again after its own writes, so an op with writes inside starts a
      * new memory generation on entry as well as after it. */
     bool effects = regions_have_effects(op);
-    if (effects) c->memgen++;
-    for (int r = 0; r < op->nregion; r++) canon_block(c, op->region[r], depth + 1);
-    if (effects) c->memgen++;
+    if (effects)
+        c->memgen++;
+    for (int r = 0; r < op->nregion; r++)
+        canon_block(c, op->region[r], depth + 1);
+    if (effects)
+        c->memgen++;
     return op->next;
 }
 
@@ -706,7 +818,8 @@ static TirOp *canon_region_op(Canon *c, TirOp *op, int depth) {
  * `0.1` is 0.0999755859375), so the text shows the value the program computes with. */
 static void normalize_const(Canon *c, TirOp *op) {
     Konst k;
-    if (op->nres != 1 || !const_of(op->res[0], &k)) return;
+    if (op->nres != 1 || !const_of(op->res[0], &k))
+        return;
     TirAttr before = op->attr;
     become_const(op, k);
     if (k.is_float ? double_bits(before.fval) != double_bits(op->attr.fval) : before.ival != op->attr.ival)
@@ -722,17 +835,21 @@ static TirOp *canon_op(Canon *c, TirOp *op, int depth) {
             c->changed = true;
         }
     }
-    if (op->nregion) return canon_region_op(c, op, depth);
+    if (op->nregion)
+        return canon_region_op(c, op, depth);
     if (pass_op_has(op, TIR_T_SIDE_EFFECT)) {
         c->memgen++;
         return next;
     }
-    if (pass_op_has(op, TIR_T_TERMINATOR)) return next;
-    if (op->code == TIR_OP_CONSTANT) normalize_const(c, op);
+    if (pass_op_has(op, TIR_T_TERMINATOR))
+        return next;
+    if (op->code == TIR_OP_CONSTANT)
+        normalize_const(c, op);
     /* Each rewrite makes op simpler, so a few steps reach the op's final form. */
     for (int step = 0; step < 16; step++) {
         TirValue *rep = NULL;
-        if (!simplify(op, &rep)) break;
+        if (!simplify(op, &rep))
+            break;
         c->changed = true;
         if (rep) {
             replace_op(c, op, &rep);
@@ -741,7 +858,8 @@ static TirOp *canon_op(Canon *c, TirOp *op, int depth) {
     }
     if (cse_candidate(op)) {
         TirOp *same = cse_find_or_add(c, op);
-        if (same) replace_op(c, op, same->res);
+        if (same)
+            replace_op(c, op, same->res);
     }
     return next;
 }
@@ -749,23 +867,26 @@ static TirOp *canon_op(Canon *c, TirOp *op, int depth) {
 static void canon_block(Canon *c, TirBlock *blk, int depth) {
     if (depth > CANON_MAX_NESTING) {
         if (!c->errors)
-            c->errors += pass_error(c->ctx, "canonicalize", c->f, "regions nested more than %d deep",
-                                    CANON_MAX_NESTING);
+            c->errors +=
+                pass_error(c->ctx, "canonicalize", c->f, "regions nested more than %d deep", CANON_MAX_NESTING);
         return;
     }
     size_t mark = c->nents;
-    for (TirOp *op = blk->first; op;) op = canon_op(c, op, depth);
+    for (TirOp *op = blk->first; op;)
+        op = canon_op(c, op, depth);
     cse_pop(c, mark);
 }
 
 /* ---- the backward walk: DCE ---------------------------------------------------------------- */
 
 typedef struct Dce {
-    PassMap uses;  /* value -> number of operand slots naming it */
+    PassMap uses; /* value -> number of operand slots naming it */
     bool changed;
 } Dce;
 
-static size_t uses_of(Dce *d, TirValue *v) { return (size_t)(uintptr_t)pass_map_get(&d->uses, v); }
+static size_t uses_of(Dce *d, TirValue *v) {
+    return (size_t)(uintptr_t)pass_map_get(&d->uses, v);
+}
 
 static bool count_op_uses(TirOp *op, void *ud) {
     Dce *d = ud;
@@ -778,7 +899,8 @@ static bool drop_op_uses(TirOp *op, void *ud) {
     Dce *d = ud;
     for (int i = 0; i < op->nopnd; i++) {
         size_t n = uses_of(d, op->opnd[i]);
-        if (n) pass_map_put(&d->uses, op->opnd[i], (void *)(uintptr_t)(n - 1));
+        if (n)
+            pass_map_put(&d->uses, op->opnd[i], (void *)(uintptr_t)(n - 1));
     }
     return true;
 }
@@ -787,8 +909,10 @@ static bool drop_op_uses(TirOp *op, void *ud) {
  * `return` stay, and so does any `for`/`if` that holds one of them. */
 static bool removable(TirOp *op) {
     unsigned t = tir_op_info[op->code].traits;
-    if (t & (TIR_T_SIDE_EFFECT | TIR_T_TERMINATOR)) return false;
-    if (op->nregion) return !regions_have_effects(op);
+    if (t & (TIR_T_SIDE_EFFECT | TIR_T_TERMINATOR))
+        return false;
+    if (op->nregion)
+        return !regions_have_effects(op);
     return (t & (TIR_T_PURE | TIR_T_READS)) != 0;
 }
 
@@ -796,15 +920,18 @@ static void dce_block(Dce *d, TirBlock *blk) {
     for (TirOp *op = blk->last, *prev; op; op = prev) {
         prev = op->prev;
         bool unused = true;
-        for (int i = 0; i < op->nres && unused; i++) unused = uses_of(d, op->res[i]) == 0;
+        for (int i = 0; i < op->nres && unused; i++)
+            unused = uses_of(d, op->res[i]) == 0;
         if (unused && removable(op)) {
             drop_op_uses(op, d);
-            for (int r = 0; r < op->nregion; r++) tir_walk_block(op->region[r], drop_op_uses, d);
+            for (int r = 0; r < op->nregion; r++)
+                tir_walk_block(op->region[r], drop_op_uses, d);
             tir_op_detach(op);
             d->changed = true;
             continue;
         }
-        for (int r = 0; r < op->nregion; r++) dce_block(d, op->region[r]);
+        for (int r = 0; r < op->nregion; r++)
+            dce_block(d, op->region[r]);
     }
 }
 
@@ -820,21 +947,25 @@ static int canonicalize_func(TirFunc *f, TirPassContext *ctx) {
     tir_walk_func(f, count_one, &nops);
     Canon c = {.f = f, .ctx = ctx};
     c.nbuckets = 256;
-    while (c.nbuckets < 2 * nops) c.nbuckets *= 2;
+    while (c.nbuckets < 2 * nops)
+        c.nbuckets *= 2;
     c.buckets = malloc(c.nbuckets * sizeof *c.buckets);
-    if (!c.buckets) abort();
+    if (!c.buckets)
+        abort();
     for (int round = 0; round < CANON_MAX_ROUNDS; round++) {
         memset(c.buckets, 0xff, c.nbuckets * sizeof *c.buckets); /* every chain empty (-1) */
         c.nents = 0;
         c.changed = false;
         pass_map_free(&c.repl);
         canon_block(&c, f->body, 0);
-        if (c.errors) break;
+        if (c.errors)
+            break;
         Dce d = {0};
         tir_walk_func(f, count_op_uses, &d);
         dce_block(&d, f->body);
         pass_map_free(&d.uses);
-        if (!c.changed && !d.changed) break;
+        if (!c.changed && !d.changed)
+            break;
     }
     pass_map_free(&c.repl);
     free(c.ents);
@@ -844,6 +975,7 @@ static int canonicalize_func(TirFunc *f, TirPassContext *ctx) {
 
 int pass_canonicalize(TirModule *m, TirPassContext *ctx) {
     int errors = 0;
-    for (TirFunc *f = m->first; f; f = f->next) errors += canonicalize_func(f, ctx);
+    for (TirFunc *f = m->first; f; f = f->next)
+        errors += canonicalize_func(f, ctx);
     return errors;
 }

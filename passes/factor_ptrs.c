@@ -40,12 +40,16 @@ static int spine(TirValue *v, TirOp **ops) {
         TirOp *d = x->def;
         chain[n++] = d;
         if (d->code == TIR_OP_SPLAT) {
-            if (!d->opnd[0]->ty.ptr || tir_type_is_tile(d->opnd[0]->ty)) return 0;
-            for (int i = 0; i < n; i++) ops[i] = chain[n - 1 - i];
+            if (!d->opnd[0]->ty.ptr || tir_type_is_tile(d->opnd[0]->ty))
+                return 0;
+            for (int i = 0; i < n; i++)
+                ops[i] = chain[n - 1 - i];
             return n;
         }
-        if (d->code != TIR_OP_ADDPTR && d->code != TIR_OP_BROADCAST && d->code != TIR_OP_EXPAND_DIMS) return 0;
-        if (d->nres != 1 || d->nopnd < 1) return 0;
+        if (d->code != TIR_OP_ADDPTR && d->code != TIR_OP_BROADCAST && d->code != TIR_OP_EXPAND_DIMS)
+            return 0;
+        if (d->nres != 1 || d->nopnd < 1)
+            return 0;
     }
     return 0;
 }
@@ -59,11 +63,14 @@ typedef struct {
 static bool count_uses(TirOp *op, void *ud) {
     Uses *u = ud;
     for (int i = 0; i < op->nopnd; i++)
-        if (op->opnd[i]->id >= 0 && op->opnd[i]->id < u->n) u->uses[op->opnd[i]->id]++;
+        if (op->opnd[i]->id >= 0 && op->opnd[i]->id < u->n)
+            u->uses[op->opnd[i]->id]++;
     return true;
 }
 
-static bool is_access(const TirOp *op) { return op->code == TIR_OP_LOAD || op->code == TIR_OP_STORE; }
+static bool is_access(const TirOp *op) {
+    return op->code == TIR_OP_LOAD || op->code == TIR_OP_STORE;
+}
 
 typedef struct {
     TirFunc *f;
@@ -79,15 +86,15 @@ static TirOp *advance_of(Fp *F, TirBlock *body, TirValue *arg, TirOp *yield, int
     int seen = 0;
     for (TirOp *op = body->first; op; op = op->next) {
         for (int i = 0; i < op->nopnd; i++) {
-            if (op->opnd[i] != arg) continue;
+            if (op->opnd[i] != arg)
+                continue;
             seen++;
-            if (is_access(op) && i == 0 && op->attr.i[1] <= 1) continue;
+            if (is_access(op) && i == 0 && op->attr.i[1] <= 1)
+                continue;
             const TirOp *d = op->code == TIR_OP_ADDPTR && op->nopnd == 2 ? op->opnd[1]->def : NULL;
             bool by_splat = d && (d->code == TIR_OP_SPLAT ||
-                                  (d->code == TIR_OP_CONSTANT &&
-                                   tir_scalar_is_int((TirScalar)d->res[0]->ty.elem)));
-            if (i == 0 && !adv && by_splat && yield->opnd[c] == op->res[0] &&
-                F->u.uses[op->res[0]->id] == 1) {
+                                  (d->code == TIR_OP_CONSTANT && tir_scalar_is_int((TirScalar)d->res[0]->ty.elem)));
+            if (i == 0 && !adv && by_splat && yield->opnd[c] == op->res[0] && F->u.uses[op->res[0]->id] == 1) {
                 adv = op;
                 continue;
             }
@@ -100,17 +107,22 @@ static TirOp *advance_of(Fp *F, TirBlock *body, TirValue *arg, TirOp *yield, int
 
 /* Counts a use the pass adds (of a value that existed before it ran). */
 static void use(Fp *F, const TirValue *v) {
-    if (v->id >= 0 && v->id < F->u.n) F->u.uses[v->id]++;
+    if (v->id >= 0 && v->id < F->u.n)
+        F->u.uses[v->id]++;
 }
 
 static void drop_dead(Fp *F, TirValue *v) {
     TirOp *op = v->def;
-    if (v->id < 0 || v->id >= F->u.n) return;
-    if (!op || !op->parent || op->nres != 1 || F->u.uses[v->id] > 0 || !pass_op_has(op, TIR_T_PURE)) return;
-    if (pass_op_has(op, TIR_T_REGIONS)) return;
+    if (v->id < 0 || v->id >= F->u.n)
+        return;
+    if (!op || !op->parent || op->nres != 1 || F->u.uses[v->id] > 0 || !pass_op_has(op, TIR_T_PURE))
+        return;
+    if (pass_op_has(op, TIR_T_REGIONS))
+        return;
     tir_op_erase(op);
     for (int i = 0; i < op->nopnd; i++) {
-        if (op->opnd[i]->id < F->u.n) F->u.uses[op->opnd[i]->id]--;
+        if (op->opnd[i]->id < F->u.n)
+            F->u.uses[op->opnd[i]->id]--;
         drop_dead(F, op->opnd[i]);
     }
 }
@@ -119,12 +131,15 @@ static void factor_carried(Fp *F, TirOp *loop, int c) {
     TirBlock *body = loop->region[0];
     TirOp *yield = body->last;
     TirValue *init = loop->opnd[3 + c], *arg = body->args[1 + c], *res = loop->res[c];
-    if (!tir_type_is_tile(arg->ty) || !arg->ty.ptr || F->u.uses[res->id] != 0) return;
+    if (!tir_type_is_tile(arg->ty) || !arg->ty.ptr || F->u.uses[res->id] != 0)
+        return;
     TirOp *sp[SPINE_MAX];
     int n = spine(init, sp);
-    if (n < 2) return; /* a bare splat: nothing to keep apart */
+    if (n < 2)
+        return; /* a bare splat: nothing to keep apart */
     TirOp *adv = advance_of(F, body, arg, yield, c);
-    if (!adv) return;
+    if (!adv)
+        return;
     TirType i64 = tir_scalar_type(TIR_I64);
 
     TirBuilder b;
@@ -149,12 +164,15 @@ static void factor_carried(Fp *F, TirOp *loop, int c) {
     TirValue *cur = NULL;
     for (int i = 0; i < n; i++) {
         TirOp *cl = tir_op_clone(&b, sp[i], from, to, i == 0 ? 1 : 0);
-        if (i > 0) cl->opnd[0] = cur;
-        for (int k = 0; k < cl->nopnd; k++) use(F, cl->opnd[k]);
+        if (i > 0)
+            cl->opnd[0] = cur;
+        for (int k = 0; k < cl->nopnd; k++)
+            use(F, cl->opnd[k]);
         cur = cl->res[0];
     }
     for (TirOp *op = body->first; op; op = op->next)
-        if (is_access(op) && op->opnd[0] == arg) op->opnd[0] = cur;
+        if (is_access(op) && op->opnd[0] == arg)
+            op->opnd[0] = cur;
 
     /* the advance: o + d in 64 bits, extended as addptr extends it (a constant tile's
      * value is its one element's, already extended) */
@@ -173,7 +191,8 @@ static void factor_carried(Fp *F, TirOp *loop, int c) {
     F->u.uses[adv->res[0]->id] = 0;
     TirValue *off = adv->opnd[1];
     tir_op_erase(adv);
-    if (off->id < F->u.n) F->u.uses[off->id]--;
+    if (off->id < F->u.n)
+        F->u.uses[off->id]--;
     drop_dead(F, off);
     drop_dead(F, init);
     F->changed++;
@@ -181,9 +200,11 @@ static void factor_carried(Fp *F, TirOp *loop, int c) {
 
 static bool factor_op(TirOp *op, void *ud) {
     Fp *F = ud;
-    if (op->code != TIR_OP_FOR || op->nregion != 1) return true;
+    if (op->code != TIR_OP_FOR || op->nregion != 1)
+        return true;
     TirBlock *body = op->region[0];
-    if (!body->last || body->last->code != TIR_OP_YIELD) return true;
+    if (!body->last || body->last->code != TIR_OP_YIELD)
+        return true;
     for (int c = 0; c < op->nres && 3 + c < op->nopnd && 1 + c < body->nargs && c < body->last->nopnd; c++)
         factor_carried(F, op, c);
     return true;
@@ -192,12 +213,14 @@ static bool factor_op(TirOp *op, void *ud) {
 int pass_factor_ptrs(TirModule *m, TirPassContext *ctx) {
     (void)ctx;
     for (TirFunc *f = m->first; f; f = f->next) {
-        if (f->kind != TIR_FUNC_KERNEL) continue;
+        if (f->kind != TIR_FUNC_KERNEL)
+            continue;
         Fp F = {.f = f, .m = m};
         /* room for the values this pass adds: a handful per carried pointer */
         F.u.n = f->next_id;
         F.u.uses = calloc((size_t)F.u.n + 1, sizeof *F.u.uses);
-        if (!F.u.uses) abort();
+        if (!F.u.uses)
+            abort();
         tir_walk_func(f, count_uses, &F.u);
         tir_walk_func(f, factor_op, &F);
         free(F.u.uses);

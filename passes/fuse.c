@@ -14,13 +14,18 @@
 /* Collects the chain feeding v (post-order); false when it is not cheap. */
 static bool chain(TirValue *v, TirOp **ops, int *n) {
     TirOp *d = v->def;
-    if (!tir_type_is_tile(v->ty)) return true; /* scalars keep their value */
-    if (!d || *n >= FUSE_MAX_OPS) return false;
+    if (!tir_type_is_tile(v->ty))
+        return true; /* scalars keep their value */
+    if (!d || *n >= FUSE_MAX_OPS)
+        return false;
     for (int i = 0; i < *n; i++)
-        if (ops[i] == d) return true;
-    if (!pass_remat_cheap(d, false)) return false;
+        if (ops[i] == d)
+            return true;
+    if (!pass_remat_cheap(d, false))
+        return false;
     for (int i = 0; i < d->nopnd; i++)
-        if (!chain(d->opnd[i], ops, n)) return false;
+        if (!chain(d->opnd[i], ops, n))
+            return false;
     ops[(*n)++] = d;
     return true;
 }
@@ -32,10 +37,12 @@ typedef struct {
 
 static bool fuse_op(TirOp *op, void *ud) {
     Fuse *F = ud;
-    if (op->code != TIR_OP_CONVERT_LAYOUT) return true;
+    if (op->code != TIR_OP_CONVERT_LAYOUT)
+        return true;
     TirOp *ops[FUSE_MAX_OPS];
     int n = 0;
-    if (!chain(op->opnd[0], ops, &n) || n == 0) return true;
+    if (!chain(op->opnd[0], ops, &n) || n == 0)
+        return true;
     int32_t layout = op->res[0]->ty.layout;
     TirValue *from[FUSE_MAX_OPS], *to[FUSE_MAX_OPS];
     TirBuilder b;
@@ -54,7 +61,8 @@ static bool fuse_op(TirOp *op, void *ud) {
 
 int pass_fuse(TirModule *m, TirPassContext *ctx) {
     for (TirFunc *f = m->first; f; f = f->next) {
-        if (f->kind != TIR_FUNC_KERNEL) continue;
+        if (f->kind != TIR_FUNC_KERNEL)
+            continue;
         Fuse F = {f, 0};
         tir_walk_func(f, fuse_op, &F);
         (void)ctx;

@@ -13,12 +13,13 @@
 #include <string.h>
 
 enum {
-    INLINE_MAX_DEPTH = 64,          /* rounds of inlining per function */
-    INLINE_MAX_OPS = 1 << 20,       /* ops copied into one function, all rounds together */
+    INLINE_MAX_DEPTH = 64,    /* rounds of inlining per function */
+    INLINE_MAX_OPS = 1 << 20, /* ops copied into one function, all rounds together */
 };
 
 static bool collect_call(TirOp *op, void *ud) {
-    if (op->code == TIR_OP_CALL) pass_opvec_push(ud, op);
+    if (op->code == TIR_OP_CALL)
+        pass_opvec_push(ud, op);
     return true;
 }
 
@@ -33,13 +34,15 @@ typedef struct {
 
 static void free_uses_add(FreeUses *u, TirValue *v) {
     TirValue *to = pass_map_get(u->map, v);
-    if (!to || pass_map_get(&u->seen, v)) return;
+    if (!to || pass_map_get(&u->seen, v))
+        return;
     pass_map_put(&u->seen, v, to);
     if (u->n == u->cap) {
         u->cap = u->cap ? u->cap * 2 : 16;
         u->from = realloc(u->from, (size_t)u->cap * sizeof *u->from);
         u->to = realloc(u->to, (size_t)u->cap * sizeof *u->to);
-        if (!u->from || !u->to) abort();
+        if (!u->from || !u->to)
+            abort();
     }
     u->from[u->n] = v;
     u->to[u->n] = to;
@@ -47,7 +50,8 @@ static void free_uses_add(FreeUses *u, TirValue *v) {
 }
 
 static bool free_uses_op(TirOp *op, void *ud) {
-    for (int i = 0; i < op->nopnd; i++) free_uses_add(ud, op->opnd[i]);
+    for (int i = 0; i < op->nopnd; i++)
+        free_uses_add(ud, op->opnd[i]);
     return true;
 }
 
@@ -60,23 +64,26 @@ static bool count_op(TirOp *op, void *ud) {
  * a walk of the whole function per call made a chain of functions each calling the next
  * twice quadratic in the grown body (16 levels took minutes). */
 static TirValue *resolve(const PassMap *repl, TirValue *v) {
-    for (TirValue *to; (to = pass_map_get(repl, v));) v = to;   /* a result passed on */
+    for (TirValue *to; (to = pass_map_get(repl, v));)
+        v = to; /* a result passed on */
     return v;
 }
 
 static bool replace_op_uses(TirOp *op, void *ud) {
-    for (int i = 0; i < op->nopnd; i++) op->opnd[i] = resolve(ud, op->opnd[i]);
+    for (int i = 0; i < op->nopnd; i++)
+        op->opnd[i] = resolve(ud, op->opnd[i]);
     return true;
 }
 
 /* Replaces one call by the callee's body; the call's results go into `repl` (their
  * replacements), for replace_op_uses after the round.  Returns the number of errors; past
  * the growth limit, *grown is left above INLINE_MAX_OPS. */
-static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ctx, int depth,
-                       long *grown, PassMap *repl) {
+static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ctx, int depth, long *grown,
+                       PassMap *repl) {
     const char *name = call->attr.s ? call->attr.s : "";
     TirFunc *callee = tir_module_find(m, name);
-    if (!callee) return pass_error(ctx, "inline", f, "call of unknown function @%s", name);
+    if (!callee)
+        return pass_error(ctx, "inline", f, "call of unknown function @%s", name);
     if (callee->kind != TIR_FUNC_DEVICE)
         return pass_error(ctx, "inline", f, "call of @%s, which is a kernel, not a device function", name);
     TirBlock *body = callee->body;
@@ -84,20 +91,22 @@ static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ct
     if (!ret || ret->code != TIR_OP_FUNC_RETURN)
         return pass_error(ctx, "inline", f, "device function @%s does not end in func_return", name);
     if (call->nopnd != body->nargs || call->nres != ret->nopnd)
-        return pass_error(ctx, "inline", f,
-                          "call of @%s passes %d argument%s and expects %d result%s; the function takes %d and returns %d",
-                          name, call->nopnd, call->nopnd == 1 ? "" : "s", call->nres,
-                          call->nres == 1 ? "" : "s", body->nargs, ret->nopnd);
+        return pass_error(
+            ctx, "inline", f,
+            "call of @%s passes %d argument%s and expects %d result%s; the function takes %d and returns %d", name,
+            call->nopnd, call->nopnd == 1 ? "" : "s", call->nres, call->nres == 1 ? "" : "s", body->nargs, ret->nopnd);
 
     PassMap map = {0};
-    for (int i = 0; i < body->nargs; i++) pass_map_put(&map, body->args[i], call->opnd[i]);
+    for (int i = 0; i < body->nargs; i++)
+        pass_map_put(&map, body->args[i], call->opnd[i]);
 
     TirBuilder b;
     tir_builder_before(&b, call);
     b.loc = call->loc;
     for (TirOp *op = body->first; op && op != ret; op = op->next) {
         ++*grown;
-        for (int r = 0; r < op->nregion; r++) tir_walk_block(op->region[r], count_op, grown);
+        for (int r = 0; r < op->nregion; r++)
+            tir_walk_block(op->region[r], count_op, grown);
         if (*grown > INLINE_MAX_OPS) {
             pass_map_free(&map);
             return pass_error(ctx, "inline", f,
@@ -107,12 +116,14 @@ static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ct
         }
         FreeUses u = {.map = &map};
         free_uses_op(op, &u);
-        for (int r = 0; r < op->nregion; r++) tir_walk_block(op->region[r], free_uses_op, &u);
+        for (int r = 0; r < op->nregion; r++)
+            tir_walk_block(op->region[r], free_uses_op, &u);
         TirOp *copy = tir_op_clone(&b, op, u.from, u.to, u.n);
         free(u.from);
         free(u.to);
         pass_map_free(&u.seen);
-        for (int i = 0; i < op->nres; i++) pass_map_put(&map, op->res[i], copy->res[i]);
+        for (int i = 0; i < op->nres; i++)
+            pass_map_put(&map, op->res[i], copy->res[i]);
     }
     for (int i = 0; i < call->nres; i++) {
         TirValue *v = ret->opnd[i];
@@ -153,7 +164,8 @@ static int inline_into(TirModule *m, TirFunc *f, TirPassContext *ctx, bool *too_
         tir_walk_func(f, replace_op_uses, &repl);
         pass_map_free(&repl);
         free(calls.v);
-        if (errors) return errors;
+        if (errors)
+            return errors;
     }
 }
 
@@ -162,20 +174,25 @@ int pass_inline(TirModule *m, TirPassContext *ctx) {
      * would each grow as far again, at a million copied ops apiece, to say the same. */
     int errors = 0;
     bool too_big = false;
-    for (TirFunc *f = m->first; f && !too_big; f = f->next) errors += inline_into(m, f, ctx, &too_big);
-    if (errors) return errors;
+    for (TirFunc *f = m->first; f && !too_big; f = f->next)
+        errors += inline_into(m, f, ctx, &too_big);
+    if (errors)
+        return errors;
 
     /* Calls name their callee by string; compare by content, since the parser and the
      * front end each keep their own copies of names. */
     PassOpVec left = {0};
-    for (TirFunc *f = m->first; f; f = f->next) tir_walk_func(f, collect_call, &left);
+    for (TirFunc *f = m->first; f; f = f->next)
+        tir_walk_func(f, collect_call, &left);
     for (TirFunc *f = m->first, *next; f; f = next) {
         next = f->next;
-        if (f->kind != TIR_FUNC_DEVICE) continue;
+        if (f->kind != TIR_FUNC_DEVICE)
+            continue;
         bool called = false;
         for (size_t i = 0; i < left.n && !called; i++)
             called = left.v[i]->attr.s && strcmp(left.v[i]->attr.s, f->name) == 0;
-        if (!called) tir_module_remove(m, f);
+        if (!called)
+            tir_module_remove(m, f);
     }
     free(left.v);
     return 0;

@@ -14,15 +14,16 @@
 
 /* Reports one error "PASS: error: MSG" (or "PASS: @FUNC: error: MSG") to ctx->diag.
  * Returns 1 so callers can write `return pass_error(...)` or `errors += pass_error(...)`. */
-static inline int pass_error(TirPassContext *ctx, const char *pass, const TirFunc *f,
-                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static inline int pass_error(TirPassContext *ctx, const char *pass, const TirFunc *f,
-                             const char *fmt, ...) {
-    if (!ctx || !ctx->diag) return 1;
+static inline int pass_error(TirPassContext *ctx, const char *pass, const TirFunc *f, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline int pass_error(TirPassContext *ctx, const char *pass, const TirFunc *f, const char *fmt, ...) {
+    if (!ctx || !ctx->diag)
+        return 1;
     char msg[512];
     int n = f ? snprintf(msg, sizeof msg, "%s: @%s: error: ", pass, f->name)
               : snprintf(msg, sizeof msg, "%s: error: ", pass);
-    if (n < 0) n = 0;
+    if (n < 0)
+        n = 0;
     if ((size_t)n < sizeof msg) {
         va_list ap;
         va_start(ap, fmt);
@@ -55,29 +56,36 @@ static inline void pass_map_grow(PassMap *m) {
     n.cap = m->cap ? m->cap * 2 : 64;
     n.key = calloc(n.cap, sizeof *n.key);
     n.val = calloc(n.cap, sizeof *n.val);
-    if (!n.key || !n.val) abort(); /* like tir_alloc: out of memory is not recoverable */
+    if (!n.key || !n.val)
+        abort(); /* like tir_alloc: out of memory is not recoverable */
     for (size_t i = 0; i < m->cap; i++)
-        if (m->key[i]) pass_map_put(&n, m->key[i], m->val[i]);
+        if (m->key[i])
+            pass_map_put(&n, m->key[i], m->val[i]);
     free(m->key);
     free(m->val);
     *m = n;
 }
 
 static inline void pass_map_put(PassMap *m, const void *k, void *v) {
-    if ((m->n + 1) * 2 > m->cap) pass_map_grow(m);
+    if ((m->n + 1) * 2 > m->cap)
+        pass_map_grow(m);
     size_t i = pass_map_slot(k, m->cap);
-    while (m->key[i] && m->key[i] != k) i = (i + 1) & (m->cap - 1);
-    if (!m->key[i]) m->n++;
+    while (m->key[i] && m->key[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->key[i])
+        m->n++;
     m->key[i] = k;
     m->val[i] = v;
 }
 
 /* NULL when absent. */
 static inline void *pass_map_get(const PassMap *m, const void *k) {
-    if (!m->cap) return NULL;
+    if (!m->cap)
+        return NULL;
     size_t i = pass_map_slot(k, m->cap);
     while (m->key[i]) {
-        if (m->key[i] == k) return m->val[i];
+        if (m->key[i] == k)
+            return m->val[i];
         i = (i + 1) & (m->cap - 1);
     }
     return NULL;
@@ -99,7 +107,8 @@ static inline void pass_opvec_push(PassOpVec *a, TirOp *op) {
     if (a->n == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 32;
         TirOp **v = realloc(a->v, cap * sizeof *v);
-        if (!v) abort();
+        if (!v)
+            abort();
         a->v = v;
         a->cap = cap;
     }
@@ -121,11 +130,12 @@ static inline bool pass_op_has(const TirOp *op, unsigned trait) {
  * are layouts; fuse.c gives every copy the one layout of the conversion, right only for ops
  * that keep the shape). */
 static inline bool pass_remat_cheap(const TirOp *op, bool shape_ops) {
-    if (!op || op->nres != 1) return false;
+    if (!op || op->nres != 1)
+        return false;
     unsigned t = tir_op_info[op->code].traits;
-    if (!(t & TIR_T_PURE) || (t & (TIR_T_MATH | TIR_T_READS | TIR_T_REGIONS))) return false;
-    if ((t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_CONSTANT || op->code == TIR_OP_ARANGE ||
-        op->code == TIR_OP_SPLAT)
+    if (!(t & TIR_T_PURE) || (t & (TIR_T_MATH | TIR_T_READS | TIR_T_REGIONS)))
+        return false;
+    if ((t & TIR_T_ELEMENTWISE) || op->code == TIR_OP_CONSTANT || op->code == TIR_OP_ARANGE || op->code == TIR_OP_SPLAT)
         return true;
     return shape_ops && (op->code == TIR_OP_BROADCAST || op->code == TIR_OP_EXPAND_DIMS);
 }

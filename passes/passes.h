@@ -7,9 +7,9 @@
 #include "ir.h"
 
 typedef struct TirPassContext {
-    const char *arch;        /* "sm_90a", ... (backend passes) */
-    int opt_level;           /* 0 or 3 */
-    bool verify_each;        /* run the verifier after every pass */
+    const char *arch; /* "sm_90a", ... (backend passes) */
+    int opt_level;    /* 0 or 3 */
+    bool verify_each; /* run the verifier after every pass */
     TirDiagFn diag;
     void *ud;
     /* --print-after: the named pass ("all": each), printed to dump */
@@ -22,7 +22,7 @@ typedef int (*TirPassFn)(TirModule *m, TirPassContext *ctx);
 typedef struct TirPassInfo {
     const char *name;
     TirPassFn run;
-    const char *what;        /* one line for --help and docs */
+    const char *what; /* one line for --help and docs */
 } TirPassInfo;
 
 /* The pipeline in order (pipeline.c).  tir_pass_find also knows passes outside the

@@ -34,16 +34,16 @@
 #include "passes.h"
 #include "pass_util.h"
 
-#define REMAT_MAX_OPS 256
+#define REMAT_MAX_OPS  256
 #define REMAT_MAX_OPND 8
 
 typedef struct {
     TirFunc *f;
     TirBlock *body;
-    PassMap read_in;   /* values the loop reads (its bounds and anything inside it) */
-    PassMap before;    /* ops of the body before the loop */
-    PassMap copy;      /* value made before the loop -> its copy after it */
-    PassMap bad;       /* values whose chain is not cheap (memo) */
+    PassMap read_in; /* values the loop reads (its bounds and anything inside it) */
+    PassMap before;  /* ops of the body before the loop */
+    PassMap copy;    /* value made before the loop -> its copy after it */
+    PassMap bad;     /* values whose chain is not cheap (memo) */
     TirBuilder b;
 } Remat;
 
@@ -53,31 +53,38 @@ static bool leaf(const TirValue *v) {
 }
 
 static bool copyable_op(const TirOp *op) {
-    if (op->nres != 1 || op->nopnd > REMAT_MAX_OPND) return false;
+    if (op->nres != 1 || op->nopnd > REMAT_MAX_OPND)
+        return false;
     switch ((TirOpcode)op->code) {
-    case TIR_OP_HINT_MULTIPLE_OF: case TIR_OP_HINT_MAX_CONTIGUOUS: case TIR_OP_PROGRAM_ID:
-        return true;
-    default:
-        return pass_remat_cheap(op, true);
+    case TIR_OP_HINT_MULTIPLE_OF:
+    case TIR_OP_HINT_MAX_CONTIGUOUS:
+    case TIR_OP_PROGRAM_ID: return true;
+    default: return pass_remat_cheap(op, true);
     }
 }
 
 /* Whether v's chain can be copied after the loop (each op counted once per loop). */
 static bool chain_ok(Remat *R, TirValue *v, int *budget) {
-    if (leaf(v) || pass_map_get(&R->copy, v)) return true;
-    if (pass_map_get(&R->bad, v)) return false;
+    if (leaf(v) || pass_map_get(&R->copy, v))
+        return true;
+    if (pass_map_get(&R->bad, v))
+        return false;
     TirOp *d = v->def;
     bool ok = d->parent == R->body && pass_map_get(&R->before, d) && copyable_op(d) && --*budget >= 0;
-    for (int i = 0; ok && i < d->nopnd; i++) ok = chain_ok(R, d->opnd[i], budget);
-    if (!ok) pass_map_put(&R->bad, v, (void *)1);
+    for (int i = 0; ok && i < d->nopnd; i++)
+        ok = chain_ok(R, d->opnd[i], budget);
+    if (!ok)
+        pass_map_put(&R->bad, v, (void *)1);
     return ok;
 }
 
 /* v's copy after the loop (chain_ok said it has one). */
 static TirValue *copy_of(Remat *R, TirValue *v) {
-    if (leaf(v)) return v;
+    if (leaf(v))
+        return v;
     TirValue *c = pass_map_get(&R->copy, v);
-    if (c) return c;
+    if (c)
+        return c;
     TirOp *d = v->def;
     TirValue *from[REMAT_MAX_OPND], *to[REMAT_MAX_OPND];
     for (int i = 0; i < d->nopnd; i++) {
@@ -92,7 +99,8 @@ static TirValue *copy_of(Remat *R, TirValue *v) {
 static bool mark_read(TirOp *op, void *ud) {
     Remat *R = ud;
     for (int i = 0; i < op->nopnd; i++)
-        if (op->opnd[i]) pass_map_put(&R->read_in, op->opnd[i], (void *)1);
+        if (op->opnd[i])
+            pass_map_put(&R->read_in, op->opnd[i], (void *)1);
     return true;
 }
 
@@ -114,19 +122,24 @@ static bool rewrite_uses(TirOp *op, void *ud) {
 }
 
 static void remat_loop(TirFunc *f, TirOp *loop) {
-    if (!tir_op_holds(loop, TIR_OP_DOT) || !loop->next) return;
+    if (!tir_op_holds(loop, TIR_OP_DOT) || !loop->next)
+        return;
     Remat R = {.f = f, .body = loop->parent};
-    for (TirOp *op = R.body->first; op && op != loop; op = op->next) pass_map_put(&R.before, op, (void *)1);
+    for (TirOp *op = R.body->first; op && op != loop; op = op->next)
+        pass_map_put(&R.before, op, (void *)1);
     /* the loop reads its bound and step every iteration; its initial values only once */
-    for (int i = 1; i < 3 && i < loop->nopnd; i++) pass_map_put(&R.read_in, loop->opnd[i], (void *)1);
-    for (int r = 0; r < loop->nregion; r++) tir_walk_block(loop->region[r], mark_read, &R);
+    for (int i = 1; i < 3 && i < loop->nopnd; i++)
+        pass_map_put(&R.read_in, loop->opnd[i], (void *)1);
+    for (int r = 0; r < loop->nregion; r++)
+        tir_walk_block(loop->region[r], mark_read, &R);
     R.b.loc = loop->loc;
     Use u = {&R, REMAT_MAX_OPS};
     for (TirOp *op = loop->next, *next; op; op = next) {
-        next = op->next;   /* the copies go before op: never visited here */
+        next = op->next; /* the copies go before op: never visited here */
         tir_builder_before(&R.b, op);
         rewrite_uses(op, &u);
-        for (int r = 0; r < op->nregion; r++) tir_walk_block(op->region[r], rewrite_uses, &u);
+        for (int r = 0; r < op->nregion; r++)
+            tir_walk_block(op->region[r], rewrite_uses, &u);
     }
     pass_map_free(&R.read_in);
     pass_map_free(&R.before);
@@ -137,9 +150,11 @@ static void remat_loop(TirFunc *f, TirOp *loop) {
 int pass_remat(TirModule *m, TirPassContext *ctx) {
     (void)ctx;
     for (TirFunc *f = m->first; f; f = f->next) {
-        if (f->kind != TIR_FUNC_KERNEL || !f->body) continue;
+        if (f->kind != TIR_FUNC_KERNEL || !f->body)
+            continue;
         for (TirOp *op = f->body->first; op; op = op->next)
-            if (op->code == TIR_OP_FOR) remat_loop(f, op);
+            if (op->code == TIR_OP_FOR)
+                remat_loop(f, op);
     }
     return 0;
 }

@@ -22,7 +22,8 @@
 
 static bool is_clobber(const TirOp *op) {
     unsigned t = tir_op_info[op->code].traits;
-    if (op->nregion > 0 || (t & TIR_T_REGIONS)) return true;
+    if (op->nregion > 0 || (t & TIR_T_REGIONS))
+        return true;
     return !(t & (TIR_T_PURE | TIR_T_READS));
 }
 
@@ -31,28 +32,38 @@ static bool is_clobber(const TirOp *op) {
  * scans, convert_layout, trans, reshape): their placement is smem_alloc's business. */
 static bool movable(const TirOp *op) {
     unsigned t = tir_op_info[op->code].traits;
-    if (!(t & TIR_T_PURE) || op->nregion > 0 || op->nres != 1) return false;
-    if (t & TIR_T_ELEMENTWISE) return true;
-    switch ((TirOpcode)op->code) {
-    case TIR_OP_CONSTANT: case TIR_OP_ARANGE: case TIR_OP_PROGRAM_ID: case TIR_OP_NUM_PROGRAMS:
-    case TIR_OP_SPLAT: case TIR_OP_BROADCAST: case TIR_OP_EXPAND_DIMS:
-    case TIR_OP_HINT_MULTIPLE_OF: case TIR_OP_HINT_MAX_CONTIGUOUS:
+    if (!(t & TIR_T_PURE) || op->nregion > 0 || op->nres != 1)
+        return false;
+    if (t & TIR_T_ELEMENTWISE)
         return true;
+    switch ((TirOpcode)op->code) {
+    case TIR_OP_CONSTANT:
+    case TIR_OP_ARANGE:
+    case TIR_OP_PROGRAM_ID:
+    case TIR_OP_NUM_PROGRAMS:
+    case TIR_OP_SPLAT:
+    case TIR_OP_BROADCAST:
+    case TIR_OP_EXPAND_DIMS:
+    case TIR_OP_HINT_MULTIPLE_OF:
+    case TIR_OP_HINT_MAX_CONTIGUOUS: return true;
     default: return false;
     }
 }
 
 /* Position of op in its block (NULL: -1, before the first op). */
 static int pos(const TirOp *op) {
-    if (!op) return -1;
+    if (!op)
+        return -1;
     int n = 0;
-    for (const TirOp *o = op->parent->first; o && o != op; o = o->next) n++;
+    for (const TirOp *o = op->parent->first; o && o != op; o = o->next)
+        n++;
     return n;
 }
 
 static void move_after(TirBlock *blk, TirOp *op, TirOp *anchor) {
     TirOp *at = anchor ? anchor->next : blk->first;
-    if (at == op) return;
+    if (at == op)
+        return;
     tir_op_detach(op);
     tir_op_insert_before(at, op);
 }
@@ -63,13 +74,15 @@ static void hoist(TirBlock *blk, TirOp *op, TirOp *floor, int depth) {
     int fp = pos(floor);
     for (int i = 0; i < op->nopnd; i++) {
         TirOp *d = op->opnd[i] ? op->opnd[i]->def : NULL;
-        if (d && d->parent == blk && depth < 32 && movable(d) && pos(d) > fp) hoist(blk, d, floor, depth + 1);
+        if (d && d->parent == blk && depth < 32 && movable(d) && pos(d) > fp)
+            hoist(blk, d, floor, depth + 1);
     }
     TirOp *anchor = floor;
     int ap = fp;
     for (int i = 0; i < op->nopnd; i++) {
         TirOp *d = op->opnd[i] ? op->opnd[i]->def : NULL;
-        if (!d || d->parent != blk) continue;
+        if (!d || d->parent != blk)
+            continue;
         int p = pos(d);
         if (p > ap) {
             ap = p;
@@ -81,7 +94,8 @@ static void hoist(TirBlock *blk, TirOp *op, TirOp *floor, int depth) {
 
 static int64_t bytes_per_thread(const TirFunc *f, const TirValue *v) {
     int64_t n = 1;
-    for (int d = 0; d < v->ty.rank; d++) n *= v->ty.shape[d];
+    for (int d = 0; d < v->ty.rank; d++)
+        n *= v->ty.shape[d];
     int64_t threads = (int64_t)(f->warps > 0 ? f->warps : 4) * 32;
     int64_t per = n / threads > 0 ? n / threads : 1;
     int eb = v->ty.ptr ? 8 : tir_scalar_bytes((TirScalar)v->ty.elem);
@@ -93,23 +107,28 @@ static int schedule_block(TirFunc *f, TirBlock *blk) {
     int64_t used = 0;
     for (TirOp *op = blk->first, *next; op; op = next) {
         next = op->next;
-        for (int r = 0; r < op->nregion; r++) moved += schedule_block(f, op->region[r]);
-        if (op->code != TIR_OP_LOAD || op->nres != 1) continue;
+        for (int r = 0; r < op->nregion; r++)
+            moved += schedule_block(f, op->region[r]);
+        if (op->code != TIR_OP_LOAD || op->nres != 1)
+            continue;
         TirOp *floor = NULL;
         for (TirOp *o = op->prev; o; o = o->prev)
             if (is_clobber(o) || o->code == TIR_OP_LOAD || o->code == TIR_OP_TLOAD) {
                 floor = o;
                 break;
             }
-        if (floor == op->prev) continue;
+        if (floor == op->prev)
+            continue;
         int64_t b = bytes_per_thread(f, op->res[0]);
-        if (used + b > SCHED_BUDGET) continue;
+        if (used + b > SCHED_BUDGET)
+            continue;
         TirOp *was_before = op->next;
         hoist(blk, op, floor, 0);
         /* charge the budget only when the load jumped over real work (a reduction, a
          * conversion through scratch, another load), not just over address arithmetic */
         bool jumped = false;
-        for (TirOp *o = op->next; o && o != was_before; o = o->next) jumped |= !movable(o);
+        for (TirOp *o = op->next; o && o != was_before; o = o->next)
+            jumped |= !movable(o);
         if (jumped) {
             used += b;
             moved++;
@@ -121,6 +140,7 @@ static int schedule_block(TirFunc *f, TirBlock *blk) {
 int pass_schedule(TirModule *m, TirPassContext *ctx) {
     (void)ctx;
     for (TirFunc *f = m->first; f; f = f->next)
-        if (f->kind == TIR_FUNC_KERNEL && f->body) schedule_block(f, f->body);
+        if (f->kind == TIR_FUNC_KERNEL && f->body)
+            schedule_block(f, f->body);
     return 0;
 }

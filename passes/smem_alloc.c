@@ -19,7 +19,8 @@
 /* Warps along `axis` that hold distinct data (the backend's rule, lower_reduce.c). */
 static int warps_along(const TirModule *m, TirType t, int axis) {
     TirBlockedForm bf;
-    if (axis < 0 || axis >= t.rank || !tir_layout_blocked_form(m, t.layout, t.rank, &bf, NULL)) return 1;
+    if (axis < 0 || axis >= t.rank || !tir_layout_blocked_form(m, t.layout, t.rank, &bf, NULL))
+        return 1;
     int w;
     tir_blocked_distinct(&bf, bf.root_dim[axis], t.shape[axis], NULL, &w);
     return w;
@@ -29,14 +30,18 @@ static int warps_along(const TirModule *m, TirType t, int axis) {
  * sm_86 and sm_89 99 KiB, sm_90 227 KiB.  Without an architecture: sm_80's rule. */
 int tir_arch_max_smem(const char *arch) {
     int cc = 80;
-    if (arch && strncmp(arch, "sm_", 3) == 0) cc = atoi(arch + 3);
-    if (cc >= 90) return 227 * 1024;
-    if (cc == 86 || cc == 89) return 99 * 1024;
+    if (arch && strncmp(arch, "sm_", 3) == 0)
+        cc = atoi(arch + 3);
+    if (cc >= 90)
+        return 227 * 1024;
+    if (cc == 86 || cc == 89)
+        return 99 * 1024;
     return 163 * 1024;
 }
 
 static int elem_bytes(TirType t) {
-    if (t.ptr) return 8;
+    if (t.ptr)
+        return 8;
     int b = tir_scalar_bytes((TirScalar)t.elem);
     return b < 1 ? 1 : b;
 }
@@ -49,12 +54,17 @@ static int acc_bytes(TirType t) {
 
 int32_t pass_smem_need(const TirModule *m, const TirOp *op) {
     switch (op->code) {
-    case TIR_OP_REDUCE_SUM: case TIR_OP_REDUCE_MAX: case TIR_OP_REDUCE_MIN:
-    case TIR_OP_ARGMAX: case TIR_OP_ARGMIN: {
+    case TIR_OP_REDUCE_SUM:
+    case TIR_OP_REDUCE_MAX:
+    case TIR_OP_REDUCE_MIN:
+    case TIR_OP_ARGMAX:
+    case TIR_OP_ARGMIN: {
         TirType in = op->opnd[0]->ty;
-        if (!tir_type_is_tile(in)) return 0;
+        if (!tir_type_is_tile(in))
+            return 0;
         int w = warps_along(m, in, (int)op->attr.i[0]);
-        if (w <= 1) return 0;
+        if (w <= 1)
+            return 0;
         int64_t numel = op->nres && tir_type_is_tile(op->res[0]->ty) ? tir_type_numel(op->res[0]->ty) : 1;
         bool arg = op->code == TIR_OP_ARGMAX || op->code == TIR_OP_ARGMIN;
         int64_t b = numel * w * acc_bytes(in) + (arg ? numel * w * 4 : 0);
@@ -62,31 +72,40 @@ int32_t pass_smem_need(const TirModule *m, const TirOp *op) {
     }
     case TIR_OP_CUMSUM: {
         TirType in = op->opnd[0]->ty;
-        if (!tir_type_is_tile(in)) return 0;
+        if (!tir_type_is_tile(in))
+            return 0;
         int axis = (int)op->attr.i[0];
         int w = warps_along(m, in, axis);
-        if (w <= 1) return 0;
+        if (w <= 1)
+            return 0;
         /* one total per (row, repetition, warp): at most numel / (lanes * spt) per warp */
         int64_t rows = tir_type_numel(in) / (axis >= 0 && axis < in.rank ? in.shape[axis] : 1);
         TirBlockedForm bf;
-        int64_t span = tir_layout_blocked_form(m, in.layout, in.rank, &bf, NULL) ? tir_blocked_span(&bf, bf.root_dim[axis]) : 1;
+        int64_t span =
+            tir_layout_blocked_form(m, in.layout, in.rank, &bf, NULL) ? tir_blocked_span(&bf, bf.root_dim[axis]) : 1;
         int64_t reps = in.shape[axis] / span;
-        if (reps < 1) reps = 1;
+        if (reps < 1)
+            reps = 1;
         int64_t b = rows * reps * w * acc_bytes(in);
         return (int32_t)(b > INT32_MAX ? INT32_MAX : b);
     }
     case TIR_OP_CONVERT_LAYOUT:
-        if (!tir_type_is_tile(op->opnd[0]->ty) || op->opnd[0]->ty.layout == op->res[0]->ty.layout) return 0;
+        if (!tir_type_is_tile(op->opnd[0]->ty) || op->opnd[0]->ty.layout == op->res[0]->ty.layout)
+            return 0;
         /* fall through */
     case TIR_OP_TRANS:
     case TIR_OP_RESHAPE: {
         TirType in = op->opnd[0]->ty;
-        if (!tir_type_is_tile(in)) return 0;
+        if (!tir_type_is_tile(in))
+            return 0;
         int64_t b = tir_type_numel(in) * elem_bytes(in);
         return (int32_t)(b > INT32_MAX ? INT32_MAX : b);
     }
-    case TIR_OP_ATOMIC_ADD: case TIR_OP_ATOMIC_MAX: case TIR_OP_ATOMIC_MIN:
-    case TIR_OP_ATOMIC_XCHG: case TIR_OP_ATOMIC_CAS:
+    case TIR_OP_ATOMIC_ADD:
+    case TIR_OP_ATOMIC_MAX:
+    case TIR_OP_ATOMIC_MIN:
+    case TIR_OP_ATOMIC_XCHG:
+    case TIR_OP_ATOMIC_CAS:
         /* a scalar atomic: one thread does it, the old value goes to all through smem */
         return op->nres && !tir_type_is_tile(op->res[0]->ty) ? 8 : 0;
     default: return 0;
@@ -96,9 +115,9 @@ int32_t pass_smem_need(const TirModule *m, const TirOp *op) {
 /* ---- interference: which scratch ops may write while another's bytes are busy ---- */
 
 typedef struct Alloc {
-    TirOp **ops;          /* scratch ops in program order */
+    TirOp **ops; /* scratch ops in program order */
     int n, cap;
-    uint8_t *edge;        /* n x n, symmetric */
+    uint8_t *edge; /* n x n, symmetric */
     TirModule *m;
 } Alloc;
 
@@ -110,7 +129,8 @@ typedef struct Busy {
 
 static int op_index(const Alloc *A, const TirOp *op) {
     for (int i = 0; i < A->n; i++)
-        if (A->ops[i] == op) return i;
+        if (A->ops[i] == op)
+            return i;
     return -1;
 }
 
@@ -123,7 +143,8 @@ static bool collect(TirOp *op, void *ud) {
         if (A->n == A->cap) {
             int cap = A->cap ? A->cap * 2 : 16;
             TirOp **n = tir_alloc(A->m->arena, (size_t)cap * sizeof *n);
-            if (A->n) memcpy(n, A->ops, (size_t)A->n * sizeof *n);
+            if (A->n)
+                memcpy(n, A->ops, (size_t)A->n * sizeof *n);
             A->ops = n;
             A->cap = cap;
         }
@@ -139,13 +160,16 @@ typedef struct Flow {
     int nw;
     TirArena *arena;
     void *ud;
-    int (*index)(void *ud, const TirOp *op);     /* scratch op number, or -1 */
+    int (*index)(void *ud, const TirOp *op);                        /* scratch op number, or -1 */
     void (*at)(void *ud, TirOp *op, int idx, const uint64_t *busy); /* before its writes */
 } Flow;
 
-static uint64_t *bs_new(const Flow *F) { return tir_alloc(F->arena, (size_t)(F->nw ? F->nw : 1) * 8); }
+static uint64_t *bs_new(const Flow *F) {
+    return tir_alloc(F->arena, (size_t)(F->nw ? F->nw : 1) * 8);
+}
 static void bs_or(const Flow *F, uint64_t *a, const uint64_t *b) {
-    for (int i = 0; i < F->nw; i++) a[i] |= b[i];
+    for (int i = 0; i < F->nw; i++)
+        a[i] |= b[i];
 }
 static bool bs_eq(const Flow *F, const uint64_t *a, const uint64_t *b) {
     return memcmp(a, b, (size_t)F->nw * 8) == 0;
@@ -168,7 +192,8 @@ static void flow_op(const Flow *F, TirOp *op, uint64_t *busy) {
             uint64_t *next = bs_new(F);
             memcpy(next, busy, (size_t)F->nw * 8);
             bs_or(F, next, end);
-            if (bs_eq(F, next, head)) break;
+            if (bs_eq(F, next, head))
+                break;
             memcpy(head, next, (size_t)F->nw * 8);
         }
         /* the loop may run zero times: the exit sees the head's set */
@@ -183,12 +208,14 @@ static void flow_op(const Flow *F, TirOp *op, uint64_t *busy) {
             flow_block(F, op->region[r], b);
             bs_or(F, out, b);
         }
-        if (op->nregion < 2) bs_or(F, out, busy);
+        if (op->nregion < 2)
+            bs_or(F, out, busy);
         memcpy(busy, out, (size_t)F->nw * 8);
         return;
     }
     int idx = F->index(F->ud, op);
-    if (idx < 0) return;
+    if (idx < 0)
+        return;
     F->at(F->ud, op, idx, busy);
     /* its internal barrier ends every earlier op's reads; its own bytes are now busy */
     memset(busy, 0, (size_t)F->nw * 8);
@@ -196,10 +223,13 @@ static void flow_op(const Flow *F, TirOp *op, uint64_t *busy) {
 }
 
 static void flow_block(const Flow *F, TirBlock *blk, uint64_t *busy) {
-    for (TirOp *op = blk->first; op; op = op->next) flow_op(F, op, busy);
+    for (TirOp *op = blk->first; op; op = op->next)
+        flow_op(F, op, busy);
 }
 
-static int alloc_index(void *ud, const TirOp *op) { return op->attr.smem_bytes > 0 ? op_index(ud, op) : -1; }
+static int alloc_index(void *ud, const TirOp *op) {
+    return op->attr.smem_bytes > 0 ? op_index(ud, op) : -1;
+}
 
 static void alloc_at(void *ud, TirOp *op, int idx, const uint64_t *busy) {
     Alloc *A = ud;
@@ -217,7 +247,7 @@ static void alloc_at(void *ud, TirOp *op, int idx, const uint64_t *busy) {
  * reuses the ring's bytes). */
 typedef struct Rings {
     PassOpVec allocs;
-    TirOp **order;           /* every op, pre-order */
+    TirOp **order; /* every op, pre-order */
     int n, cap;
     TirArena *arena;
 } Rings;
@@ -227,12 +257,14 @@ static bool ring_collect(TirOp *op, void *ud) {
     if (R->n == R->cap) {
         int cap = R->cap ? R->cap * 2 : 256;
         TirOp **o = tir_alloc(R->arena, (size_t)cap * sizeof *o);
-        if (R->n) memcpy(o, R->order, (size_t)R->n * sizeof *o);
+        if (R->n)
+            memcpy(o, R->order, (size_t)R->n * sizeof *o);
         R->order = o;
         R->cap = cap;
     }
     R->order[R->n++] = op;
-    if (op->code == TIR_OP_SMEM_ALLOC && op->nres == 1) pass_opvec_push(&R->allocs, op);
+    if (op->code == TIR_OP_SMEM_ALLOC && op->nres == 1)
+        pass_opvec_push(&R->allocs, op);
     return true;
 }
 
@@ -245,7 +277,8 @@ static int32_t ring_bytes(const TirOp *op) {
 static int32_t place_rings(TirFunc *f, TirModule *m, Alloc *A, int32_t top) {
     Rings R = {.arena = m->arena};
     tir_walk_func(f, ring_collect, &R);
-    if (!R.allocs.n) return top;
+    if (!R.allocs.n)
+        return top;
     int32_t base = 0;
     int *lo = tir_alloc(m->arena, sizeof(int) * R.allocs.n), *hi = tir_alloc(m->arena, sizeof(int) * R.allocs.n);
     for (size_t k = 0; k < R.allocs.n; k++) {
@@ -255,9 +288,11 @@ static int32_t place_rings(TirFunc *f, TirModule *m, Alloc *A, int32_t top) {
         base += a->attr.smem_bytes;
         int first = -1, last = -1;
         for (int i = 0; i < R.n; i++) {
-            if (R.order[i] == a) first = i;
+            if (R.order[i] == a)
+                first = i;
             for (int j = 0; j < R.order[i]->nopnd; j++)
-                if (R.order[i]->opnd[j] == a->res[0]) last = i;
+                if (R.order[i]->opnd[j] == a->res[0])
+                    last = i;
         }
         int end = R.n;
         for (int i = last + 1; i < R.n; i++)
@@ -273,11 +308,15 @@ static int32_t place_rings(TirFunc *f, TirModule *m, Alloc *A, int32_t top) {
         TirOp *op = A->ops[i];
         int pos = -1;
         for (int j = 0; j < R.n; j++)
-            if (R.order[j] == op) pos = j;
+            if (R.order[j] == op)
+                pos = j;
         bool busy = false;
-        for (size_t k = 0; k < R.allocs.n; k++) busy |= pos > lo[k] && pos < hi[k];
-        if (busy) op->attr.smem_off += base;
-        if (op->attr.smem_off + op->attr.smem_bytes > ntop) ntop = op->attr.smem_off + op->attr.smem_bytes;
+        for (size_t k = 0; k < R.allocs.n; k++)
+            busy |= pos > lo[k] && pos < hi[k];
+        if (busy)
+            op->attr.smem_off += base;
+        if (op->attr.smem_off + op->attr.smem_bytes > ntop)
+            ntop = op->attr.smem_off + op->attr.smem_bytes;
     }
     free(R.allocs.v);
     return ntop > top ? ntop : top;
@@ -290,9 +329,10 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
         int32_t top = place_rings(f, m, &A, 0);
         int limit = tir_arch_max_smem(ctx->arch);
         if (top > limit)
-            return pass_error(ctx, "smem_alloc", f, "the kernel needs %d bytes of shared memory, more than the %d KiB "
-                              "a CTA can have on %s: use smaller blocks or fewer stages", (int)top, limit / 1024,
-                              ctx->arch ? ctx->arch : "sm_80");
+            return pass_error(ctx, "smem_alloc", f,
+                              "the kernel needs %d bytes of shared memory, more than the %d KiB "
+                              "a CTA can have on %s: use smaller blocks or fewer stages",
+                              (int)top, limit / 1024, ctx->arch ? ctx->arch : "sm_80");
         return 0;
     }
     A.edge = tir_alloc(m->arena, (size_t)A.n * (size_t)A.n);
@@ -307,7 +347,8 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
         for (bool moved = true; moved;) {
             moved = false;
             for (int j = 0; j < i; j++) {
-                if (!A.edge[i * A.n + j]) continue;
+                if (!A.edge[i * A.n + j])
+                    continue;
                 int32_t o = A.ops[j]->attr.smem_off, s = A.ops[j]->attr.smem_bytes;
                 if (off < o + s && o < off + size) {
                     off = o + s;
@@ -316,23 +357,26 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
             }
         }
         op->attr.smem_off = off;
-        if (off + size > top) top = off + size;
+        if (off + size > top)
+            top = off + size;
     }
     top = place_rings(f, m, &A, top);
     /* Past 48 KiB the backend uses dynamic shared memory, which the runtime opts in to;
      * the limit is the architecture's per-CTA maximum. */
     int limit = tir_arch_max_smem(ctx->arch);
     if (top > limit)
-        return pass_error(ctx, "smem_alloc", f, "the kernel needs %d bytes of shared memory, more than the %d KiB "
-                          "a CTA can have on %s: use smaller blocks or fewer stages", (int)top, limit / 1024,
-                          ctx->arch ? ctx->arch : "sm_80");
+        return pass_error(ctx, "smem_alloc", f,
+                          "the kernel needs %d bytes of shared memory, more than the %d KiB "
+                          "a CTA can have on %s: use smaller blocks or fewer stages",
+                          (int)top, limit / 1024, ctx->arch ? ctx->arch : "sm_80");
     return 0;
 }
 
 int pass_smem_alloc(TirModule *m, TirPassContext *ctx) {
     int errors = 0;
     for (TirFunc *f = m->first; f; f = f->next)
-        if (f->kind == TIR_FUNC_KERNEL) errors += alloc_func(ctx, m, f);
+        if (f->kind == TIR_FUNC_KERNEL)
+            errors += alloc_func(ctx, m, f);
     return errors;
 }
 
@@ -358,17 +402,20 @@ static void visit_at(void *ud, TirOp *op, int idx, const uint64_t *busy) {
     Visit *V = ud;
     int k = 0;
     for (int j = 0; j < V->A.n; j++)
-        if (busy[j / 64] >> (j % 64) & 1) V->tmp[k++] = V->A.ops[j];
+        if (busy[j / 64] >> (j % 64) & 1)
+            V->tmp[k++] = V->A.ops[j];
     V->fn(V->ud, op, V->tmp, k);
 }
 
 static bool collect_placed(TirOp *op, void *ud) {
     Alloc *A = ud;
-    if (op->attr.smem_bytes <= 0) return true;
+    if (op->attr.smem_bytes <= 0)
+        return true;
     if (A->n == A->cap) {
         int cap = A->cap ? A->cap * 2 : 16;
         TirOp **n = tir_alloc(A->m->arena, (size_t)cap * sizeof *n);
-        if (A->n) memcpy(n, A->ops, (size_t)A->n * sizeof *n);
+        if (A->n)
+            memcpy(n, A->ops, (size_t)A->n * sizeof *n);
         A->ops = n;
         A->cap = cap;
     }
@@ -380,7 +427,8 @@ void pass_smem_flow(TirModule *m, TirFunc *f, PassSmemVisit fn, void *ud);
 void pass_smem_flow(TirModule *m, TirFunc *f, PassSmemVisit fn, void *ud) {
     Visit V = {.A = {.m = m}, .fn = fn, .ud = ud};
     tir_walk_func(f, collect_placed, &V.A);
-    if (!V.A.n) return;
+    if (!V.A.n)
+        return;
     V.tmp = tir_alloc(m->arena, (size_t)V.A.n * sizeof *V.tmp);
     Flow F = {.nw = (V.A.n + 63) / 64, .arena = m->arena, .ud = &V, .index = visit_index, .at = visit_at};
     uint64_t *busy = bs_new(&F);

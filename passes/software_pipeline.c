@@ -36,61 +36,69 @@ typedef struct {
     TirModule *m;
     int stages;
     int errors;
-    PassOpVec bypassed;        /* and_valid's: ops its masks no longer read (erased if unused) */
+    PassOpVec bypassed; /* and_valid's: ops its masks no longer read (erased if unused) */
 } Swp;
 
 typedef struct {
-    TirOp *load, *convert;     /* the load and its convert_layout into the operand layout */
+    TirOp *load, *convert; /* the load and its convert_layout into the operand layout */
     TirValue *buf;
-    bool narrow;               /* under 4 bytes per thread: load + smem_store, not cp.async */
-    bool bytes;                /* narrow, of 1-byte elements (ring_cdim, and_valid) */
+    bool narrow; /* under 4 bytes per thread: load + smem_store, not cp.async */
+    bool bytes;  /* narrow, of 1-byte elements (ring_cdim, and_valid) */
 } Piped;
 
 /* ---- the address slice ---- */
 
 typedef struct {
     TirBlock *body;
-    PassOpVec ops;             /* the slice, in body order */
-    PassMap in;                /* op -> 1 */
+    PassOpVec ops; /* the slice, in body order */
+    PassMap in;    /* op -> 1 */
     bool ok;
 } Slice;
 
-static bool in_body(const TirBlock *body, const TirOp *op) { return op && op->parent == body; }
+static bool in_body(const TirBlock *body, const TirOp *op) {
+    return op && op->parent == body;
+}
 
 static void slice_add(Slice *s, TirValue *v) {
-    if (!s->ok || !v->def || !in_body(s->body, v->def) || pass_map_get(&s->in, v->def)) return;
+    if (!s->ok || !v->def || !in_body(s->body, v->def) || pass_map_get(&s->in, v->def))
+        return;
     TirOp *op = v->def;
     if (!pass_op_has(op, TIR_T_PURE) || op->nregion) {
         s->ok = false;
         return;
     }
     pass_map_put(&s->in, op, (void *)1);
-    for (int i = 0; i < op->nopnd; i++) slice_add(s, op->opnd[i]);
+    for (int i = 0; i < op->nopnd; i++)
+        slice_add(s, op->opnd[i]);
 }
 
 /* The slice's ops in body order (the body is already in dominance order). */
 static void slice_order(Slice *s) {
     s->ops.n = 0;
     for (TirOp *op = s->body->first; op; op = op->next)
-        if (pass_map_get(&s->in, op)) pass_opvec_push(&s->ops, op);
+        if (pass_map_get(&s->in, op))
+            pass_opvec_push(&s->ops, op);
 }
 
 /* Block arguments (carried values, index >= 1) the slice or the loads read. */
 static void mark_arg(const TirBlock *body, const TirValue *v, bool *used) {
-    if (v && !v->def && v->block == body && v->index >= 1 && v->index < 64) used[v->index] = true;
+    if (v && !v->def && v->block == body && v->index >= 1 && v->index < 64)
+        used[v->index] = true;
 }
 
 static void slice_args(const Slice *s, const TirOp *const *loads, int nloads, bool *used) {
     for (size_t k = 0; k < s->ops.n; k++)
-        for (int i = 0; i < s->ops.v[k]->nopnd; i++) mark_arg(s->body, s->ops.v[k]->opnd[i], used);
+        for (int i = 0; i < s->ops.v[k]->nopnd; i++)
+            mark_arg(s->body, s->ops.v[k]->opnd[i], used);
     for (int j = 0; j < nloads; j++)
-        for (int i = 0; i < loads[j]->nopnd; i++) mark_arg(s->body, loads[j]->opnd[i], used);
+        for (int i = 0; i < loads[j]->nopnd; i++)
+            mark_arg(s->body, loads[j]->opnd[i], used);
 }
 
 /* ---- cloning a slice with some values replaced ---- */
 
 typedef struct {
-    PassMap map;               /* old value -> new value */
+    PassMap map; /* old value -> new value */
 } Env;
 
 static TirValue *env_get(Env *e, TirValue *v) {
@@ -111,13 +119,16 @@ static void clone_slice(TirBuilder *b, const Slice *s, Env *e) {
             }
         }
         TirOp *c = tir_op_clone(b, op, from, to, n);
-        for (int i = 0; i < op->nres; i++) pass_map_put(&e->map, op->res[i], c->res[i]);
+        for (int i = 0; i < op->nres; i++)
+            pass_map_put(&e->map, op->res[i], c->res[i]);
     }
 }
 
 /* ---- building blocks ---- */
 
-static TirValue *i32c(TirBuilder *b, int64_t v) { return tir_const_int(b, tir_scalar_type(TIR_I32), v); }
+static TirValue *i32c(TirBuilder *b, int64_t v) {
+    return tir_const_int(b, tir_scalar_type(TIR_I32), v);
+}
 
 static TirOp *emit0(TirBuilder *b, TirOpcode code, int nopnd, TirValue *const *opnd) {
     return tir_op_new(b, code, nopnd, opnd, 0, NULL, 0);
@@ -140,7 +151,7 @@ static TirValue *and_valid(TirBuilder *b, TirValue *mask, TirValue *valid, TirTy
     if (d && d->code == TIR_OP_AND && d->nopnd == 2 && d->opnd[0]->def && d->opnd[1]->def &&
         d->opnd[0]->def->code == TIR_OP_BROADCAST && d->opnd[1]->def->code == TIR_OP_BROADCAST) {
         TirValue *x = d->opnd[0]->def->opnd[0], *y = d->opnd[1]->def->opnd[0];
-        int s = tir_type_numel(y->ty) < tir_type_numel(x->ty) ? 1 : 0;   /* the smaller one */
+        int s = tir_type_numel(y->ty) < tir_type_numel(x->ty) ? 1 : 0; /* the smaller one */
         TirValue *n = s ? y : x;
         if (tir_type_is_tile(n->ty) && n->ty.elem == TIR_I1) {
             TirValue *sp = tir_op1(b, TIR_OP_SPLAT, n->ty, 1, &valid);
@@ -153,14 +164,15 @@ static TirValue *and_valid(TirBuilder *b, TirValue *mask, TirValue *valid, TirTy
         }
     }
     TirValue *sp = tir_op1(b, TIR_OP_SPLAT, mt, 1, &valid);
-    if (!mask) return sp;
+    if (!mask)
+        return sp;
     return tir_binary(b, TIR_OP_AND, mask, sp);
 }
 
 /* The copies of one iteration: each piped load's slice evaluated in env, copied into
  * `stage`, masked by `valid`, then one commit. */
-static void emit_copies(TirBuilder *b, Piped *pp, int np, const Slice *s, Env *e, TirValue *stage,
-                        TirValue *valid, PassOpVec *bypassed) {
+static void emit_copies(TirBuilder *b, Piped *pp, int np, const Slice *s, Env *e, TirValue *stage, TirValue *valid,
+                        PassOpVec *bypassed) {
     clone_slice(b, s, e);
     for (int i = 0; i < np; i++) {
         TirOp *ld = pp[i].load;
@@ -196,7 +208,8 @@ static TirValue *next_stage(TirBuilder *b, TirValue *x, int S) {
 /* ---- one loop ---- */
 
 static bool qualifies(Swp *W, TirBlock *body, TirOp *ld, TirOp **conv, bool *narrow) {
-    if (ld->code != TIR_OP_LOAD || ld->nopnd > 2 || ld->nres != 1 || !tir_type_is_tile(ld->res[0]->ty)) return false;
+    if (ld->code != TIR_OP_LOAD || ld->nopnd > 2 || ld->nres != 1 || !tir_type_is_tile(ld->res[0]->ty))
+        return false;
     TirOp *user = NULL;
     int uses = 0;
     for (TirOp *op = body->first; op; op = op->next)
@@ -205,8 +218,10 @@ static bool qualifies(Swp *W, TirBlock *body, TirOp *ld, TirOp **conv, bool *nar
                 user = op;
                 uses++;
             }
-    if (uses != 1 || user->code != TIR_OP_CONVERT_LAYOUT) return false;
-    if (tir_layout_kind(W->m, user->res[0]->ty.layout) != TIR_LAYOUT_DOT_OPERAND) return false;
+    if (uses != 1 || user->code != TIR_OP_CONVERT_LAYOUT)
+        return false;
+    if (tir_layout_kind(W->m, user->res[0]->ty.layout) != TIR_LAYOUT_DOT_OPERAND)
+        return false;
     int eb = tir_scalar_bytes((TirScalar)ld->res[0]->ty.elem);
     int vec = ld->attr.i[1] > 1 ? (int)ld->attr.i[1] : 1;
     *narrow = vec * eb < 4;
@@ -226,12 +241,14 @@ static int32_t ring_layout(TirModule *m, TirType t, int cdim) {
     int32_t order[TIR_MAXRANK];
     order[0] = cdim;
     for (int d = t.rank - 1, k = 1; d >= 0; d--)
-        if (d != cdim) order[k++] = d;
+        if (d != cdim)
+            order[k++] = d;
     return tir_layout_shared(m, t.rank, order, vec, per_phase, max_phase, 0);
 }
 
 static int blocked_cdim(const TirModule *m, int32_t lay, int rank) {
-    if (tir_layout_kind(m, lay) != TIR_LAYOUT_BLOCKED) return rank - 1;
+    if (tir_layout_kind(m, lay) != TIR_LAYOUT_BLOCKED)
+        return rank - 1;
     int32_t order[TIR_MAXRANK];
     tir_layout_order(m, lay, order);
     return order[0];
@@ -245,8 +262,10 @@ static int blocked_cdim(const TirModule *m, int32_t lay, int rank) {
  * e4m3 tile, B's byte reads were 192 values a thread in flight, and it spilled). */
 static int ring_cdim(const TirModule *m, const Piped *p, TirType lt) {
     int cdim = blocked_cdim(m, lt.layout, lt.rank), op_idx, kw;
-    if (!p->bytes || lt.rank < 2) return cdim;
-    if (!tir_layout_dot_params(m, p->convert->res[0]->ty.layout, &op_idx, &kw) || kw != 4) return cdim;
+    if (!p->bytes || lt.rank < 2)
+        return cdim;
+    if (!tir_layout_dot_params(m, p->convert->res[0]->ty.layout, &op_idx, &kw) || kw != 4)
+        return cdim;
     return op_idx == 0 ? lt.rank - 1 : lt.rank - 2;
 }
 
@@ -254,46 +273,55 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     int S = W->stages;
     TirBlock *body = loop->region[0];
     TirValue *step = loop->opnd[2];
-    if (!step->def || step->def->code != TIR_OP_CONSTANT || step->def->attr.ival <= 0) return;
+    if (!step->def || step->def->code != TIR_OP_CONSTANT || step->def->attr.ival <= 0)
+        return;
     Piped pp[8];
     int np = 0;
     for (TirOp *op = body->first; op && np < 8; op = op->next) {
         TirOp *conv;
         bool narrow;
         if (qualifies(W, body, op, &conv, &narrow))
-            pp[np++] = (Piped){op, conv, NULL, narrow,
-                               narrow && tir_scalar_bytes((TirScalar)op->res[0]->ty.elem) == 1};
+            pp[np++] = (Piped){op, conv, NULL, narrow, narrow && tir_scalar_bytes((TirScalar)op->res[0]->ty.elem) == 1};
     }
-    if (!np) return;
+    if (!np)
+        return;
     /* the address slice of every piped load, then the carried values it reads, and the
      * slices of their next values: all must close over iv, carried and outer values */
     Slice s = {body, {0}, {0}, true};
     for (int i = 0; i < np; i++)
-        for (int k = 0; k < pp[i].load->nopnd; k++) slice_add(&s, pp[i].load->opnd[k]);
+        for (int k = 0; k < pp[i].load->nopnd; k++)
+            slice_add(&s, pp[i].load->opnd[k]);
     TirOp *y = body->last;
     int ncar = loop->nres;
     bool used[64] = {0};
-    if (ncar + 1 > 64 || !y || y->code != TIR_OP_YIELD) goto out;
+    if (ncar + 1 > 64 || !y || y->code != TIR_OP_YIELD)
+        goto out;
     const TirOp *loads[8];
-    for (int i = 0; i < np; i++) loads[i] = pp[i].load;
+    for (int i = 0; i < np; i++)
+        loads[i] = pp[i].load;
     slice_order(&s);
     slice_args(&s, loads, np, used);
     for (bool grew = true; grew && s.ok;) {
         grew = false;
         for (int c = 0; c < ncar; c++)
-            if (used[1 + c]) slice_add(&s, y->opnd[c]);
+            if (used[1 + c])
+                slice_add(&s, y->opnd[c]);
         slice_order(&s);
         bool u2[64] = {0};
         slice_args(&s, loads, np, u2);
         for (int c = 0; c < ncar; c++)
-            if (used[1 + c]) mark_arg(body, y->opnd[c], u2);
+            if (used[1 + c])
+                mark_arg(body, y->opnd[c], u2);
         for (int k = 0; k < 64; k++)
-            if (u2[k] && !used[k]) used[k] = grew = true;
+            if (u2[k] && !used[k])
+                used[k] = grew = true;
     }
-    if (!s.ok) goto out;
+    if (!s.ok)
+        goto out;
     for (size_t k = 0; k < s.ops.n; k++)
         for (int i = 0; i < np; i++)
-            if (s.ops.v[k] == pp[i].load || s.ops.v[k] == pp[i].convert) goto out; /* loads feeding addresses */
+            if (s.ops.v[k] == pp[i].load || s.ops.v[k] == pp[i].convert)
+                goto out; /* loads feeding addresses */
 
     TirBuilder b;
     tir_builder_before(&b, loop);
@@ -310,24 +338,29 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     emit0(&b, TIR_OP_BARRIER, 0, NULL);
     /* prologue */
     TirValue *cur[64] = {0};
-    for (int c = 0; c < ncar; c++) cur[c] = loop->opnd[3 + c];
+    for (int c = 0; c < ncar; c++)
+        cur[c] = loop->opnd[3 + c];
     for (int p = 0; p < S - 1; p++) {
         TirValue *iv = tir_binary(&b, TIR_OP_ADD, lb, tir_const_int(&b, lb->ty, p * step->def->attr.ival));
         TirValue *valid = tir_cmp(&b, TIR_CMP_LT, iv, ub);
         Env e = {{0}};
         pass_map_put(&e.map, body->args[0], iv);
         for (int c = 0; c < ncar; c++)
-            if (used[1 + c]) pass_map_put(&e.map, body->args[1 + c], cur[c]);
+            if (used[1 + c])
+                pass_map_put(&e.map, body->args[1 + c], cur[c]);
         emit_copies(&b, pp, np, &s, &e, i32c(&b, p), valid, &W->bypassed);
         /* stages filled through registers: one stage's loads in flight at a time.  Nothing
          * else orders them, and ptxas issued every prologue stage's loads before the first
          * store (a 64x128x64 tile on 4 warps, 4 stages: 288 values a thread, and spills);
          * a barrier is the one thing it does not move a global load above */
         bool narrow = false;
-        for (int i = 0; i < np; i++) narrow = narrow || pp[i].narrow;
-        if (narrow && p + 2 < S) emit0(&b, TIR_OP_BARRIER, 0, NULL);
+        for (int i = 0; i < np; i++)
+            narrow = narrow || pp[i].narrow;
+        if (narrow && p + 2 < S)
+            emit0(&b, TIR_OP_BARRIER, 0, NULL);
         TirValue *nxt[64];
-        for (int c = 0; c < ncar; c++) nxt[c] = used[1 + c] ? env_get(&e, y->opnd[c]) : cur[c];
+        for (int c = 0; c < ncar; c++)
+            nxt[c] = used[1 + c] ? env_get(&e, y->opnd[c]) : cur[c];
         memcpy(cur, nxt, sizeof(TirValue *) * (size_t)ncar);
         pass_map_free(&e.map);
     }
@@ -343,15 +376,19 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
             ahead_of[nahead++] = c;
             drop = tir_count_uses(W->f, loop->res[c]) == 0;
             for (TirOp *op = body->first; op && drop; op = op->next) {
-                if (pass_map_get(&s.in, op)) continue;
+                if (pass_map_get(&s.in, op))
+                    continue;
                 for (int i = 0; i < op->nopnd; i++) {
                     bool piped_load = false;
-                    for (int j = 0; j < np; j++) piped_load |= op == pp[j].load;
-                    if (op->opnd[i] == body->args[1 + c] && !piped_load && !(op == y && i == c)) drop = false;
+                    for (int j = 0; j < np; j++)
+                        piped_load |= op == pp[j].load;
+                    if (op->opnd[i] == body->args[1 + c] && !piped_load && !(op == y && i == c))
+                        drop = false;
                 }
             }
         }
-        if (!drop) keep_of[nkeep++] = c;
+        if (!drop)
+            keep_of[nkeep++] = c;
     }
     int nn = nkeep + nahead + 2;
     TirValue **ops = tir_alloc(W->m->arena, sizeof(TirValue *) * (size_t)(3 + nn));
@@ -377,8 +414,10 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     TirValue *nargs[64 + 64 + 2];
     for (int k = 0; k < nn; k++) {
         nargs[k] = tir_block_add_arg(nb, rt[k]);
-        if (k < nkeep) nargs[k]->name = body->args[1 + keep_of[k]]->name;
-        else if (k < nkeep + nahead) nargs[k]->name = body->args[1 + ahead_of[k - nkeep]]->name;
+        if (k < nkeep)
+            nargs[k]->name = body->args[1 + keep_of[k]]->name;
+        else if (k < nkeep + nahead)
+            nargs[k]->name = body->args[1 + ahead_of[k - nkeep]]->name;
     }
     /* move the body over */
     while (body->first) {
@@ -388,14 +427,16 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     }
     tir_replace_all_uses(W->f, body->args[0], niv);
     TirValue *arg_now[64];
-    for (int c = 0; c < ncar; c++) arg_now[c] = used[1 + c] ? nargs[nkeep + ahead_idx[c]] : NULL;
+    for (int c = 0; c < ncar; c++)
+        arg_now[c] = used[1 + c] ? nargs[nkeep + ahead_idx[c]] : NULL;
     for (int k = 0; k < nkeep; k++) {
         tir_replace_all_uses(W->f, body->args[1 + keep_of[k]], nargs[k]);
         tir_replace_all_uses(W->f, loop->res[keep_of[k]], nl->res[k]);
         arg_now[keep_of[k]] = nargs[k];
     }
-    for (int a = 0; a < nahead; a++)  /* dropped ones: only dead slice ops still read them */
-        if (arg_now[ahead_of[a]] == nargs[nkeep + a]) tir_replace_all_uses(W->f, body->args[1 + ahead_of[a]], nargs[nkeep + a]);
+    for (int a = 0; a < nahead; a++) /* dropped ones: only dead slice ops still read them */
+        if (arg_now[ahead_of[a]] == nargs[nkeep + a])
+            tir_replace_all_uses(W->f, body->args[1 + ahead_of[a]], nargs[nkeep + a]);
     TirValue *rd = nargs[nkeep + nahead], *wr = nargs[nkeep + nahead + 1];
     /* top of the body: wait for this iteration's stage, then one barrier */
     TirBuilder tb;
@@ -426,13 +467,16 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     pass_map_put(&e.map, niv, ivn);
     for (int a = 0; a < nahead; a++) {
         TirValue *now = arg_now[ahead_of[a]];
-        if (now != nargs[nkeep + a]) pass_map_put(&e.map, now, nargs[nkeep + a]);
+        if (now != nargs[nkeep + a])
+            pass_map_put(&e.map, now, nargs[nkeep + a]);
     }
     /* the slice now names the moved ops, whose operands are the new block args */
     emit_copies(&eb, pp, np, &s, &e, wr, valid, &W->bypassed);
     TirValue **yv = tir_alloc(W->m->arena, sizeof(TirValue *) * (size_t)nn);
-    for (int k = 0; k < nkeep; k++) yv[k] = ny->opnd[keep_of[k]];
-    for (int a = 0; a < nahead; a++) yv[nkeep + a] = env_get(&e, ny->opnd[ahead_of[a]]);
+    for (int k = 0; k < nkeep; k++)
+        yv[k] = ny->opnd[keep_of[k]];
+    for (int a = 0; a < nahead; a++)
+        yv[nkeep + a] = env_get(&e, ny->opnd[ahead_of[a]]);
     yv[nkeep + nahead] = next_stage(&eb, rd, S);
     yv[nkeep + nahead + 1] = next_stage(&eb, wr, S);
     pass_map_free(&e.map);
@@ -443,9 +487,11 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
         again = false;
         for (TirOp *op = nb->last, *prev; op; op = prev) {
             prev = op->prev;
-            if (!pass_op_has(op, TIR_T_PURE) || op->nregion || !op->nres) continue;
+            if (!pass_op_has(op, TIR_T_PURE) || op->nregion || !op->nres)
+                continue;
             bool dead = true;
-            for (int i = 0; i < op->nres && dead; i++) dead = tir_count_uses(W->f, op->res[i]) == 0;
+            for (int i = 0; i < op->nres && dead; i++)
+                dead = tir_count_uses(W->f, op->res[i]) == 0;
             if (dead) {
                 tir_op_erase(op);
                 again = true;
@@ -473,24 +519,28 @@ out:
 }
 
 static bool collect_loops(TirOp *op, void *ud) {
-    if (op->code == TIR_OP_FOR && op->nregion == 1) pass_opvec_push(ud, op);
+    if (op->code == TIR_OP_FOR && op->nregion == 1)
+        pass_opvec_push(ud, op);
     return true;
 }
 
 int pass_software_pipeline(TirModule *m, TirPassContext *ctx) {
     int errors = 0;
     for (TirFunc *f = m->first; f; f = f->next) {
-        if (f->kind != TIR_FUNC_KERNEL || f->stages <= 1) continue;
+        if (f->kind != TIR_FUNC_KERNEL || f->stages <= 1)
+            continue;
         Swp W = {ctx, f, m, f->stages, 0, {0}};
         PassOpVec loops = {0};
         tir_walk_func(f, collect_loops, &loops);
-        for (size_t i = 0; i < loops.n; i++) pipeline_loop(&W, loops.v[i]);
+        for (size_t i = 0; i < loops.n; i++)
+            pipeline_loop(&W, loops.v[i]);
         free(loops.v);
         /* in push order: an and before the broadcast it read (two loads of one mask push
          * the same ops twice: the second finds them detached) */
         for (size_t i = 0; i < W.bypassed.n; i++) {
             TirOp *op = W.bypassed.v[i];
-            if (op->parent && tir_count_uses(f, op->res[0]) == 0) tir_op_erase(op);
+            if (op->parent && tir_count_uses(f, op->res[0]) == 0)
+                tir_op_erase(op);
         }
         free(W.bypassed.v);
         errors += W.errors;

@@ -21,7 +21,7 @@
 typedef struct {
     TirValue *arg;
     int uses;
-    TirOp *hint;     /* an existing multiple_of {n=div} of arg at the top level, if any */
+    TirOp *hint; /* an existing multiple_of {n=div} of arg at the top level, if any */
     int32_t div;
 } ParamUses;
 
@@ -29,17 +29,17 @@ typedef struct {
  * that routing the uses through it keeps definitions ahead of uses. */
 static bool scan_param(TirOp *op, void *ud) {
     ParamUses *p = ud;
-    if (!p->hint && p->uses == 0 && op->code == TIR_OP_HINT_MULTIPLE_OF && op->nopnd == 1 &&
-        op->opnd[0] == p->arg && op->attr.i[0] == p->div && op->parent == p->arg->block)
+    if (!p->hint && p->uses == 0 && op->code == TIR_OP_HINT_MULTIPLE_OF && op->nopnd == 1 && op->opnd[0] == p->arg &&
+        op->attr.i[0] == p->div && op->parent == p->arg->block)
         p->hint = op;
     for (int i = 0; i < op->nopnd; i++)
-        if (op->opnd[i] == p->arg) p->uses++;
+        if (op->opnd[i] == p->arg)
+            p->uses++;
     return true;
 }
 
 static bool is_int_scalar(TirType t) {
-    return t.kind == TIR_K_VALUE && t.rank == 0 && !t.ptr && tir_scalar_is_int((TirScalar)t.elem) &&
-           t.elem != TIR_I1;
+    return t.kind == TIR_K_VALUE && t.rank == 0 && !t.ptr && tir_scalar_is_int((TirScalar)t.elem) && t.elem != TIR_I1;
 }
 
 static int specialize_kernel(TirFunc *f, TirPassContext *ctx) {
@@ -52,7 +52,8 @@ static int specialize_kernel(TirFunc *f, TirPassContext *ctx) {
         TirValue *arg = body->args[i];
         bool one = pi->equals_one;
         int32_t div = pi->divisibility;
-        if (!one && div <= 1) continue;
+        if (!one && div <= 1)
+            continue;
         if (one && !is_int_scalar(arg->ty)) {
             char ty[64];
             tir_type_print(ty, sizeof ty, f->module, arg->ty);
@@ -62,7 +63,8 @@ static int specialize_kernel(TirFunc *f, TirPassContext *ctx) {
         }
         ParamUses p = {arg, 0, NULL, div};
         tir_walk_func(f, scan_param, &p);
-        if (p.uses == 0 || (!one && p.hint && p.uses == 1)) continue;
+        if (p.uses == 0 || (!one && p.hint && p.uses == 1))
+            continue;
 
         TirBuilder b;
         if (anchor)
@@ -90,6 +92,7 @@ static int specialize_kernel(TirFunc *f, TirPassContext *ctx) {
 int pass_specialize(TirModule *m, TirPassContext *ctx) {
     int errors = 0;
     for (TirFunc *f = m->first; f; f = f->next)
-        if (f->kind == TIR_FUNC_KERNEL && f->params) errors += specialize_kernel(f, ctx);
+        if (f->kind == TIR_FUNC_KERNEL && f->params)
+            errors += specialize_kernel(f, ctx);
     return errors;
 }

@@ -8,12 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RT_BUNDLE_MAGIC "TILEBNDL"
-#define RT_BUNDLE_VERSION 3u   /* 3 added div8 masks, 2 code kind 3; versions 1 and 2 are read too */
-#define RT_HEADER_BYTES 32
+#define RT_BUNDLE_MAGIC   "TILEBNDL"
+#define RT_BUNDLE_VERSION 3u /* 3 added div8 masks, 2 code kind 3; versions 1 and 2 are read too */
+#define RT_HEADER_BYTES   32
 
-uint64_t rt_fnv1a(uint64_t h, const void *data, size_t n)
-{
+uint64_t rt_fnv1a(uint64_t h, const void *data, size_t n) {
     const uint8_t *p = data;
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
@@ -25,7 +24,7 @@ uint64_t rt_fnv1a(uint64_t h, const void *data, size_t n)
 /* The reading cursor: `what` names the section being read, for "truncated at byte N
  * (what)". */
 typedef struct Reader {
-    const uint8_t *base;     /* the file */
+    const uint8_t *base; /* the file */
     size_t pos, end;
     const char *what;
     char section[160];
@@ -37,8 +36,7 @@ typedef struct Reader {
     uint32_t version;
 } Reader;
 
-static void fail(Reader *r, const char *fmt, ...)
-{
+static void fail(Reader *r, const char *fmt, ...) {
     if (r->failed)
         return;
     r->failed = true;
@@ -51,8 +49,7 @@ static void fail(Reader *r, const char *fmt, ...)
 }
 
 /* Allocation that lives as long as the bundle. */
-static void *balloc(Reader *r, size_t n)
-{
+static void *balloc(Reader *r, size_t n) {
     if (r->failed)
         return NULL;
     void **blk = calloc(1, sizeof(void *) + (n ? n : 1));
@@ -65,8 +62,7 @@ static void *balloc(Reader *r, size_t n)
     return blk + 1;
 }
 
-static bool need(Reader *r, size_t n)
-{
+static bool need(Reader *r, size_t n) {
     if (r->failed)
         return false;
     if (n > r->end - r->pos) {
@@ -76,8 +72,7 @@ static bool need(Reader *r, size_t n)
     return true;
 }
 
-static uint64_t rd_le(Reader *r, int bytes)
-{
+static uint64_t rd_le(Reader *r, int bytes) {
     if (!need(r, (size_t)bytes))
         return 0;
     uint64_t v = 0;
@@ -86,12 +81,19 @@ static uint64_t rd_le(Reader *r, int bytes)
     r->pos += (size_t)bytes;
     return v;
 }
-static uint8_t rd_u8(Reader *r) { return (uint8_t)rd_le(r, 1); }
-static uint16_t rd_u16(Reader *r) { return (uint16_t)rd_le(r, 2); }
-static uint32_t rd_u32(Reader *r) { return (uint32_t)rd_le(r, 4); }
-static uint64_t rd_u64(Reader *r) { return rd_le(r, 8); }
-static double rd_f64(Reader *r)
-{
+static uint8_t rd_u8(Reader *r) {
+    return (uint8_t)rd_le(r, 1);
+}
+static uint16_t rd_u16(Reader *r) {
+    return (uint16_t)rd_le(r, 2);
+}
+static uint32_t rd_u32(Reader *r) {
+    return (uint32_t)rd_le(r, 4);
+}
+static uint64_t rd_u64(Reader *r) {
+    return rd_le(r, 8);
+}
+static double rd_f64(Reader *r) {
     uint64_t u = rd_u64(r);
     double d;
     memcpy(&d, &u, sizeof d);
@@ -99,19 +101,16 @@ static double rd_f64(Reader *r)
 }
 
 /* A count bounded by `max`, named in the message when out of range. */
-static uint32_t rd_count(Reader *r, uint32_t max, const char *what)
-{
+static uint32_t rd_count(Reader *r, uint32_t max, const char *what) {
     uint32_t n = rd_u32(r);
     if (!r->failed && n > max) {
-        fail(r, "%s count %u exceeds the limit %u at byte %zu (%s)", what, n, max, r->pos - 4,
-             r->section);
+        fail(r, "%s count %u exceeds the limit %u at byte %zu (%s)", what, n, max, r->pos - 4, r->section);
         return 0;
     }
     return n;
 }
 
-static const char *rd_str(Reader *r)
-{
+static const char *rd_str(Reader *r) {
     uint32_t n = rd_u32(r);
     if (!r->failed && n > RT_MAX_STR) {
         fail(r, "string of %u bytes at byte %zu (%s)", n, r->pos - 4, r->section);
@@ -132,8 +131,7 @@ static const char *rd_str(Reader *r)
     return s;
 }
 
-static void rd_expr(Reader *r, RtExpr *e)
-{
+static void rd_expr(Reader *r, RtExpr *e) {
     uint32_t n = rd_u32(r);
     if (!r->failed && (n == 0 || n > RT_MAX_EXPR_BYTES)) {
         fail(r, "expression of %u bytes at byte %zu (%s)", n, r->pos - 4, r->section);
@@ -146,24 +144,21 @@ static void rd_expr(Reader *r, RtExpr *e)
     r->pos += n;
 }
 
-static void check_expr(Reader *r, const RtExpr *e, const RtKernelMeta *k, const char *what)
-{
+static void check_expr(Reader *r, const RtExpr *e, const RtKernelMeta *k, const char *what) {
     char why[200];
     if (!r->failed && !rt_expr_check(e, k, why, sizeof why))
         fail(r, "kernel '%s': bad %s: %s", k->name, what, why);
 }
 
 /* "BLOCK=1024, warps=4, stages=2" then the facts, as tile_rt_last_variant shows it. */
-static char *variant_text(Reader *r, const RtKernelMeta *k, const RtVariant *v)
-{
+static char *variant_text(Reader *r, const RtKernelMeta *k, const RtVariant *v) {
     char buf[1024];
     size_t n = 0;
     buf[0] = 0;
     for (uint32_t j = 0; j < k->ncnames && n < sizeof buf; j++) {
-        int w = v->cfloat[j] ? snprintf(buf + n, sizeof buf - n, "%s%s=%g", j ? ", " : "",
-                                         k->cnames[j], v->cvals[j])
-                             : snprintf(buf + n, sizeof buf - n, "%s%s=%lld", j ? ", " : "",
-                                        k->cnames[j], (long long)v->cvals[j]);
+        int w = v->cfloat[j] ? snprintf(buf + n, sizeof buf - n, "%s%s=%g", j ? ", " : "", k->cnames[j], v->cvals[j])
+                             : snprintf(buf + n, sizeof buf - n, "%s%s=%lld", j ? ", " : "", k->cnames[j],
+                                        (long long)v->cvals[j]);
         if (w < 0)
             break;
         n += (size_t)w;
@@ -174,8 +169,7 @@ static char *variant_text(Reader *r, const RtKernelMeta *k, const RtVariant *v)
     return s ? s : "";
 }
 
-static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
-{
+static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi) {
     snprintf(r->section, sizeof r->section, "variant %u of '%s'", vi, k->name);
     v->cvals = balloc(r, (k->ncnames + 1) * sizeof *v->cvals);
     v->cfloat = balloc(r, k->ncnames + 1);
@@ -193,8 +187,7 @@ static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
     for (uint32_t j = 0; j < k->ncnames && !r->failed; j++) {
         double c = v->cvals[j];
         if (!v->cfloat[j] && !(c >= -0x1p63 && c < 0x1p63 && c == (double)(int64_t)c))
-            fail(r, "integer constant '%s' has the value %g, not an i64 (%s)", k->cnames[j], c,
-                 r->section);
+            fail(r, "integer constant '%s' has the value %g, not an i64 (%s)", k->cnames[j], c, r->section);
     }
     v->warps = rd_u32(r);
     v->stages = rd_u32(r);
@@ -210,8 +203,7 @@ static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
     if (!r->failed && (v->div16 & v->div8))
         fail(r, "a parameter is both divisible by 16 and by 8 only (%s)", r->section);
     if (!r->failed && ((v->div16 | v->div8 | v->eq1) & ~valid))
-        fail(r, "specialization facts name a parameter past the %u of '%s' (%s)", k->nparams,
-             k->name, r->section);
+        fail(r, "specialization facts name a parameter past the %u of '%s' (%s)", k->nparams, k->name, r->section);
     for (uint32_t i = 0; i < k->nparams && !r->failed; i++) {
         const RtParam *p = &k->params[i];
         bool is_int = !p->is_pointer && !tile_scalar_is_float(p->scalar);
@@ -231,12 +223,11 @@ static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
         o->entry = rd_str(r);
         if (!r->failed && o->kind != RT_CODE_CUBIN && o->kind != RT_CODE_PTX &&
             (o->kind != RT_CODE_CUBIN_UNCAPPED || r->version < 2))
-            fail(r, "code kind %u is neither cubin (1), PTX (2) nor%s uncapped cubin (3) (%s)",
-                 o->kind, r->version < 2 ? " (from version 2 on)" : "", r->section);
+            fail(r, "code kind %u is neither cubin (1), PTX (2) nor%s uncapped cubin (3) (%s)", o->kind,
+                 r->version < 2 ? " (from version 2 on)" : "", r->section);
         uint64_t n = rd_u64(r);
         if (!r->failed && n > r->end - r->pos) {
-            fail(r, "truncated at byte %zu (%s: code of %llu bytes)", r->end, r->section,
-                 (unsigned long long)n);
+            fail(r, "truncated at byte %zu (%s: code of %llu bytes)", r->end, r->section, (unsigned long long)n);
             break;
         }
         if (r->failed)
@@ -249,8 +240,7 @@ static void rd_variant(Reader *r, RtKernelMeta *k, RtVariant *v, uint32_t vi)
         v->text = variant_text(r, k, v);
 }
 
-static void rd_kernel(Reader *r, RtKernelMeta *k, uint32_t ki)
-{
+static void rd_kernel(Reader *r, RtKernelMeta *k, uint32_t ki) {
     snprintf(r->section, sizeof r->section, "kernel table, kernel %u", ki);
     k->name = rd_str(r);
     if (!r->failed && !*k->name)
@@ -267,8 +257,7 @@ static void rd_kernel(Reader *r, RtKernelMeta *k, uint32_t ki)
         if (r->failed)
             break;
         if (isp > 1 || isc > 1 || sc >= TILE_NSCALARS || (isp && isc)) {
-            fail(r, "parameter '%s' of '%s' has a bad kind/type byte at byte %zu", p->name,
-                 k->name, r->pos - 4);
+            fail(r, "parameter '%s' of '%s' has a bad kind/type byte at byte %zu", p->name, k->name, r->pos - 4);
             break;
         }
         p->is_pointer = isp;
@@ -290,8 +279,7 @@ static void rd_kernel(Reader *r, RtKernelMeta *k, uint32_t ki)
     k->key = balloc(r, (k->nkey + 1) * sizeof *k->key);
     for (uint32_t i = 0; i < k->nkey && !r->failed; i++) {
         k->key[i] = rd_u16(r);
-        if (!r->failed && (k->key[i] >= k->nparams || k->params[k->key[i]].is_pointer ||
-                           k->params[k->key[i]].is_const))
+        if (!r->failed && (k->key[i] >= k->nparams || k->params[k->key[i]].is_pointer || k->params[k->key[i]].is_const))
             fail(r, "key of '%s' names parameter %u, not a runtime scalar", k->name, k->key[i]);
     }
     k->ncnames = rd_count(r, RT_MAX_CONST_NAMES, "constant name");
@@ -311,9 +299,7 @@ static void rd_kernel(Reader *r, RtKernelMeta *k, uint32_t ki)
         rd_variant(r, k, &k->variants[i], i);
 }
 
-tile_rt_status rt_bundle_parse(const char *name, const void *data, size_t len, RtBundle **out,
-                               char *err, size_t errn)
-{
+tile_rt_status rt_bundle_parse(const char *name, const void *data, size_t len, RtBundle **out, char *err, size_t errn) {
     *out = NULL;
     RtBundle *b = calloc(1, sizeof *b);
     Reader r = {.err = err, .errn = errn, .name = name ? name : "<memory>", .b = b};
@@ -360,8 +346,7 @@ tile_rt_status rt_bundle_parse(const char *name, const void *data, size_t len, R
         goto bad;
     }
     if (payload < len - RT_HEADER_BYTES) {
-        fail(&r, "%llu trailing bytes after the payload",
-             (unsigned long long)(len - RT_HEADER_BYTES - payload));
+        fail(&r, "%llu trailing bytes after the payload", (unsigned long long)(len - RT_HEADER_BYTES - payload));
         goto bad;
     }
     if (rt_fnv1a(RT_FNV_BASIS, r.base + RT_HEADER_BYTES, (size_t)payload) != sum) {
@@ -389,8 +374,7 @@ bad:
     return TILE_RT_ERR_BUNDLE;
 }
 
-void rt_bundle_free(RtBundle *b)
-{
+void rt_bundle_free(RtBundle *b) {
     if (!b)
         return;
     void **blk = b->mem;

@@ -17,51 +17,50 @@
 
 /* X(name, return-less parameter list): every entry point libtilert calls.  The name is
  * the one cuGetProcAddress takes (without _v2: the version argument picks the ABI). */
-#define RT_CUDA_FUNCS(X) \
-    X(cuInit, (unsigned int flags)) \
-    X(cuDriverGetVersion, (int *version)) \
-    X(cuDeviceGetCount, (int *count)) \
-    X(cuDeviceGet, (CUdevice *dev, int ordinal)) \
-    X(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev)) \
-    X(cuDeviceGetName, (char *name, int len, CUdevice dev)) \
-    X(cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev)) \
-    X(cuDevicePrimaryCtxRelease, (CUdevice dev)) \
-    X(cuCtxSetCurrent, (CUcontext ctx)) \
-    X(cuCtxGetCurrent, (CUcontext *pctx)) \
-    X(cuCtxSynchronize, (void)) \
-    X(cuModuleLoadData, (CUmodule *module, const void *image)) \
-    X(cuModuleLoadDataEx, (CUmodule *module, const void *image, unsigned int numOptions, \
-                           CUjit_option *options, void **optionValues)) \
-    X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name)) \
-    X(cuModuleUnload, (CUmodule hmod)) \
-    X(cuModuleGetGlobal, (CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)) \
-    X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, \
-                       unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, \
-                       unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, \
-                       void **kernelParams, void **extra)) \
-    X(cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value)) \
-    X(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc)) \
-    X(cuMemAlloc, (CUdeviceptr *dptr, size_t bytesize)) \
-    X(cuMemFree, (CUdeviceptr dptr)) \
-    X(cuMemcpyHtoD, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)) \
-    X(cuMemcpyDtoH, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)) \
-    X(cuMemcpyDtoD, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)) \
-    X(cuMemsetD8, (CUdeviceptr dstDevice, unsigned char uc, size_t N)) \
-    X(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)) \
-    X(cuEventCreate, (CUevent *phEvent, unsigned int Flags)) \
-    X(cuEventRecord, (CUevent hEvent, CUstream hStream)) \
-    X(cuEventSynchronize, (CUevent hEvent)) \
-    X(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd)) \
-    X(cuEventDestroy, (CUevent hEvent)) \
-    X(cuStreamSynchronize, (CUstream hStream)) \
-    X(cuGetErrorString, (CUresult error, const char **pStr)) \
-    X(cuGetErrorName, (CUresult error, const char **pStr)) \
+#define RT_CUDA_FUNCS(X)                                                                                           \
+    X(cuInit, (unsigned int flags))                                                                                \
+    X(cuDriverGetVersion, (int *version))                                                                          \
+    X(cuDeviceGetCount, (int *count))                                                                              \
+    X(cuDeviceGet, (CUdevice * dev, int ordinal))                                                                  \
+    X(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev))                                    \
+    X(cuDeviceGetName, (char *name, int len, CUdevice dev))                                                        \
+    X(cuDevicePrimaryCtxRetain, (CUcontext * pctx, CUdevice dev))                                                  \
+    X(cuDevicePrimaryCtxRelease, (CUdevice dev))                                                                   \
+    X(cuCtxSetCurrent, (CUcontext ctx))                                                                            \
+    X(cuCtxGetCurrent, (CUcontext * pctx))                                                                         \
+    X(cuCtxSynchronize, (void))                                                                                    \
+    X(cuModuleLoadData, (CUmodule * module, const void *image))                                                    \
+    X(cuModuleLoadDataEx,                                                                                          \
+      (CUmodule * module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)) \
+    X(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *name))                                  \
+    X(cuModuleUnload, (CUmodule hmod))                                                                             \
+    X(cuModuleGetGlobal, (CUdeviceptr * dptr, size_t *bytes, CUmodule hmod, const char *name))                     \
+    X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,          \
+                       unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,                     \
+                       unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra))          \
+    X(cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value))                              \
+    X(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc))                                \
+    X(cuMemAlloc, (CUdeviceptr * dptr, size_t bytesize))                                                           \
+    X(cuMemFree, (CUdeviceptr dptr))                                                                               \
+    X(cuMemcpyHtoD, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))                                \
+    X(cuMemcpyDtoH, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))                                      \
+    X(cuMemcpyDtoD, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount))                              \
+    X(cuMemsetD8, (CUdeviceptr dstDevice, unsigned char uc, size_t N))                                             \
+    X(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream))                      \
+    X(cuEventCreate, (CUevent * phEvent, unsigned int Flags))                                                      \
+    X(cuEventRecord, (CUevent hEvent, CUstream hStream))                                                           \
+    X(cuEventSynchronize, (CUevent hEvent))                                                                        \
+    X(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd))                                    \
+    X(cuEventDestroy, (CUevent hEvent))                                                                            \
+    X(cuStreamSynchronize, (CUstream hStream))                                                                     \
+    X(cuGetErrorString, (CUresult error, const char **pStr))                                                       \
+    X(cuGetErrorName, (CUresult error, const char **pStr))                                                         \
     X(cuPointerGetAttribute, (void *data, CUpointer_attribute attribute, CUdeviceptr ptr))
 
 typedef struct RtCuda {
-    void *lib;               /* dlopen handle of libcuda.so.1 */
+    void *lib; /* dlopen handle of libcuda.so.1 */
     int driver_version;
-#define X(name, params) CUresult (CUDAAPI *name) params;
+#define X(name, params) CUresult(CUDAAPI *name) params;
     RT_CUDA_FUNCS(X)
 #undef X
 } RtCuda;

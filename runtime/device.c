@@ -8,24 +8,24 @@
 #include <string.h>
 #include <time.h>
 
-#define RT_STATUSES(X) \
-    X(TILE_RT_OK, "success") \
-    X(TILE_RT_ERR_NO_DRIVER, "no CUDA driver or device") \
-    X(TILE_RT_ERR_CUDA, "CUDA call failed") \
-    X(TILE_RT_ERR_BUNDLE, "bad bundle") \
-    X(TILE_RT_ERR_COMPILE, "compile error") \
-    X(TILE_RT_ERR_NOT_FOUND, "no such kernel") \
+#define RT_STATUSES(X)                                                    \
+    X(TILE_RT_OK, "success")                                              \
+    X(TILE_RT_ERR_NO_DRIVER, "no CUDA driver or device")                  \
+    X(TILE_RT_ERR_CUDA, "CUDA call failed")                               \
+    X(TILE_RT_ERR_BUNDLE, "bad bundle")                                   \
+    X(TILE_RT_ERR_COMPILE, "compile error")                               \
+    X(TILE_RT_ERR_NOT_FOUND, "no such kernel")                            \
     X(TILE_RT_ERR_ARGS, "arguments do not match the kernel's parameters") \
-    X(TILE_RT_ERR_NO_VARIANT, "no variant admits these arguments") \
-    X(TILE_RT_ERR_IO, "cannot read or write a file") \
-    X(TILE_RT_ERR_INVALID, "invalid argument to the API") \
-    X(TILE_RT_ERR_UNSUPPORTED, "not supported by this build or device") \
+    X(TILE_RT_ERR_NO_VARIANT, "no variant admits these arguments")        \
+    X(TILE_RT_ERR_IO, "cannot read or write a file")                      \
+    X(TILE_RT_ERR_INVALID, "invalid argument to the API")                 \
+    X(TILE_RT_ERR_UNSUPPORTED, "not supported by this build or device")   \
     X(TILE_RT_ERR_RUN, "run-time error in the kernel")
 
-const char *tile_rt_status_string(tile_rt_status s)
-{
+const char *tile_rt_status_string(tile_rt_status s) {
     switch (s) {
-#define X(id, text) case id: return text;
+#define X(id, text) \
+    case id: return text;
         RT_STATUSES(X)
 #undef X
     }
@@ -37,15 +37,15 @@ static _Thread_local char open_error[512];
 static _Thread_local char last_error[4096];
 static _Thread_local const tile_rt *last_error_rt;
 
-const char *tile_rt_open_error(void) { return open_error; }
+const char *tile_rt_open_error(void) {
+    return open_error;
+}
 
-const char *tile_rt_last_error(const tile_rt *rt)
-{
+const char *tile_rt_last_error(const tile_rt *rt) {
     return rt && rt == last_error_rt ? last_error : "";
 }
 
-tile_rt_status rt_fail(const tile_rt *rt, tile_rt_status s, const char *fmt, ...)
-{
+tile_rt_status rt_fail(const tile_rt *rt, tile_rt_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
@@ -54,8 +54,7 @@ tile_rt_status rt_fail(const tile_rt *rt, tile_rt_status s, const char *fmt, ...
     return s;
 }
 
-void rt_log(const tile_rt *rt, const char *fmt, ...)
-{
+void rt_log(const tile_rt *rt, const char *fmt, ...) {
     char line[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -67,24 +66,21 @@ void rt_log(const tile_rt *rt, const char *fmt, ...)
         fprintf(stderr, "%s\n", line);
 }
 
-double rt_now(void)
-{
+double rt_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* ---- options ---------------------------------------------------------------------- */
-static int env_flag(const char *name, int dflt)
-{
+static int env_flag(const char *name, int dflt) {
     const char *v = getenv(name);
     if (!v || !*v)
         return dflt;
     return !(v[0] == '0' || !strcmp(v, "off") || !strcmp(v, "false"));
 }
 
-static void resolve_cache_dir(tile_rt *rt, const char *given)
-{
+static void resolve_cache_dir(tile_rt *rt, const char *given) {
     const char *env = getenv("TILE_CACHE_DIR");
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
@@ -102,8 +98,7 @@ static void resolve_cache_dir(tile_rt *rt, const char *given)
 
 /* ---- CUDA ------------------------------------------------------------------------- */
 #ifdef TILE_RT_HAVE_CUDA
-tile_rt_status rt_cuda_fail(const tile_rt *rt, CUresult r, const char *call, const char *fmt, ...)
-{
+tile_rt_status rt_cuda_fail(const tile_rt *rt, CUresult r, const char *call, const char *fmt, ...) {
     char what[1024], cuda[512];
     va_list ap;
     va_start(ap, fmt);
@@ -113,8 +108,7 @@ tile_rt_status rt_cuda_fail(const tile_rt *rt, CUresult r, const char *call, con
     return rt_fail(rt, TILE_RT_ERR_CUDA, "%s: %s", what, cuda);
 }
 
-tile_rt_status rt_cuda_bind(tile_rt *rt)
-{
+tile_rt_status rt_cuda_bind(tile_rt *rt) {
     CUcontext cur = NULL;
     if (rt->cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == rt->ctx)
         return TILE_RT_OK;
@@ -125,8 +119,7 @@ tile_rt_status rt_cuda_bind(tile_rt *rt)
 }
 
 /* The arch tilec compiles for on compute capability major.minor; "" when unsupported. */
-static void arch_for(int major, int minor, char *arch, size_t n)
-{
+static void arch_for(int major, int minor, char *arch, size_t n) {
     if (major == 9 && minor == 0)
         snprintf(arch, n, "sm_90a");
     else if (major == 8 && (minor == 0 || minor == 6 || minor == 9))
@@ -134,13 +127,12 @@ static void arch_for(int major, int minor, char *arch, size_t n)
     else if (major == 8 || (major == 9))
         snprintf(arch, n, "sm_80");
     else if (major >= 10)
-        snprintf(arch, n, "sm_90");  /* PTX for sm_90 runs (JIT by the driver) on newer GPUs */
+        snprintf(arch, n, "sm_90"); /* PTX for sm_90 runs (JIT by the driver) on newer GPUs */
     else
         arch[0] = 0;
 }
 
-static tile_rt_status open_cuda(tile_rt *rt, int ordinal)
-{
+static tile_rt_status open_cuda(tile_rt *rt, int ordinal) {
     if (!rt_cuda_load(&rt->cu, open_error, sizeof open_error))
         return TILE_RT_ERR_NO_DRIVER;
     CUresult r = rt->cu.cuInit(0);
@@ -158,8 +150,8 @@ static tile_rt_status open_cuda(tile_rt *rt, int ordinal)
         return TILE_RT_ERR_NO_DRIVER;
     }
     if (ordinal < 0 || ordinal >= count) {
-        snprintf(open_error, sizeof open_error, "CUDA device %d does not exist (%d device%s)",
-                 ordinal, count, count == 1 ? "" : "s");
+        snprintf(open_error, sizeof open_error, "CUDA device %d does not exist (%d device%s)", ordinal, count,
+                 count == 1 ? "" : "s");
         rt_cuda_unload(&rt->cu);
         return TILE_RT_ERR_INVALID;
     }
@@ -168,12 +160,10 @@ static tile_rt_status open_cuda(tile_rt *rt, int ordinal)
     r = rt->cu.cuDeviceGet(&rt->dev, ordinal);
     if (r == CUDA_SUCCESS) {
         call = "cuDeviceGetAttribute";
-        r = rt->cu.cuDeviceGetAttribute(&rt->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                        rt->dev);
+        r = rt->cu.cuDeviceGetAttribute(&rt->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, rt->dev);
     }
     if (r == CUDA_SUCCESS)
-        r = rt->cu.cuDeviceGetAttribute(&rt->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                                        rt->dev);
+        r = rt->cu.cuDeviceGetAttribute(&rt->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, rt->dev);
     char dname[128] = "CUDA device";
     if (r == CUDA_SUCCESS) {
         call = "cuDeviceGetName";
@@ -197,8 +187,7 @@ static tile_rt_status open_cuda(tile_rt *rt, int ordinal)
     }
     arch_for(rt->cc_major, rt->cc_minor, rt->arch, sizeof rt->arch);
     if (!rt->arch[0]) {
-        snprintf(open_error, sizeof open_error,
-                 "%s has compute capability %d.%d; tilec needs 8.0 or newer", dname,
+        snprintf(open_error, sizeof open_error, "%s has compute capability %d.%d; tilec needs 8.0 or newer", dname,
                  rt->cc_major, rt->cc_minor);
         rt->cu.cuDevicePrimaryCtxRelease(rt->dev);
         rt_cuda_unload(&rt->cu);
@@ -209,8 +198,7 @@ static tile_rt_status open_cuda(tile_rt *rt, int ordinal)
 }
 #endif
 
-tile_rt_status tile_rt_open(tile_rt_device_kind kind, const tile_rt_options *opt, tile_rt **out)
-{
+tile_rt_status tile_rt_open(tile_rt_device_kind kind, const tile_rt_options *opt, tile_rt **out) {
     open_error[0] = 0;
     if (!out) {
         snprintf(open_error, sizeof open_error, "tile_rt_open: out is NULL");
@@ -256,8 +244,7 @@ tile_rt_status tile_rt_open(tile_rt_device_kind kind, const tile_rt_options *opt
 #endif
 }
 
-void tile_rt_close(tile_rt *rt)
-{
+void tile_rt_close(tile_rt *rt) {
     if (!rt)
         return;
 #ifdef TILE_RT_HAVE_CUDA
@@ -271,10 +258,11 @@ void tile_rt_close(tile_rt *rt)
     free(rt);
 }
 
-const char *tile_rt_device_name(const tile_rt *rt) { return rt ? rt->name : ""; }
+const char *tile_rt_device_name(const tile_rt *rt) {
+    return rt ? rt->name : "";
+}
 
-void tile_rt_get_stats(const tile_rt *rt, tile_rt_stats *out)
-{
+void tile_rt_get_stats(const tile_rt *rt, tile_rt_stats *out) {
     if (!rt || !out)
         return;
     out->jit_compiles = atomic_load(&((tile_rt *)rt)->stats.jit_compiles);
@@ -287,15 +275,17 @@ void tile_rt_get_stats(const tile_rt *rt, tile_rt_stats *out)
 }
 
 /* ---- memory ----------------------------------------------------------------------- */
-tile_rt_status tile_rt_alloc(tile_rt *rt, size_t bytes, void **out)
-{
+tile_rt_status tile_rt_alloc(tile_rt *rt, size_t bytes, void **out) {
     if (!rt || !out)
         return TILE_RT_ERR_INVALID;
     *out = NULL;
     if (rt->kind == TILE_RT_INTERP) {
         *out = malloc(bytes ? bytes : 1);
-        return *out ? TILE_RT_OK : rt_fail(rt, TILE_RT_ERR_INVALID, "out of host memory "
-                                                                    "(%zu bytes)", bytes);
+        return *out ? TILE_RT_OK
+                    : rt_fail(rt, TILE_RT_ERR_INVALID,
+                              "out of host memory "
+                              "(%zu bytes)",
+                              bytes);
     }
 #ifdef TILE_RT_HAVE_CUDA
     tile_rt_status s = rt_cuda_bind(rt);
@@ -312,8 +302,7 @@ tile_rt_status tile_rt_alloc(tile_rt *rt, size_t bytes, void **out)
 #endif
 }
 
-tile_rt_status tile_rt_free(tile_rt *rt, void *p)
-{
+tile_rt_status tile_rt_free(tile_rt *rt, void *p) {
     if (!rt)
         return TILE_RT_ERR_INVALID;
     if (!p)
@@ -334,11 +323,9 @@ tile_rt_status tile_rt_free(tile_rt *rt, void *p)
 }
 
 /* Both copy directions: the interpreter's device memory is host memory. */
-static tile_rt_status rt_copy(tile_rt *rt, void *dst, const void *src, size_t bytes, bool to_device)
-{
+static tile_rt_status rt_copy(tile_rt *rt, void *dst, const void *src, size_t bytes, bool to_device) {
     if (!rt || ((!dst || !src) && bytes))
-        return rt ? rt_fail(rt, TILE_RT_ERR_INVALID, "copy to %s: NULL pointer",
-                            to_device ? "device" : "host")
+        return rt ? rt_fail(rt, TILE_RT_ERR_INVALID, "copy to %s: NULL pointer", to_device ? "device" : "host")
                   : TILE_RT_ERR_INVALID;
     if (rt->kind == TILE_RT_INTERP) {
         memmove(dst, src, bytes);
@@ -350,26 +337,23 @@ static tile_rt_status rt_copy(tile_rt *rt, void *dst, const void *src, size_t by
         return s;
     CUresult r = to_device ? rt->cu.cuMemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, bytes)
                            : rt->cu.cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, bytes);
-    return r == CUDA_SUCCESS ? TILE_RT_OK
-                             : rt_cuda_fail(rt, r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH",
-                                            "copying %zu bytes", bytes);
+    return r == CUDA_SUCCESS
+               ? TILE_RT_OK
+               : rt_cuda_fail(rt, r, to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH", "copying %zu bytes", bytes);
 #else
     return TILE_RT_ERR_UNSUPPORTED;
 #endif
 }
 
-tile_rt_status tile_rt_copy_to_device(tile_rt *rt, void *dst, const void *src, size_t bytes)
-{
+tile_rt_status tile_rt_copy_to_device(tile_rt *rt, void *dst, const void *src, size_t bytes) {
     return rt_copy(rt, dst, src, bytes, true);
 }
 
-tile_rt_status tile_rt_copy_to_host(tile_rt *rt, void *dst, const void *src, size_t bytes)
-{
+tile_rt_status tile_rt_copy_to_host(tile_rt *rt, void *dst, const void *src, size_t bytes) {
     return rt_copy(rt, dst, src, bytes, false);
 }
 
-tile_rt_status tile_rt_synchronize(tile_rt *rt)
-{
+tile_rt_status tile_rt_synchronize(tile_rt *rt) {
     if (!rt)
         return TILE_RT_ERR_INVALID;
     if (rt->kind == TILE_RT_INTERP)
@@ -379,8 +363,7 @@ tile_rt_status tile_rt_synchronize(tile_rt *rt)
     if (s)
         return s;
     CUresult r = rt->cu.cuCtxSynchronize();
-    return r == CUDA_SUCCESS ? TILE_RT_OK
-                             : rt_cuda_fail(rt, r, "cuCtxSynchronize", "waiting for the device");
+    return r == CUDA_SUCCESS ? TILE_RT_OK : rt_cuda_fail(rt, r, "cuCtxSynchronize", "waiting for the device");
 #else
     return TILE_RT_ERR_UNSUPPORTED;
 #endif

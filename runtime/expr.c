@@ -8,18 +8,39 @@
 #include <string.h>
 
 /* X(opcode, name, operand bytes, pops, pushes) */
+// clang-format off
 #define RT_OPS(X) \
-    X(0x01, PUSH_I, 8, 0, 1) X(0x02, PUSH_F, 8, 0, 1) X(0x03, ARG, 2, 0, 1) \
+    X(0x01, PUSH_I, 8, 0, 1) \
+    X(0x02, PUSH_F, 8, 0, 1) \
+    X(0x03, ARG, 2, 0, 1) \
     X(0x04, CONST, 2, 0, 1) \
-    X(0x10, ADD, 0, 2, 1) X(0x11, SUB, 0, 2, 1) X(0x12, MUL, 0, 2, 1) X(0x13, DIV, 0, 2, 1) \
-    X(0x14, MOD, 0, 2, 1) X(0x15, NEG, 0, 1, 1) X(0x16, CDIV, 0, 2, 1) X(0x17, MIN, 0, 2, 1) \
-    X(0x18, MAX, 0, 2, 1) X(0x19, NEXT_POW2, 0, 1, 1) \
-    X(0x20, EQ, 0, 2, 1) X(0x21, NE, 0, 2, 1) X(0x22, LT, 0, 2, 1) X(0x23, LE, 0, 2, 1) \
-    X(0x24, GT, 0, 2, 1) X(0x25, GE, 0, 2, 1) \
-    X(0x26, LAND, 0, 2, 1) X(0x27, LOR, 0, 2, 1) X(0x28, LNOT, 0, 1, 1) \
-    X(0x29, BAND, 0, 2, 1) X(0x2A, BOR, 0, 2, 1) X(0x2B, BXOR, 0, 2, 1) X(0x2C, SHL, 0, 2, 1) \
-    X(0x2D, SHR, 0, 2, 1) X(0x2E, BNOT, 0, 1, 1) \
+    X(0x10, ADD, 0, 2, 1) \
+    X(0x11, SUB, 0, 2, 1) \
+    X(0x12, MUL, 0, 2, 1) \
+    X(0x13, DIV, 0, 2, 1) \
+    X(0x14, MOD, 0, 2, 1) \
+    X(0x15, NEG, 0, 1, 1) \
+    X(0x16, CDIV, 0, 2, 1) \
+    X(0x17, MIN, 0, 2, 1) \
+    X(0x18, MAX, 0, 2, 1) \
+    X(0x19, NEXT_POW2, 0, 1, 1) \
+    X(0x20, EQ, 0, 2, 1) \
+    X(0x21, NE, 0, 2, 1) \
+    X(0x22, LT, 0, 2, 1) \
+    X(0x23, LE, 0, 2, 1) \
+    X(0x24, GT, 0, 2, 1) \
+    X(0x25, GE, 0, 2, 1) \
+    X(0x26, LAND, 0, 2, 1) \
+    X(0x27, LOR, 0, 2, 1) \
+    X(0x28, LNOT, 0, 1, 1) \
+    X(0x29, BAND, 0, 2, 1) \
+    X(0x2A, BOR, 0, 2, 1) \
+    X(0x2B, BXOR, 0, 2, 1) \
+    X(0x2C, SHL, 0, 2, 1) \
+    X(0x2D, SHR, 0, 2, 1) \
+    X(0x2E, BNOT, 0, 1, 1) \
     X(0x30, CAST, 1, 1, 1)
+// clang-format on
 
 enum {
 #define X(code, name, nb, pops, pushes) OP_##name = code,
@@ -39,16 +60,14 @@ static const OpInfo op_info[256] = {
 #undef X
 };
 
-static uint64_t rd(const uint8_t *p, int n)
-{
+static uint64_t rd(const uint8_t *p, int n) {
     uint64_t v = 0;
     for (int i = 0; i < n; i++)
         v |= (uint64_t)p[i] << (8 * i);
     return v;
 }
 
-bool rt_expr_check(const RtExpr *e, const RtKernelMeta *k, char *err, size_t n)
-{
+bool rt_expr_check(const RtExpr *e, const RtKernelMeta *k, char *err, size_t n) {
     int depth = 0;
     for (uint32_t pc = 0; pc < e->len;) {
         uint8_t op = e->code[pc];
@@ -96,13 +115,18 @@ bool rt_expr_check(const RtExpr *e, const RtKernelMeta *k, char *err, size_t n)
     return true;
 }
 
-static double as_f(RtValue v) { return v.is_float ? v.f : (double)v.i; }
-static RtValue vi(int64_t i) { return (RtValue){.i = i}; }
-static RtValue vf(double f) { return (RtValue){.is_float = true, .f = f}; }
+static double as_f(RtValue v) {
+    return v.is_float ? v.f : (double)v.i;
+}
+static RtValue vi(int64_t i) {
+    return (RtValue){.i = i};
+}
+static RtValue vf(double f) {
+    return (RtValue){.is_float = true, .f = f};
+}
 
 /* Converts like the language's `as`. */
-static RtValue cast(RtValue v, tile_scalar t)
-{
+static RtValue cast(RtValue v, tile_scalar t) {
     if (tile_scalar_is_float(t)) {
         double d = as_f(v);
         if (t == TILE_F32)
@@ -133,11 +157,12 @@ static RtValue cast(RtValue v, tile_scalar t)
     }
 }
 
-static bool truth(RtValue v) { return v.is_float ? v.f != 0 : v.i != 0; }
+static bool truth(RtValue v) {
+    return v.is_float ? v.f != 0 : v.i != 0;
+}
 
-bool rt_expr_eval(const RtExpr *e, const RtKernelMeta *k, const RtVariant *v,
-                  const RtValue *args, RtValue *out, char *err, size_t n)
-{
+bool rt_expr_eval(const RtExpr *e, const RtKernelMeta *k, const RtVariant *v, const RtValue *args, RtValue *out,
+                  char *err, size_t n) {
     RtValue st[RT_EXPR_STACK + 1];
     int sp = 0;
     for (uint32_t pc = 0; pc < e->len;) {
@@ -204,12 +229,8 @@ bool rt_expr_eval(const RtExpr *e, const RtKernelMeta *k, const RtVariant *v,
         case OP_ADD: r = fl ? vf(x + y) : vi((int64_t)(ua + ub)); break;
         case OP_SUB: r = fl ? vf(x - y) : vi((int64_t)(ua - ub)); break;
         case OP_MUL: r = fl ? vf(x * y) : vi((int64_t)(ua * ub)); break;
-        case OP_DIV:
-            r = fl ? vf(x / y) : (a.i == INT64_MIN && b.i == -1) ? vi(a.i) : vi(a.i / b.i);
-            break;
-        case OP_MOD:
-            r = fl ? vf(fmod(x, y)) : (b.i == -1) ? vi(0) : vi(a.i % b.i);
-            break;
+        case OP_DIV: r = fl ? vf(x / y) : (a.i == INT64_MIN && b.i == -1) ? vi(a.i) : vi(a.i / b.i); break;
+        case OP_MOD: r = fl ? vf(fmod(x, y)) : (b.i == -1) ? vi(0) : vi(a.i % b.i); break;
         case OP_CDIV:
             if (fl) {
                 r = vf(ceil(x / y));

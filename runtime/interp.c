@@ -22,22 +22,19 @@ static const struct {
     {TILE_ERR_UNSUPPORTED, TILE_RT_ERR_UNSUPPORTED},
 };
 
-static tile_rt_status map_status(tile_status s)
-{
+static tile_rt_status map_status(tile_status s) {
     for (size_t i = 0; i < sizeof status_map / sizeof *status_map; i++)
         if (status_map[i].from == s)
             return status_map[i].to;
     return TILE_RT_ERR_INVALID;
 }
 
-tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
-                                const int64_t *grid)
-{
+tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, const int64_t *grid) {
     tile_rt_module *m = k->m;
     tile_rt *rt = m->rt;
     if (nargs != k->nrt || (!args && nargs))
-        return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s' takes %d argument%s, got %d", k->name,
-                       k->nrt, k->nrt == 1 ? "" : "s", nargs);
+        return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s' takes %d argument%s, got %d", k->name, k->nrt,
+                       k->nrt == 1 ? "" : "s", nargs);
     tile_arg targs[RT_MAX_PARAMS];
     for (uint32_t i = 0; i < k->nparams; i++) {
         const RtParam *p = &k->params[i];
@@ -59,14 +56,18 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
         case TILE_RT_ARG_F64: targs[pi] = tile_arg_float(a->f64); break;
         case TILE_RT_ARG_PTR:
             if (p->is_pointer && a->buf.ptr && !a->buf.bytes)
-                return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': pointer '%s' needs its size "
+                return rt_fail(rt, TILE_RT_ERR_ARGS,
+                               "kernel '%s': pointer '%s' needs its size "
                                "(tile_rt_arg.buf.bytes) on the interpreter device, which checks "
-                               "every access", k->name, p->name);
+                               "every access",
+                               k->name, p->name);
             targs[pi] = tile_arg_buffer(a->buf.ptr, a->buf.bytes);
             break;
         default:
-            return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': argument %d '%s' has an unknown "
-                           "kind %d", k->name, i + 1, p->name, (int)a->kind);
+            return rt_fail(rt, TILE_RT_ERR_ARGS,
+                           "kernel '%s': argument %d '%s' has an unknown "
+                           "kind %d",
+                           k->name, i + 1, p->name, (int)a->kind);
         }
         /* A float parameter given an integer is converted, as on the cuda device. */
         if (!p->is_pointer && tile_scalar_is_float(p->scalar) && a->kind == TILE_RT_ARG_I64)
@@ -79,8 +80,7 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
     pthread_mutex_lock(&m->jit_lock);
     /* const parameters travel as arguments; pinned tuned constants as defines */
     tile_rt_status s = rt_kernel_defines(k, m->tctx, true);
-    tile_status ts = s == TILE_RT_OK ? tile_run(m->prog, k->index, targs, (int)k->nparams, &o)
-                                     : TILE_OK;
+    tile_status ts = s == TILE_RT_OK ? tile_run(m->prog, k->index, targs, (int)k->nparams, &o) : TILE_OK;
     if (s == TILE_RT_OK)
         s = map_status(ts);
     if (s != TILE_RT_OK) {
@@ -88,8 +88,7 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
     } else {
         snprintf(k->interp_chosen, sizeof k->interp_chosen, "%s", o.chosen);
         atomic_store(&k->last_variant, k->interp_chosen);
-        k->last_info = (tile_rt_launch_info){.grid = {o.grid_used[0], o.grid_used[1],
-                                                      o.grid_used[2]}};
+        k->last_info = (tile_rt_launch_info){.grid = {o.grid_used[0], o.grid_used[1], o.grid_used[2]}};
     }
     pthread_mutex_unlock(&m->jit_lock);
     return s;

@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CACHE_MAGIC "TILECCH1"
-#define CACHE_VERSION 2u   /* 2: an entry holds a compile's cubins (pack_cubins) */
-#define CACHE_HEADER 32
+#define CACHE_MAGIC   "TILECCH1"
+#define CACHE_VERSION 2u /* 2: an entry holds a compile's cubins (pack_cubins) */
+#define CACHE_HEADER  32
 
 #ifndef TILE_RT_VERSION
 #define TILE_RT_VERSION "0"
@@ -30,8 +30,7 @@
 /* The compiler's identity: its version plus the size and mtime of the file that holds
  * the compiler library (this program or libtilert.so), so a rebuilt compiler never
  * reuses another build's cubins. */
-static uint64_t compiler_identity(void)
-{
+static uint64_t compiler_identity(void) {
     static _Atomic uint64_t id;
     uint64_t v = atomic_load(&id);
     if (v)
@@ -39,8 +38,7 @@ static uint64_t compiler_identity(void)
     v = rt_fnv1a(RT_FNV_BASIS, TILE_RT_VERSION, strlen(TILE_RT_VERSION));
     Dl_info info;
     struct stat st;
-    if (dladdr((void *)&tile_emit_variant, &info) && info.dli_fname &&
-        stat(info.dli_fname, &st) == 0) {
+    if (dladdr((void *)&tile_emit_variant, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0) {
         int64_t f[2] = {(int64_t)st.st_size, (int64_t)st.st_mtime};
         v = rt_fnv1a(v, f, sizeof f);
         v = rt_fnv1a(v, info.dli_fname, strlen(info.dli_fname));
@@ -49,9 +47,7 @@ static uint64_t compiler_identity(void)
     return v | 1;
 }
 
-void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const char *arch,
-                  char hex[33])
-{
+void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const char *arch, char hex[33]) {
     const tile_rt_kernel *kn = &m->kernels[k];
     uint64_t h[2] = {RT_FNV_BASIS, 0x84222325cbf29ce4ull};
     /* a test's forced lowering (docs/backend.md): a value the compiler ignores changes no
@@ -74,7 +70,7 @@ void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const 
                 x = rt_fnv1a(x, &kn->const_f[p], sizeof kn->const_f[p]);
             }
         x = rt_fnv1a(x, &f.div16, sizeof f.div16);
-        if (f.div8)   /* keys of compiles without div8 facts stay what they were */
+        if (f.div8) /* keys of compiles without div8 facts stay what they were */
             x = rt_fnv1a(x, &f.div8, sizeof f.div8);
         x = rt_fnv1a(x, &f.eq1, sizeof f.eq1);
         x = rt_fnv1a(x, arch, strlen(arch) + 1);
@@ -85,8 +81,7 @@ void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const 
     snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
 }
 
-static bool cache_path(const tile_rt *rt, const char *sub, const char *name, char *path, size_t n)
-{
+static bool cache_path(const tile_rt *rt, const char *sub, const char *name, char *path, size_t n) {
     if (!rt->cache_dir[0])
         return false;
     int w = snprintf(path, n, "%s/%s/%s", rt->cache_dir, sub, name);
@@ -94,8 +89,7 @@ static bool cache_path(const tile_rt *rt, const char *sub, const char *name, cha
 }
 
 /* mkdir -p of the directory part of path. */
-static bool make_dirs(const char *path)
-{
+static bool make_dirs(const char *path) {
     char buf[4400];
     snprintf(buf, sizeof buf, "%s", path);
     char *slash = strrchr(buf, '/');
@@ -113,21 +107,18 @@ static bool make_dirs(const char *path)
     return !mkdir(buf, 0755) || errno == EEXIST;
 }
 
-static void put64(uint8_t *p, uint64_t v)
-{
+static void put64(uint8_t *p, uint64_t v) {
     for (int i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
 }
-static uint64_t get64(const uint8_t *p)
-{
+static uint64_t get64(const uint8_t *p) {
     uint64_t v = 0;
     for (int i = 0; i < 8; i++)
         v |= (uint64_t)p[i] << (8 * i);
     return v;
 }
 
-bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, size_t *len)
-{
+bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, size_t *len) {
     char path[4200], name[64];
     snprintf(name, sizeof name, "%s.bin", hex);
     if (!cache_path(rt, sub, name, path, sizeof path))
@@ -166,8 +157,7 @@ bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, s
     return true;
 }
 
-void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *data, size_t len)
-{
+void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *data, size_t len) {
     char path[4200], tmp[4300], name[64];
     snprintf(name, sizeof name, "%s.bin", hex);
     if (!cache_path(rt, sub, name, path, sizeof path) || !make_dirs(path))
@@ -184,8 +174,7 @@ void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *d
     put64(head + 12, len);
     put64(head + 20, rt_fnv1a(RT_FNV_BASIS, data, len));
     memcpy(head + 28, hex, 4);
-    bool ok = write(fd, head, CACHE_HEADER) == CACHE_HEADER &&
-              write(fd, data, len) == (ssize_t)len;
+    bool ok = write(fd, head, CACHE_HEADER) == CACHE_HEADER && write(fd, data, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
     if (!ok || rename(tmp, path) != 0)
         unlink(tmp);
@@ -194,8 +183,7 @@ void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *d
 /* ---- compiler instances ---------------------------------------------------------- */
 /* An idle compiler instance of m, or a new one (the module's source parsed again into a
  * context of its own). NULL with a message when out of memory or the load fails. */
-static RtCompiler *compiler_get(tile_rt_module *m)
-{
+static RtCompiler *compiler_get(tile_rt_module *m) {
     pthread_mutex_lock(&m->pool_lock);
     RtCompiler *c = m->pool;
     if (c)
@@ -212,8 +200,8 @@ static RtCompiler *compiler_get(tile_rt_module *m)
     if (m->rt->arch[0])
         tile_ctx_set_arch(c->tctx, m->rt->arch);
     if (tile_program_load_source(c->tctx, m->name, m->source, m->source_len, &c->prog) != TILE_OK) {
-        rt_fail(m->rt, TILE_RT_ERR_COMPILE, "'%s': loading the source again for the JIT: %s",
-                m->name, tile_ctx_last_error(c->tctx));
+        rt_fail(m->rt, TILE_RT_ERR_COMPILE, "'%s': loading the source again for the JIT: %s", m->name,
+                tile_ctx_last_error(c->tctx));
         tile_ctx_free(c->tctx);
         free(c);
         return NULL;
@@ -221,16 +209,14 @@ static RtCompiler *compiler_get(tile_rt_module *m)
     return c;
 }
 
-static void compiler_put(tile_rt_module *m, RtCompiler *c)
-{
+static void compiler_put(tile_rt_module *m, RtCompiler *c) {
     pthread_mutex_lock(&m->pool_lock);
     c->next = m->pool;
     m->pool = c;
     pthread_mutex_unlock(&m->pool_lock);
 }
 
-void rt_jit_free_pool(tile_rt_module *m)
-{
+void rt_jit_free_pool(tile_rt_module *m) {
     RtCompiler *c = m->pool;
     while (c) {
         RtCompiler *next = c->next;
@@ -243,23 +229,20 @@ void rt_jit_free_pool(tile_rt_module *m)
 }
 
 /* The assumptions of a compile: one tile_ctx_assume per parameter with facts. */
-static tile_rt_status assume_facts(tile_rt *rt, tile_ctx *tctx, const tile_rt_kernel *k,
-                                   RtFacts f)
-{
+static tile_rt_status assume_facts(tile_rt *rt, tile_ctx *tctx, const tile_rt_kernel *k, RtFacts f) {
     tile_ctx_clear_assumptions(tctx);
     for (uint32_t i = 0; i < k->nparams; i++) {
         unsigned a = (f.div16 >> i & 1 ? TILE_ASSUME_DIV16 : 0) | (f.div8 >> i & 1 ? TILE_ASSUME_DIV8 : 0) |
                      (f.eq1 >> i & 1 ? TILE_ASSUME_ONE : 0);
         if (a && tile_ctx_assume(tctx, k->params[i].name, a) != TILE_OK)
-            return rt_fail(rt, TILE_RT_ERR_COMPILE, "kernel '%s': assuming facts of '%s': %s",
-                           k->name, k->params[i].name, tile_ctx_last_error(tctx));
+            return rt_fail(rt, TILE_RT_ERR_COMPILE, "kernel '%s': assuming facts of '%s': %s", k->name,
+                           k->params[i].name, tile_ctx_last_error(tctx));
     }
     return TILE_RT_OK;
 }
 
 /* A jit cache entry: u32 n, then n times (u64 len, len bytes). */
-static char *pack_cubins(char *const *cubin, const size_t *len, int n, size_t *out_len)
-{
+static char *pack_cubins(char *const *cubin, const size_t *len, int n, size_t *out_len) {
     size_t total = 4;
     for (int i = 0; i < n; i++)
         total += 8 + len[i];
@@ -278,8 +261,7 @@ static char *pack_cubins(char *const *cubin, const size_t *len, int n, size_t *o
     return (char *)b;
 }
 
-static bool unpack_cubins(const char *data, size_t dlen, char **cubin, size_t *len, int *n)
-{
+static bool unpack_cubins(const char *data, size_t dlen, char **cubin, size_t *len, int *n) {
     const uint8_t *b = (const uint8_t *)data;
     if (dlen < 4)
         return false;
@@ -310,10 +292,8 @@ static bool unpack_cubins(const char *data, size_t dlen, char **cubin, size_t *l
     return true;
 }
 
-tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f,
-                              char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS],
-                              int *n)
-{
+tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f, char *cubin[RT_MAX_CUBINS],
+                              size_t len[RT_MAX_CUBINS], int *n) {
     tile_rt *rt = m->rt;
     tile_rt_kernel *kn = &m->kernels[k];
     const char *arch = rt->arch[0] ? rt->arch : "sm_90a";
@@ -349,10 +329,8 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f,
         tile_cubin out[2];
         tile_status ts = tile_emit_variant_cubins(c->prog, k, (int)vi, out, n, NULL);
         if (ts != TILE_OK) {
-            s = rt_fail(rt, ts == TILE_ERR_UNSUPPORTED ? TILE_RT_ERR_UNSUPPORTED
-                                                       : TILE_RT_ERR_COMPILE,
-                        "kernel '%s' variant %u (%s): %s", kn->name, vi,
-                        kn->meta ? kn->meta->variants[vi].text : "?",
+            s = rt_fail(rt, ts == TILE_ERR_UNSUPPORTED ? TILE_RT_ERR_UNSUPPORTED : TILE_RT_ERR_COMPILE,
+                        "kernel '%s' variant %u (%s): %s", kn->name, vi, kn->meta ? kn->meta->variants[vi].text : "?",
                         tile_ctx_last_error(tctx));
             *n = 0;
         }
@@ -375,8 +353,7 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f,
 }
 
 /* ---- compile batches ------------------------------------------------------------- */
-int rt_jit_threads(void)
-{
+int rt_jit_threads(void) {
     const char *env = getenv("TILE_JIT_THREADS");
     long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
@@ -385,7 +362,7 @@ int rt_jit_threads(void)
 typedef struct Batch {
     tile_rt *rt;
     RtJitJob *jobs;
-    int *order;              /* jobs by estimated cost, biggest first (NULL: as given) */
+    int *order; /* jobs by estimated cost, biggest first (NULL: as given) */
     int n;
     _Atomic int next;
 } Batch;
@@ -395,16 +372,14 @@ typedef struct Batch {
  * started last it set the whole batch's time).  Elements per thread grow with the tuned
  * sizes and shrink with the warps: the product of the variant's integer constants of 2
  * or more over its warps. */
-static double job_cost(const RtJitJob *j)
-{
+static double job_cost(const RtJitJob *j) {
     const RtKernelMeta *km = j->m->kernels[j->k].meta;
     if (!km || j->vi >= km->nvariants)
         return 0;
     const RtVariant *v = &km->variants[j->vi];
     double c = 1;
     for (uint32_t i = 0; i < km->ncnames; i++)
-        if (!v->cfloat[i] && v->cvals[i] >= 2 && strcmp(km->cnames[i], "warps") &&
-            strcmp(km->cnames[i], "stages"))
+        if (!v->cfloat[i] && v->cvals[i] >= 2 && strcmp(km->cnames[i], "warps") && strcmp(km->cnames[i], "stages"))
             c *= v->cvals[i];
     return c / (v->warps ? v->warps : 1);
 }
@@ -414,39 +389,35 @@ typedef struct {
     int job;
 } JobCost;
 
-static int by_cost(const void *a, const void *b)
-{
+static int by_cost(const void *a, const void *b) {
     const JobCost *x = a, *y = b;
     if (x->cost != y->cost)
         return x->cost > y->cost ? -1 : 1;
-    return x->job - y->job;   /* ties keep the given order */
+    return x->job - y->job; /* ties keep the given order */
 }
 
-static void run_job(tile_rt *rt, RtJitJob *j)
-{
+static void run_job(tile_rt *rt, RtJitJob *j) {
     j->s = rt_jit_compile(j->m, j->k, j->vi, j->f, j->cubin, j->len, &j->ncubin);
     j->err[0] = 0;
     if (j->s != TILE_RT_OK)
         snprintf(j->err, sizeof j->err, "%s", tile_rt_last_error(rt));
 }
 
-static void *batch_worker(void *arg)
-{
+static void *batch_worker(void *arg) {
     Batch *b = arg;
     for (int i; (i = atomic_fetch_add(&b->next, 1)) < b->n;)
         run_job(b->rt, &b->jobs[b->order ? b->order[i] : i]);
     return NULL;
 }
 
-void rt_jit_compile_many(tile_rt *rt, RtJitJob *jobs, int n)
-{
+void rt_jit_compile_many(tile_rt *rt, RtJitJob *jobs, int n) {
     if (n <= 0)
         return;
     double t0 = rt_now();
     Batch b = {.rt = rt, .jobs = jobs, .n = n};
     JobCost *jc = malloc((size_t)n * sizeof *jc);
     int *order = malloc((size_t)n * sizeof *order);
-    if (jc && order) {   /* out of memory: the given order */
+    if (jc && order) { /* out of memory: the given order */
         for (int i = 0; i < n; i++)
             jc[i] = (JobCost){job_cost(&jobs[i]), i};
         qsort(jc, (size_t)n, sizeof *jc, by_cost);

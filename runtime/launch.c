@@ -15,18 +15,18 @@
 /* One launch's checked arguments, by param index. */
 typedef struct LaunchArgs {
     RtValue vals[RT_MAX_PARAMS];
-    RtFacts f;                  /* div8: multiples of 8 that are not multiples of 16 */
+    RtFacts f; /* div8: multiples of 8 that are not multiples of 16 */
 } LaunchArgs;
 
 /* ---- argument checks -------------------------------------------------------------- */
-static const char *kind_name(tile_rt_arg_kind k)
-{
-    return k == TILE_RT_ARG_I64 ? "an integer" : k == TILE_RT_ARG_F64 ? "a float"
-         : k == TILE_RT_ARG_PTR ? "a pointer" : "an unknown kind";
+static const char *kind_name(tile_rt_arg_kind k) {
+    return k == TILE_RT_ARG_I64   ? "an integer"
+           : k == TILE_RT_ARG_F64 ? "a float"
+           : k == TILE_RT_ARG_PTR ? "a pointer"
+                                  : "an unknown kind";
 }
 
-static bool int_in_range(tile_scalar t, int64_t v, int64_t *lo, uint64_t *hi)
-{
+static bool int_in_range(tile_scalar t, int64_t v, int64_t *lo, uint64_t *hi) {
     size_t bits = tile_scalar_size(t) * 8;
     if (t == TILE_BOOL) {
         *lo = 0;
@@ -41,13 +41,11 @@ static bool int_in_range(tile_scalar t, int64_t v, int64_t *lo, uint64_t *hi)
     return v >= *lo && (v < 0 || (uint64_t)v <= *hi);
 }
 
-static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
-                                 LaunchArgs *la)
-{
+static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, LaunchArgs *la) {
     tile_rt *rt = k->m->rt;
     if (nargs != k->nrt || (!args && nargs))
-        return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s' takes %d argument%s, got %d", k->name,
-                       k->nrt, k->nrt == 1 ? "" : "s", nargs);
+        return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s' takes %d argument%s, got %d", k->name, k->nrt,
+                       k->nrt == 1 ? "" : "s", nargs);
     la->f = (RtFacts){0, 0, 0};
     for (int i = 0; i < nargs; i++) {
         int pi = k->rt_param[i];
@@ -56,15 +54,17 @@ static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int
         RtValue *v = &la->vals[pi];
         if (p->is_pointer) {
             if (a->kind != TILE_RT_ARG_PTR)
-                return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': argument %d '%s' is a "
-                               "pointer (*%s), got %s", k->name, i + 1, p->name,
-                               tile_scalar_name(p->scalar), kind_name(a->kind));
+                return rt_fail(rt, TILE_RT_ERR_ARGS,
+                               "kernel '%s': argument %d '%s' is a "
+                               "pointer (*%s), got %s",
+                               k->name, i + 1, p->name, tile_scalar_name(p->scalar), kind_name(a->kind));
             uintptr_t u = (uintptr_t)a->buf.ptr;
             size_t el = tile_scalar_size(p->scalar);
             if (u % el)
-                return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': pointer '%s' (%p) is not "
-                               "aligned to its element size %zu", k->name, p->name,
-                               a->buf.ptr, el);
+                return rt_fail(rt, TILE_RT_ERR_ARGS,
+                               "kernel '%s': pointer '%s' (%p) is not "
+                               "aligned to its element size %zu",
+                               k->name, p->name, a->buf.ptr, el);
             *v = (RtValue){.i = (int64_t)u};
             if (u % 16 == 0)
                 la->f.div16 |= 1ull << pi;
@@ -76,20 +76,23 @@ static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int
             else if (a->kind == TILE_RT_ARG_I64)
                 *v = (RtValue){.is_float = true, .f = (double)a->i64};
             else
-                return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': argument %d '%s' is a "
-                               "float (%s), got %s", k->name, i + 1, p->name,
-                               tile_scalar_name(p->scalar), kind_name(a->kind));
+                return rt_fail(rt, TILE_RT_ERR_ARGS,
+                               "kernel '%s': argument %d '%s' is a "
+                               "float (%s), got %s",
+                               k->name, i + 1, p->name, tile_scalar_name(p->scalar), kind_name(a->kind));
         } else {
             if (a->kind != TILE_RT_ARG_I64)
-                return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': argument %d '%s' is an "
-                               "integer (%s), got %s", k->name, i + 1, p->name,
-                               tile_scalar_name(p->scalar), kind_name(a->kind));
+                return rt_fail(rt, TILE_RT_ERR_ARGS,
+                               "kernel '%s': argument %d '%s' is an "
+                               "integer (%s), got %s",
+                               k->name, i + 1, p->name, tile_scalar_name(p->scalar), kind_name(a->kind));
             int64_t lo;
             uint64_t hi;
             if (!int_in_range(p->scalar, a->i64, &lo, &hi))
-                return rt_fail(rt, TILE_RT_ERR_ARGS, "kernel '%s': argument '%s' = %" PRId64
-                               " is out of range for %s [%" PRId64 ", %" PRIu64 "]", k->name,
-                               p->name, a->i64, tile_scalar_name(p->scalar), lo, hi);
+                return rt_fail(rt, TILE_RT_ERR_ARGS,
+                               "kernel '%s': argument '%s' = %" PRId64 " is out of range for %s [%" PRId64 ", %" PRIu64
+                               "]",
+                               k->name, p->name, a->i64, tile_scalar_name(p->scalar), lo, hi);
             *v = (RtValue){.i = a->i64};
             if (p->scalar != TILE_BOOL) {
                 if (a->i64 % 16 == 0)
@@ -106,9 +109,8 @@ static tile_rt_status check_args(tile_rt_kernel *k, const tile_rt_arg *args, int
 
 /* ---- clauses ---------------------------------------------------------------------- */
 /* -1: where clause i fails for variant v (or cannot be evaluated: err filled); else 1. */
-static int where_holds(const RtKernelMeta *km, const RtVariant *v, const LaunchArgs *la,
-                       uint32_t *failed, char *err, size_t n)
-{
+static int where_holds(const RtKernelMeta *km, const RtVariant *v, const LaunchArgs *la, uint32_t *failed, char *err,
+                       size_t n) {
     for (uint32_t i = 0; i < km->nwhere; i++) {
         RtValue r;
         if (!rt_expr_eval(&km->where[i].pred, km, v, la->vals, &r, err, n)) {
@@ -125,8 +127,7 @@ static int where_holds(const RtKernelMeta *km, const RtVariant *v, const LaunchA
 
 /* Whether variant v's constants agree with the const values set on k (bundles: a const
  * param is a constant name whose value each variant fixes). */
-static bool consts_match(const tile_rt_kernel *k, const RtKernelMeta *km, const RtVariant *v)
-{
+static bool consts_match(const tile_rt_kernel *k, const RtKernelMeta *km, const RtVariant *v) {
     for (uint32_t i = 0; i < k->nparams; i++) {
         if (!k->params[i].is_const || !k->const_set[i])
             continue;
@@ -139,47 +140,49 @@ static bool consts_match(const tile_rt_kernel *k, const RtKernelMeta *km, const 
         uint32_t j = 0;
         while (j < km->ncnames && strcmp(km->cnames[j], k->pin_name[i]))
             j++;
-        if (j == km->ncnames ||
-            v->cvals[j] != (v->cfloat[j] ? k->pin_f[i] : (double)k->pin_i[i]))
+        if (j == km->ncnames || v->cvals[j] != (v->cfloat[j] ? k->pin_f[i] : (double)k->pin_i[i]))
             return false;
     }
     return true;
 }
 
-static tile_rt_status eval_grid(tile_rt_kernel *k, const RtVariant *v, const LaunchArgs *la,
-                                const int64_t *given, int64_t g[3])
-{
+static tile_rt_status eval_grid(tile_rt_kernel *k, const RtVariant *v, const LaunchArgs *la, const int64_t *given,
+                                int64_t g[3]) {
     const RtKernelMeta *km = k->meta;
     g[0] = g[1] = g[2] = 1;
     if (given) {
         for (int i = 0; i < 3; i++)
             g[i] = given[i] > 0 ? given[i] : (i == 0 ? given[0] : 1);
     } else if (!km->ngrid) {
-        return rt_fail(k->m->rt, TILE_RT_ERR_ARGS, "kernel '%s' has no grid clause: pass a "
-                       "grid to the launch", k->name);
+        return rt_fail(k->m->rt, TILE_RT_ERR_ARGS,
+                       "kernel '%s' has no grid clause: pass a "
+                       "grid to the launch",
+                       k->name);
     } else {
         for (uint32_t i = 0; i < km->ngrid; i++) {
             RtValue r;
             char err[160];
             if (!rt_expr_eval(&km->grid[i], km, v, la->vals, &r, err, sizeof err))
-                return rt_fail(k->m->rt, TILE_RT_ERR_ARGS, "kernel '%s': grid expression %u: "
-                               "%s", k->name, i, err);
+                return rt_fail(k->m->rt, TILE_RT_ERR_ARGS,
+                               "kernel '%s': grid expression %u: "
+                               "%s",
+                               k->name, i, err);
             g[i] = r.is_float ? (int64_t)r.f : r.i;
         }
     }
     static const int64_t max[3] = {2147483647, 65535, 65535};
     for (int i = 0; i < 3; i++)
         if (g[i] < 0 || g[i] > max[i])
-            return rt_fail(k->m->rt, TILE_RT_ERR_ARGS, "kernel '%s' (%s): grid[%d] = %" PRId64
-                           " is outside [0, %" PRId64 "]", k->name, v->text, i, g[i], max[i]);
+            return rt_fail(k->m->rt, TILE_RT_ERR_ARGS,
+                           "kernel '%s' (%s): grid[%d] = %" PRId64 " is outside [0, %" PRId64 "]", k->name, v->text, i,
+                           g[i], max[i]);
     return TILE_RT_OK;
 }
 
 /* ---- instances -------------------------------------------------------------------- */
 /* Whether code for `arch` runs on the device: an 'a' arch only on its own; a cubin on the
  * same major with a minor no newer; PTX (JIT-compiled forward) on any device no older. */
-static bool code_runs(const tile_rt *rt, const char *arch, bool is_ptx)
-{
+static bool code_runs(const tile_rt *rt, const char *arch, bool is_ptx) {
     int maj, min;
     char suffix = 0;
     if (sscanf(arch, "sm_%1d%1d%c", &maj, &min, &suffix) < 2)
@@ -192,8 +195,7 @@ static bool code_runs(const tile_rt *rt, const char *arch, bool is_ptx)
 }
 
 /* A bundle variant's uncapped cubin (code kind 3) that runs here, or NULL. */
-static const RtCode *uncapped_code(tile_rt *rt, const RtVariant *v)
-{
+static const RtCode *uncapped_code(tile_rt *rt, const RtVariant *v) {
     for (uint32_t i = 0; i < v->ncode; i++)
         if (v->code[i].kind == RT_CODE_CUBIN_UNCAPPED && code_runs(rt, v->code[i].arch, false))
             return &v->code[i];
@@ -202,9 +204,8 @@ static const RtCode *uncapped_code(tile_rt *rt, const RtVariant *v)
 
 #ifdef TILE_RT_HAVE_CUDA
 /* Loads a cubin or PTX image and looks the entry up. */
-static tile_rt_status load_image(tile_rt_kernel *k, RtInstance *inst, const void *img,
-                                 size_t len, bool is_ptx, const char *entry)
-{
+static tile_rt_status load_image(tile_rt_kernel *k, RtInstance *inst, const void *img, size_t len, bool is_ptx,
+                                 const char *entry) {
     tile_rt *rt = k->m->rt;
     tile_rt_status s = rt_cuda_bind(rt);
     if (s)
@@ -226,14 +227,15 @@ static tile_rt_status load_image(tile_rt_kernel *k, RtInstance *inst, const void
     free(copy);
     if (r != CUDA_SUCCESS) {
         inst->mod = NULL;
-        return rt_cuda_fail(rt, r, "cuModuleLoadDataEx", "kernel '%s' variant %s: loading its "
-                            "%s%s%s", k->name, inst->text, is_ptx ? "PTX" : "cubin",
-                            log[0] ? ": " : "", log);
+        return rt_cuda_fail(rt, r, "cuModuleLoadDataEx",
+                            "kernel '%s' variant %s: loading its "
+                            "%s%s%s",
+                            k->name, inst->text, is_ptx ? "PTX" : "cubin", log[0] ? ": " : "", log);
     }
     r = rt->cu.cuModuleGetFunction(&inst->fn, inst->mod, entry);
     if (r != CUDA_SUCCESS)
-        return rt_cuda_fail(rt, r, "cuModuleGetFunction", "kernel '%s' variant %s: entry '%s'",
-                            k->name, inst->text, entry);
+        return rt_cuda_fail(rt, r, "cuModuleGetFunction", "kernel '%s' variant %s: entry '%s'", k->name, inst->text,
+                            entry);
     /* Dynamic shared memory: what the variant's record says, or what the module itself
      * says in tilec_dynamic_smem (the backend defines it when its scratch is past the 48 KiB
      * of static shared memory: JIT compiles have no record of it). */
@@ -246,30 +248,31 @@ static tile_rt_status load_image(tile_rt_kernel *k, RtInstance *inst, const void
         if (r != CUDA_SUCCESS)
             return rt_cuda_fail(rt, r, "cuMemcpyDtoH", "kernel '%s' variant %s: reading its shared memory size",
                                 k->name, inst->text);
-        if (dyn > inst->smem) inst->smem = dyn;
+        if (dyn > inst->smem)
+            inst->smem = dyn;
     }
     if (inst->smem > 48 * 1024) {
-        r = rt->cu.cuFuncSetAttribute(inst->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      (int)inst->smem);
+        r = rt->cu.cuFuncSetAttribute(inst->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)inst->smem);
         if (r != CUDA_SUCCESS)
-            return rt_cuda_fail(rt, r, "cuFuncSetAttribute", "kernel '%s' variant %s: %u bytes "
-                                "of dynamic shared memory", k->name, inst->text, inst->smem);
+            return rt_cuda_fail(rt, r, "cuFuncSetAttribute",
+                                "kernel '%s' variant %s: %u bytes "
+                                "of dynamic shared memory",
+                                k->name, inst->text, inst->smem);
     }
     return TILE_RT_OK;
 }
 
 /* job: the result of this instance's compile from a parallel batch, else NULL (compile
  * now). */
-static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJob *job)
-{
+static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJob *job) {
     tile_rt *rt = k->m->rt;
     const RtVariant *v = inst->v;
     if (job) {
         if (job->s != TILE_RT_OK)
             return rt_fail(rt, job->s, "%s", job->err);
         if (inst->alt >= job->ncubin)
-            return rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d",
-                           k->name, inst->text, inst->alt);
+            return rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name, inst->text,
+                           inst->alt);
         return load_image(k, inst, job->cubin[inst->alt], job->len[inst->alt], false, k->name);
     }
     if (k->m->prog) {
@@ -278,8 +281,7 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
         int n = 0;
         tile_rt_status s = rt_jit_compile(k->m, k->index, inst->variant, inst->f, cubin, len, &n);
         if (s == TILE_RT_OK && inst->alt >= n)
-            s = rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name,
-                        inst->text, inst->alt);
+            s = rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name, inst->text, inst->alt);
         if (s == TILE_RT_OK)
             s = load_image(k, inst, cubin[inst->alt], len[inst->alt], false, k->name);
         for (int i = 0; i < n; i++)
@@ -295,14 +297,15 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
         if (v->code[i].kind == RT_CODE_PTX && code_runs(rt, v->code[i].arch, true))
             best = &v->code[i];
     if (!best)
-        return rt_fail(rt, TILE_RT_ERR_UNSUPPORTED, "kernel '%s' variant %s: the bundle has no "
-                       "code for %s", k->name, inst->text, rt->arch);
+        return rt_fail(rt, TILE_RT_ERR_UNSUPPORTED,
+                       "kernel '%s' variant %s: the bundle has no "
+                       "code for %s",
+                       k->name, inst->text, rt->arch);
     return load_image(k, inst, best->bytes, best->len, best->kind == RT_CODE_PTX, best->entry);
 }
 #endif
 
-static void instance_text(const tile_rt_kernel *k, RtInstance *inst)
-{
+static void instance_text(const tile_rt_kernel *k, RtInstance *inst) {
     size_t n = (size_t)snprintf(inst->text, sizeof inst->text, "%s", inst->v->text);
     const char *tag[3] = {"div16", "div8", "eq1"};
     uint64_t masks[3] = {inst->f.div16, inst->f.div8, inst->f.eq1};
@@ -312,8 +315,7 @@ static void instance_text(const tile_rt_kernel *k, RtInstance *inst)
         n += (size_t)snprintf(inst->text + n, sizeof inst->text - n, "; %s:", tag[f]);
         for (uint32_t i = 0; i < k->nparams && n < sizeof inst->text; i++)
             if (masks[f] >> i & 1)
-                n += (size_t)snprintf(inst->text + n, sizeof inst->text - n, " %s",
-                                      k->params[i].name);
+                n += (size_t)snprintf(inst->text + n, sizeof inst->text - n, " %s", k->params[i].name);
     }
     if (inst->alt && n < sizeof inst->text)
         snprintf(inst->text + n, sizeof inst->text - n, "; registers uncapped");
@@ -321,26 +323,25 @@ static void instance_text(const tile_rt_kernel *k, RtInstance *inst)
 
 /* The existing instance of variant vi under facts f from its compile's cubin alt, or
  * NULL.  Caller holds k->lock. */
-static RtInstance *find_instance(tile_rt_kernel *k, uint32_t vi, RtFacts f, int alt)
-{
+static RtInstance *find_instance(tile_rt_kernel *k, uint32_t vi, RtFacts f, int alt) {
     for (RtInstance *i = k->instances; i; i = i->next)
-        if (i->variant == vi && rt_facts_eq(i->f, f) && i->alt == alt &&
-            (i->epoch == k->meta_epoch || !k->m->prog))
+        if (i->variant == vi && rt_facts_eq(i->f, f) && i->alt == alt && (i->epoch == k->meta_epoch || !k->m->prog))
             return i;
     return NULL;
 }
 
 /* The instance of variant vi under facts f from its compile's cubin alt, made and loaded
  * on first need (from job's cubins when a batch compiled it).  Caller holds k->lock. */
-static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, RtFacts f, int alt,
-                                   RtJitJob *job, RtInstance **out)
-{
+static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, RtFacts f, int alt, RtJitJob *job,
+                                   RtInstance **out) {
     uint64_t epoch = k->meta_epoch;
     RtInstance *found = find_instance(k, vi, f, alt);
     if (found) {
         *out = found;
-        return found->failed ? rt_fail(k->m->rt, TILE_RT_ERR_COMPILE, "kernel '%s' variant %s "
-                                       "failed to build earlier", k->name, found->text)
+        return found->failed ? rt_fail(k->m->rt, TILE_RT_ERR_COMPILE,
+                                       "kernel '%s' variant %s "
+                                       "failed to build earlier",
+                                       k->name, found->text)
                              : TILE_RT_OK;
     }
     RtInstance *inst = calloc(1, sizeof *inst);
@@ -366,8 +367,7 @@ static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, RtFacts f, in
 }
 
 /* ---- choosing ---------------------------------------------------------------------- */
-static uint64_t key_of(const tile_rt_kernel *k, const LaunchArgs *la, int64_t *vals)
-{
+static uint64_t key_of(const tile_rt_kernel *k, const LaunchArgs *la, int64_t *vals) {
     const RtKernelMeta *km = k->meta;
     uint64_t h = RT_FNV_BASIS;
     for (uint32_t i = 0; i < km->nkey; i++) {
@@ -375,23 +375,20 @@ static uint64_t key_of(const tile_rt_kernel *k, const LaunchArgs *la, int64_t *v
         h = rt_fnv1a(h, &vals[i], sizeof vals[i]);
     }
     h = rt_fnv1a(h, &la->f.div16, sizeof la->f.div16);
-    if (la->f.div8)   /* keys without div8 facts hash as they did (the tuner's disk cache) */
+    if (la->f.div8) /* keys without div8 facts hash as they did (the tuner's disk cache) */
         h = rt_fnv1a(h, &la->f.div8, sizeof la->f.div8);
     return rt_fnv1a(h, &la->f.eq1, sizeof la->f.eq1);
 }
 
-static bool choice_matches(const RtChoice *c, uint64_t keyhash, const tile_rt_kernel *k,
-                           const LaunchArgs *la, const int64_t *keyvals, uint64_t epoch)
-{
-    return c && c->keyhash == keyhash && c->epoch == epoch && rt_facts_eq(c->f, la->f) &&
-           c->nkey == k->meta->nkey &&
+static bool choice_matches(const RtChoice *c, uint64_t keyhash, const tile_rt_kernel *k, const LaunchArgs *la,
+                           const int64_t *keyvals, uint64_t epoch) {
+    return c && c->keyhash == keyhash && c->epoch == epoch && rt_facts_eq(c->f, la->f) && c->nkey == k->meta->nkey &&
            !memcmp(c->keyvals, keyvals, c->nkey * sizeof *keyvals);
 }
 
 /* The message for "no variant": the first where clause that no variant passes, else
  * the first one variant 0 fails. */
-static tile_rt_status no_variant(tile_rt_kernel *k, const LaunchArgs *la)
-{
+static tile_rt_status no_variant(tile_rt_kernel *k, const LaunchArgs *la) {
     const RtKernelMeta *km = k->meta;
     char err[160] = "";
     for (uint32_t w = 0; w < km->nwhere; w++) {
@@ -399,33 +396,31 @@ static tile_rt_status no_variant(tile_rt_kernel *k, const LaunchArgs *la)
         for (uint32_t vi = 0; vi < km->nvariants && !any; vi++) {
             RtValue r;
             if (consts_match(k, km, &km->variants[vi]) &&
-                rt_expr_eval(&km->where[w].pred, km, &km->variants[vi], la->vals, &r, err,
-                             sizeof err))
+                rt_expr_eval(&km->where[w].pred, km, &km->variants[vi], la->vals, &r, err, sizeof err))
                 any = r.is_float ? r.f != 0 : r.i != 0;
         }
         if (!any)
-            return rt_fail(k->m->rt, TILE_RT_ERR_NO_VARIANT, "kernel '%s': no variant admits "
+            return rt_fail(k->m->rt, TILE_RT_ERR_NO_VARIANT,
+                           "kernel '%s': no variant admits "
                            "these arguments: 'where %s' (%s) holds for none of its %u "
-                           "variants%s%s", k->name, km->where[w].text, km->where[w].loc,
-                           km->nvariants, err[0] ? ": " : "", err);
+                           "variants%s%s",
+                           k->name, km->where[w].text, km->where[w].loc, km->nvariants, err[0] ? ": " : "", err);
     }
-    return rt_fail(k->m->rt, TILE_RT_ERR_NO_VARIANT, "kernel '%s': no variant admits these "
+    return rt_fail(k->m->rt, TILE_RT_ERR_NO_VARIANT,
+                   "kernel '%s': no variant admits these "
                    "arguments (no variant matches the const values and specialization)",
                    k->name);
 }
 
 /* How specialized a set of facts is, to pick among a bundle's records: a div16 or eq1
  * fact counts twice a div8 one. */
-static int facts_weight(RtFacts f)
-{
+static int facts_weight(RtFacts f) {
     return 2 * __builtin_popcountll(f.div16 | f.eq1) + __builtin_popcountll(f.div8);
 }
 
 /* Admissible variants for this launch, as instances; the bundle's masks must be implied
  * by the launch's facts; the JIT compiles under the launch's facts. */
-static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool all,
-                                 RtInstance ***out, int *n)
-{
+static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool all, RtInstance ***out, int *n) {
     const RtKernelMeta *km = k->meta;
     /* each variant: its cubin, and for the JIT the uncapped one where there is one */
     RtInstance **c = calloc(RT_MAX_CUBINS * km->nvariants + 1, sizeof *c);
@@ -445,22 +440,21 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             uint32_t failed;
             char err[160];
             job_of[vi] = -1;
-            if (where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 ||
-                find_instance(k, vi, la->f, 0))
+            if (where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 || find_instance(k, vi, la->f, 0))
                 continue;
             job_of[vi] = njobs;
             jobs[njobs++] = (RtJitJob){.m = k->m, .k = k->index, .vi = vi, .f = la->f};
         }
         if (!jobs || !job_of)
-            njobs = 0;   /* out of memory: compile one by one below */
+            njobs = 0; /* out of memory: compile one by one below */
         rt_jit_compile_many(k->m->rt, jobs, njobs);
     }
     /* bundles: for each variant text keep only the most specialized admissible one */
     for (uint32_t vi = 0; vi < km->nvariants && (all || nc == 0 || !jit); vi++) {
         const RtVariant *v = &km->variants[vi];
         /* a div8 fact holds for an argument divisible by 16 too */
-        if (!jit && (((v->div16 & ~la->f.div16) | (v->div8 & ~(la->f.div8 | la->f.div16)) |
-                      (v->eq1 & ~la->f.eq1)) || !consts_match(k, km, v)))
+        if (!jit && (((v->div16 & ~la->f.div16) | (v->div8 & ~(la->f.div8 | la->f.div16)) | (v->eq1 & ~la->f.eq1)) ||
+                     !consts_match(k, km, v)))
             continue;
         uint32_t failed;
         char err[160];
@@ -477,7 +471,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
         RtJitJob *job = njobs && job_of[vi] >= 0 ? &jobs[job_of[vi]] : NULL;
         tile_rt_status s = get_instance(k, vi, f, 0, job, &inst);
         if (s != TILE_RT_OK) {
-            last = s;    /* a variant that does not build is skipped, others may */
+            last = s; /* a variant that does not build is skipped, others may */
             continue;
         }
         if (dup >= 0)
@@ -494,8 +488,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
     /* bundles: a variant's uncapped cubin is a candidate of its own too */
     for (int j = 0, n0 = nc; j < n0 && !jit && all && k->m->rt->kind == TILE_RT_CUDA; j++) {
         RtInstance *alt = NULL;
-        if (uncapped_code(k->m->rt, c[j]->v) &&
-            get_instance(k, c[j]->variant, c[j]->f, 1, NULL, &alt) == TILE_RT_OK)
+        if (uncapped_code(k->m->rt, c[j]->v) && get_instance(k, c[j]->variant, c[j]->f, 1, NULL, &alt) == TILE_RT_OK)
             c[nc++] = alt;
     }
     for (int j = 0; j < njobs; j++)
@@ -515,17 +508,16 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
 }
 
 /* The slow path: find or make the choice for this key.  Takes k->lock. */
-static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
-                             const LaunchArgs *la, uint64_t keyhash, const int64_t *keyvals,
-                             void *stream, const int64_t *grid, RtChoice **out)
-{
+static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, const LaunchArgs *la,
+                             uint64_t keyhash, const int64_t *keyvals, void *stream, const int64_t *grid,
+                             RtChoice **out) {
     tile_rt *rt = k->m->rt;
     pthread_mutex_lock(&k->lock);
     tile_rt_status s = TILE_RT_OK;
     if (k->m->prog)
         s = rt_source_meta(k);
     else
-        k->meta_epoch = atomic_load(&k->epoch);  /* bundles: the record never changes */
+        k->meta_epoch = atomic_load(&k->epoch); /* bundles: the record never changes */
     uint64_t epoch = k->meta_epoch;
     for (RtChoice *c = k->choices; c && s == TILE_RT_OK; c = c->next)
         if (choice_matches(c, keyhash, k, la, keyvals, epoch)) {
@@ -580,8 +572,7 @@ static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nar
 /* ---- precompiling ---------------------------------------------------------------- */
 /* The facts a precompile assumes: every pointer 16-byte aligned (device allocations are),
  * nothing about integers. */
-static uint64_t pointer_facts(const tile_rt_kernel *k)
-{
+static uint64_t pointer_facts(const tile_rt_kernel *k) {
     uint64_t m = 0;
     for (uint32_t i = 0; i < k->nparams; i++)
         if (k->params[i].is_pointer)
@@ -589,9 +580,7 @@ static uint64_t pointer_facts(const tile_rt_kernel *k)
     return m;
 }
 
-tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsigned flags,
-                                  int *nbuilt, int *nfailed)
-{
+tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsigned flags, int *nbuilt, int *nfailed) {
     if (nbuilt)
         *nbuilt = 0;
     if (nfailed)
@@ -606,7 +595,8 @@ tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsign
     int cap = 0;
     for (int i = 0; i < nmods; i++) {
         if (!mods[i] || mods[i]->rt != rt)
-            return rt_fail(rt, TILE_RT_ERR_INVALID, "tile_rt_precompile: the modules must be "
+            return rt_fail(rt, TILE_RT_ERR_INVALID,
+                           "tile_rt_precompile: the modules must be "
                            "non-NULL and of one device");
         if (mods[i]->prog)
             for (int j = 0; j < mods[i]->nkernels; j++)
@@ -683,11 +673,10 @@ tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsign
 
 /* ---- launching ------------------------------------------------------------------- */
 /* Packs one argument as the kernel's parameter type into an 8-byte slot. */
-static void pack(const RtParam *p, const RtValue *v, uint64_t *slot)
-{
+static void pack(const RtParam *p, const RtValue *v, uint64_t *slot) {
     *slot = 0;
     if (!tile_scalar_is_float(p->scalar) || p->is_pointer) {
-        memcpy(slot, &v->i, sizeof v->i);   /* little-endian: the low bytes are the value */
+        memcpy(slot, &v->i, sizeof v->i); /* little-endian: the low bytes are the value */
     } else if (p->scalar == TILE_F64) {
         memcpy(slot, &v->f, sizeof v->f);
     } else if (p->scalar == TILE_F32) {
@@ -698,9 +687,8 @@ static void pack(const RtParam *p, const RtValue *v, uint64_t *slot)
     }
 }
 
-tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args,
-                                  const RtValue *vals, void *stream, const int64_t *grid_given)
-{
+tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args, const RtValue *vals,
+                                  void *stream, const int64_t *grid_given) {
 #ifdef TILE_RT_HAVE_CUDA
     tile_rt *rt = k->m->rt;
     LaunchArgs la;
@@ -725,12 +713,12 @@ tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const til
     }
     if ((s = rt_cuda_bind(rt)))
         return s;
-    CUresult r = rt->cu.cuLaunchKernel(inst->fn, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2],
-                                       inst->v->warps * 32, 1, 1, inst->smem,
-                                       (CUstream)stream, ptrs, NULL);
+    CUresult r = rt->cu.cuLaunchKernel(inst->fn, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2], inst->v->warps * 32, 1,
+                                       1, inst->smem, (CUstream)stream, ptrs, NULL);
     if (r != CUDA_SUCCESS)
-        return rt_cuda_fail(rt, r, "cuLaunchKernel", "kernel '%s' variant %s, grid (%" PRId64
-                            ", %" PRId64 ", %" PRId64 ")", k->name, inst->text, g[0], g[1], g[2]);
+        return rt_cuda_fail(rt, r, "cuLaunchKernel",
+                            "kernel '%s' variant %s, grid (%" PRId64 ", %" PRId64 ", %" PRId64 ")", k->name, inst->text,
+                            g[0], g[1], g[2]);
     return TILE_RT_OK;
 #else
     (void)k, (void)inst, (void)args, (void)vals, (void)stream, (void)grid_given;
@@ -738,9 +726,8 @@ tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const til
 #endif
 }
 
-tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
-                              void *stream, const int64_t *grid)
-{
+tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, void *stream,
+                              const int64_t *grid) {
     if (!k)
         return TILE_RT_ERR_INVALID;
     tile_rt *rt = k->m->rt;
@@ -790,24 +777,20 @@ tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int na
 }
 
 /* ---- benchmarking ---------------------------------------------------------------- */
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-double rt_median(double *v, int n)
-{
+double rt_median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-tile_rt_status tile_rt_bench(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
-                             const int64_t *grid, int warmup, int reps, double *median_ms)
-{
+tile_rt_status tile_rt_bench(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, const int64_t *grid, int warmup,
+                             int reps, double *median_ms) {
     if (!k || !median_ms || reps <= 0 || warmup < 0)
-        return k ? rt_fail(k->m->rt, TILE_RT_ERR_INVALID, "tile_rt_bench: bad reps/warmup")
-                 : TILE_RT_ERR_INVALID;
+        return k ? rt_fail(k->m->rt, TILE_RT_ERR_INVALID, "tile_rt_bench: bad reps/warmup") : TILE_RT_ERR_INVALID;
     tile_rt *rt = k->m->rt;
     double *t = calloc((size_t)reps, sizeof *t);
     if (!t)

@@ -12,8 +12,7 @@ typedef struct DiagBuf {
     size_t len;
 } DiagBuf;
 
-static void diag_collect(void *ud, const char *msg)
-{
+static void diag_collect(void *ud, const char *msg) {
     DiagBuf *d = ud;
     int w = snprintf(d->text + d->len, sizeof d->text - d->len, "%s%s", d->len ? "\n" : "", msg);
     if (w > 0)
@@ -21,17 +20,18 @@ static void diag_collect(void *ud, const char *msg)
 }
 
 /* ---- kernels ---------------------------------------------------------------------- */
-static tile_rt_status init_kernel(tile_rt_module *m, tile_rt_kernel *k, int index,
-                                  const char *name, RtParam *params, uint32_t nparams)
-{
+static tile_rt_status init_kernel(tile_rt_module *m, tile_rt_kernel *k, int index, const char *name, RtParam *params,
+                                  uint32_t nparams) {
     k->m = m;
     k->index = index;
     k->name = name;
     k->params = params;
     k->nparams = nparams;
     if (nparams > RT_MAX_PARAMS)
-        return rt_fail(m->rt, TILE_RT_ERR_UNSUPPORTED, "kernel '%s' has %u parameters; the "
-                       "runtime takes at most %d", name, nparams, RT_MAX_PARAMS);
+        return rt_fail(m->rt, TILE_RT_ERR_UNSUPPORTED,
+                       "kernel '%s' has %u parameters; the "
+                       "runtime takes at most %d",
+                       name, nparams, RT_MAX_PARAMS);
     for (uint32_t i = 0; i < nparams; i++)
         if (!params[i].is_const)
             k->rt_param[k->nrt++] = (uint16_t)i;
@@ -39,8 +39,7 @@ static tile_rt_status init_kernel(tile_rt_module *m, tile_rt_kernel *k, int inde
     return TILE_RT_OK;
 }
 
-static void free_kernel(tile_rt_module *m, tile_rt_kernel *k)
-{
+static void free_kernel(tile_rt_module *m, tile_rt_kernel *k) {
     RtInstance *inst = k->instances;
     while (inst) {
         RtInstance *next = inst->next;
@@ -71,8 +70,7 @@ static void free_kernel(tile_rt_module *m, tile_rt_kernel *k)
     pthread_mutex_destroy(&k->lock);
 }
 
-void tile_rt_module_free(tile_rt_module *m)
-{
+void tile_rt_module_free(tile_rt_module *m) {
     if (!m)
         return;
     for (int i = 0; i < m->nkernels; i++) {
@@ -92,8 +90,7 @@ void tile_rt_module_free(tile_rt_module *m)
     free(m);
 }
 
-static tile_rt_module *module_new(tile_rt *rt, const char *name)
-{
+static tile_rt_module *module_new(tile_rt *rt, const char *name) {
     tile_rt_module *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
@@ -105,16 +102,14 @@ static tile_rt_module *module_new(tile_rt *rt, const char *name)
 }
 
 /* ---- bundles --------------------------------------------------------------------- */
-tile_rt_status tile_rt_load_bundle(tile_rt *rt, const void *data, size_t len, tile_rt_module **out)
-{
+tile_rt_status tile_rt_load_bundle(tile_rt *rt, const void *data, size_t len, tile_rt_module **out) {
     if (!rt || !out)
         return TILE_RT_ERR_INVALID;
     return tile_rt_load_bundle_named(rt, "<memory>", data, len, out);
 }
 
-tile_rt_status tile_rt_load_bundle_named(tile_rt *rt, const char *name, const void *data,
-                                         size_t len, tile_rt_module **out)
-{
+tile_rt_status tile_rt_load_bundle_named(tile_rt *rt, const char *name, const void *data, size_t len,
+                                         tile_rt_module **out) {
     if (!rt || !out)
         return TILE_RT_ERR_INVALID;
     *out = NULL;
@@ -125,8 +120,10 @@ tile_rt_status tile_rt_load_bundle_named(tile_rt *rt, const char *name, const vo
         return rt_fail(rt, s, "%s", err);
     if (rt->kind == TILE_RT_INTERP) {
         rt_bundle_free(b);
-        return rt_fail(rt, TILE_RT_ERR_UNSUPPORTED, "bundle '%s': the interpreter device runs "
-                       ".tile sources only (a bundle carries GPU code)", name);
+        return rt_fail(rt, TILE_RT_ERR_UNSUPPORTED,
+                       "bundle '%s': the interpreter device runs "
+                       ".tile sources only (a bundle carries GPU code)",
+                       name);
     }
     tile_rt_module *m = module_new(rt, name);
     if (!m || !(m->kernels = calloc(b->nkernels + 1, sizeof *m->kernels))) {
@@ -151,9 +148,7 @@ tile_rt_status tile_rt_load_bundle_named(tile_rt *rt, const char *name, const vo
 
 /* A whole bundle or source file: *data malloc'd, *len its size; errors name the file (a
  * bundle as "bundle 'PATH'").  A read error fails rather than giving a shorter file. */
-static tile_rt_status read_whole_file(tile_rt *rt, const char *path, bool bundle, char **data_out,
-                                      size_t *len_out)
-{
+static tile_rt_status read_whole_file(tile_rt *rt, const char *path, bool bundle, char **data_out, size_t *len_out) {
     FILE *f = fopen(path, "rb");
     if (!f)
         return bundle ? rt_fail(rt, TILE_RT_ERR_IO, "bundle '%s': cannot open it", path)
@@ -188,8 +183,7 @@ static tile_rt_status read_whole_file(tile_rt *rt, const char *path, bool bundle
     return TILE_RT_OK;
 }
 
-tile_rt_status tile_rt_load_bundle_file(tile_rt *rt, const char *path, tile_rt_module **out)
-{
+tile_rt_status tile_rt_load_bundle_file(tile_rt *rt, const char *path, tile_rt_module **out) {
     if (!rt || !path || !out)
         return TILE_RT_ERR_INVALID;
     *out = NULL;
@@ -204,9 +198,7 @@ tile_rt_status tile_rt_load_bundle_file(tile_rt *rt, const char *path, tile_rt_m
 }
 
 /* ---- sources ---------------------------------------------------------------------- */
-tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *src, size_t len,
-                                   tile_rt_module **out)
-{
+tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *src, size_t len, tile_rt_module **out) {
     if (!rt || !out || (!src && len))
         return TILE_RT_ERR_INVALID;
     *out = NULL;
@@ -228,8 +220,8 @@ tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *sr
         tile_ctx_set_arch(m->tctx, rt->arch);
     tile_status ts = tile_program_load_source(m->tctx, name, src, len, &m->prog);
     if (ts != TILE_OK) {
-        tile_rt_status s = rt_fail(rt, ts == TILE_ERR_IO ? TILE_RT_ERR_IO : TILE_RT_ERR_COMPILE,
-                                   "%s", d->len ? d->text : tile_status_string(ts));
+        tile_rt_status s = rt_fail(rt, ts == TILE_ERR_IO ? TILE_RT_ERR_IO : TILE_RT_ERR_COMPILE, "%s",
+                                   d->len ? d->text : tile_status_string(ts));
         free(d);
         tile_rt_module_free(m);
         return s;
@@ -255,11 +247,9 @@ tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *sr
         for (int j = 0; j < np; j++) {
             tile_param_info pi;
             tile_kernel_param(m->prog, i, j, &pi);
-            ps[j] = (RtParam){.name = pi.name, .is_pointer = pi.is_pointer,
-                              .is_const = pi.is_const, .scalar = pi.type};
+            ps[j] = (RtParam){.name = pi.name, .is_pointer = pi.is_pointer, .is_const = pi.is_const, .scalar = pi.type};
         }
-        tile_rt_status s = init_kernel(m, &m->kernels[i], i, tile_kernel_name(m->prog, i), ps,
-                                       (uint32_t)np);
+        tile_rt_status s = init_kernel(m, &m->kernels[i], i, tile_kernel_name(m->prog, i), ps, (uint32_t)np);
         if (s != TILE_RT_OK) {
             tile_rt_module_free(m);
             return s;
@@ -269,8 +259,7 @@ tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *sr
     return TILE_RT_OK;
 }
 
-tile_rt_status tile_rt_load_source_file(tile_rt *rt, const char *path, tile_rt_module **out)
-{
+tile_rt_status tile_rt_load_source_file(tile_rt *rt, const char *path, tile_rt_module **out) {
     if (!rt || !path || !out)
         return TILE_RT_ERR_INVALID;
     *out = NULL;
@@ -284,44 +273,41 @@ tile_rt_status tile_rt_load_source_file(tile_rt *rt, const char *path, tile_rt_m
     return s;
 }
 
-static tile_rt_status define_one(const tile_rt_kernel *k, tile_ctx *ctx, const char *name,
-                                 bool is_float, int64_t iv, double fv)
-{
+static tile_rt_status define_one(const tile_rt_kernel *k, tile_ctx *ctx, const char *name, bool is_float, int64_t iv,
+                                 double fv) {
     char def[256];
     if (is_float)
         snprintf(def, sizeof def, "%s=%.17g", name, fv);
     else
         snprintf(def, sizeof def, "%s=%lld", name, (long long)iv);
     if (tile_ctx_define(ctx, def) != TILE_OK)
-        return rt_fail(k->m->rt, TILE_RT_ERR_ARGS, "kernel '%s': '%s': %s", k->name, name,
-                       tile_ctx_last_error(ctx));
+        return rt_fail(k->m->rt, TILE_RT_ERR_ARGS, "kernel '%s': '%s': %s", k->name, name, tile_ctx_last_error(ctx));
     return TILE_RT_OK;
 }
 
-tile_rt_status rt_kernel_defines(const tile_rt_kernel *k, tile_ctx *ctx, bool pins_only)
-{
+tile_rt_status rt_kernel_defines(const tile_rt_kernel *k, tile_ctx *ctx, bool pins_only) {
     tile_ctx_clear_defines(ctx);
     tile_rt_status s = TILE_RT_OK;
     for (uint32_t i = 0; i < k->nparams && !pins_only && s == TILE_RT_OK; i++)
         if (k->params[i].is_const && k->const_set[i])
-            s = define_one(k, ctx, k->params[i].name, tile_scalar_is_float(k->params[i].scalar),
-                           k->const_i[i], k->const_f[i]);
+            s = define_one(k, ctx, k->params[i].name, tile_scalar_is_float(k->params[i].scalar), k->const_i[i],
+                           k->const_f[i]);
     for (int i = 0; i < k->npins && s == TILE_RT_OK; i++)
-        s = define_one(k, ctx, k->pin_name[i], k->pin_f[i] != (double)k->pin_i[i], k->pin_i[i],
-                       k->pin_f[i]);
+        s = define_one(k, ctx, k->pin_name[i], k->pin_f[i] != (double)k->pin_i[i], k->pin_i[i], k->pin_f[i]);
     return s;
 }
 
-tile_rt_status rt_source_meta(tile_rt_kernel *k)
-{
+tile_rt_status rt_source_meta(tile_rt_kernel *k) {
     uint64_t epoch = atomic_load(&k->epoch);
     if (k->meta && k->meta_epoch == epoch)
         return TILE_RT_OK;
     tile_rt_module *m = k->m;
     for (uint32_t i = 0; i < k->nparams; i++)
         if (k->params[i].is_const && !k->const_set[i])
-            return rt_fail(m->rt, TILE_RT_ERR_ARGS, "kernel '%s': const parameter '%s' has no "
-                           "value: set it with tile_rt_set_const", k->name, k->params[i].name);
+            return rt_fail(m->rt, TILE_RT_ERR_ARGS,
+                           "kernel '%s': const parameter '%s' has no "
+                           "value: set it with tile_rt_set_const",
+                           k->name, k->params[i].name);
     pthread_mutex_lock(&m->jit_lock);
     tile_rt_status s = rt_kernel_defines(k, m->tctx, false);
     char *data = NULL;
@@ -329,8 +315,7 @@ tile_rt_status rt_source_meta(tile_rt_kernel *k)
     if (s == TILE_RT_OK) {
         tile_status ts = tile_emit_bundle_meta(m->prog, k->index, &data, &len);
         if (ts != TILE_OK)
-            s = rt_fail(m->rt, TILE_RT_ERR_COMPILE, "kernel '%s': %s", k->name,
-                        tile_ctx_last_error(m->tctx));
+            s = rt_fail(m->rt, TILE_RT_ERR_COMPILE, "kernel '%s': %s", k->name, tile_ctx_last_error(m->tctx));
     }
     pthread_mutex_unlock(&m->jit_lock);
     if (s != TILE_RT_OK)
@@ -340,13 +325,13 @@ tile_rt_status rt_source_meta(tile_rt_kernel *k)
     s = rt_bundle_parse(m->name, data, len, &b, err, sizeof err);
     free(data);
     if (s != TILE_RT_OK)
-        return rt_fail(m->rt, TILE_RT_ERR_COMPILE, "the compiler's metadata of '%s': %s",
-                       k->name, err);
-    if (b->nkernels != 1 || strcmp(b->kernels[0].name, k->name) ||
-        b->kernels[0].nparams != k->nparams) {
+        return rt_fail(m->rt, TILE_RT_ERR_COMPILE, "the compiler's metadata of '%s': %s", k->name, err);
+    if (b->nkernels != 1 || strcmp(b->kernels[0].name, k->name) || b->kernels[0].nparams != k->nparams) {
         rt_bundle_free(b);
-        return rt_fail(m->rt, TILE_RT_ERR_COMPILE, "the compiler's metadata of '%s' describes "
-                       "another kernel", k->name);
+        return rt_fail(m->rt, TILE_RT_ERR_COMPILE,
+                       "the compiler's metadata of '%s' describes "
+                       "another kernel",
+                       k->name);
     }
     if (k->meta_bundle) {
         /* Older instances keep pointing into it: retire, free with the module. */
@@ -360,8 +345,7 @@ tile_rt_status rt_source_meta(tile_rt_kernel *k)
 }
 
 /* ---- lookups ---------------------------------------------------------------------- */
-tile_rt_status tile_rt_get_kernel(tile_rt_module *m, const char *name, tile_rt_kernel **out)
-{
+tile_rt_status tile_rt_get_kernel(tile_rt_module *m, const char *name, tile_rt_kernel **out) {
     if (!m || !name || !out)
         return TILE_RT_ERR_INVALID;
     *out = NULL;
@@ -378,20 +362,19 @@ tile_rt_status tile_rt_get_kernel(tile_rt_module *m, const char *name, tile_rt_k
         if (w > 0)
             n += (size_t)w;
     }
-    return rt_fail(m->rt, TILE_RT_ERR_NOT_FOUND, "no kernel '%s' in '%s' (it has %s)", name,
-                   m->name, m->nkernels ? names : "none");
+    return rt_fail(m->rt, TILE_RT_ERR_NOT_FOUND, "no kernel '%s' in '%s' (it has %s)", name, m->name,
+                   m->nkernels ? names : "none");
 }
 
-int tile_rt_kernel_param_count(const tile_rt_kernel *k) { return k ? k->nrt : 0; }
+int tile_rt_kernel_param_count(const tile_rt_kernel *k) {
+    return k ? k->nrt : 0;
+}
 
-const char *tile_rt_kernel_param_name(const tile_rt_kernel *k, int i)
-{
+const char *tile_rt_kernel_param_name(const tile_rt_kernel *k, int i) {
     return k && i >= 0 && i < k->nrt ? k->params[k->rt_param[i]].name : NULL;
 }
 
-tile_rt_status tile_rt_kernel_param_type(const tile_rt_kernel *k, int i, int *scalar,
-                                         bool *is_pointer)
-{
+tile_rt_status tile_rt_kernel_param_type(const tile_rt_kernel *k, int i, int *scalar, bool *is_pointer) {
     if (!k || i < 0 || i >= k->nrt)
         return TILE_RT_ERR_INVALID;
     const RtParam *p = &k->params[k->rt_param[i]];
@@ -402,16 +385,17 @@ tile_rt_status tile_rt_kernel_param_type(const tile_rt_kernel *k, int i, int *sc
     return TILE_RT_OK;
 }
 
-tile_rt_status tile_rt_set_const(tile_rt_kernel *k, const char *name, int64_t ival, double fval)
-{
+tile_rt_status tile_rt_set_const(tile_rt_kernel *k, const char *name, int64_t ival, double fval) {
     if (!k || !name)
         return TILE_RT_ERR_INVALID;
     for (uint32_t i = 0; i < k->nparams; i++) {
         if (strcmp(k->params[i].name, name))
             continue;
         if (!k->params[i].is_const)
-            return rt_fail(k->m->rt, TILE_RT_ERR_ARGS, "kernel '%s': '%s' is not a const "
-                           "parameter (pass it at launch)", k->name, name);
+            return rt_fail(k->m->rt, TILE_RT_ERR_ARGS,
+                           "kernel '%s': '%s' is not a const "
+                           "parameter (pass it at launch)",
+                           k->name, name);
         pthread_mutex_lock(&k->lock);
         bool fl = tile_scalar_is_float(k->params[i].scalar);
         if (!k->const_set[i] || (fl ? k->const_f[i] != fval : k->const_i[i] != ival)) {
@@ -433,8 +417,10 @@ tile_rt_status tile_rt_set_const(tile_rt_kernel *k, const char *name, int64_t iv
         char *copy = i < RT_MAX_PINS ? strdup(name) : NULL;
         if (!copy) {
             pthread_mutex_unlock(&k->lock);
-            return rt_fail(k->m->rt, TILE_RT_ERR_INVALID, "kernel '%s': cannot pin '%s' (at "
-                           "most %d pinned constants)", k->name, name, RT_MAX_PINS);
+            return rt_fail(k->m->rt, TILE_RT_ERR_INVALID,
+                           "kernel '%s': cannot pin '%s' (at "
+                           "most %d pinned constants)",
+                           k->name, name, RT_MAX_PINS);
         }
         k->pin_name[k->npins++] = copy;
     }
@@ -445,16 +431,14 @@ tile_rt_status tile_rt_set_const(tile_rt_kernel *k, const char *name, int64_t iv
     return TILE_RT_OK;
 }
 
-const char *tile_rt_last_variant(const tile_rt_kernel *k)
-{
+const char *tile_rt_last_variant(const tile_rt_kernel *k) {
     if (!k)
         return "";
     const char *s = atomic_load(&((tile_rt_kernel *)k)->last_variant);
     return s ? s : "";
 }
 
-tile_rt_status tile_rt_last_launch_info(const tile_rt_kernel *k, tile_rt_launch_info *out)
-{
+tile_rt_status tile_rt_last_launch_info(const tile_rt_kernel *k, tile_rt_launch_info *out) {
     if (!k || !out)
         return TILE_RT_ERR_INVALID;
     *out = k->last_info;

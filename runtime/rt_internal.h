@@ -17,17 +17,17 @@
 #endif
 
 /* Limits of the bundle format (docs/bundle.md); also the runtime's own array bounds. */
-#define RT_MAX_KERNELS 4096
-#define RT_MAX_PARAMS 64
-#define RT_MAX_PINS 16
-#define RT_MAX_GRID 3
-#define RT_MAX_WHERE 64
+#define RT_MAX_KERNELS     4096
+#define RT_MAX_PARAMS      64
+#define RT_MAX_PINS        16
+#define RT_MAX_GRID        3
+#define RT_MAX_WHERE       64
 #define RT_MAX_CONST_NAMES 256
-#define RT_MAX_VARIANTS 65536
-#define RT_MAX_CODE 16
-#define RT_MAX_EXPR_BYTES 4096
-#define RT_MAX_STR 65535
-#define RT_EXPR_STACK 64
+#define RT_MAX_VARIANTS    65536
+#define RT_MAX_CODE        16
+#define RT_MAX_EXPR_BYTES  4096
+#define RT_MAX_STR         65535
+#define RT_EXPR_STACK      64
 
 #define RT_FNV_BASIS 0xcbf29ce484222325ull
 uint64_t rt_fnv1a(uint64_t h, const void *data, size_t n);
@@ -64,21 +64,20 @@ typedef struct RtCode {
 typedef struct RtFacts {
     uint64_t div16, div8, eq1;
 } RtFacts;
-static inline bool rt_facts_eq(RtFacts a, RtFacts b)
-{
+static inline bool rt_facts_eq(RtFacts a, RtFacts b) {
     return a.div16 == b.div16 && a.div8 == b.div8 && a.eq1 == b.eq1;
 }
 
 typedef struct RtVariant {
-    double *cvals;           /* per const name */
+    double *cvals; /* per const name */
     uint8_t *cfloat;
     uint32_t warps, stages, smem_bytes;
-    uint64_t div16, eq1;     /* specialization facts this code assumes, by param index */
-    uint64_t div8;           /* divisible by 8 (not by 16), bundle version 3 */
-    uint64_t flops, bytes;   /* per program; 0 unknown */
+    uint64_t div16, eq1;   /* specialization facts this code assumes, by param index */
+    uint64_t div8;         /* divisible by 8 (not by 16), bundle version 3 */
+    uint64_t flops, bytes; /* per program; 0 unknown */
     RtCode *code;
     uint32_t ncode;
-    char *text;              /* "BLOCK=1024, warps=4, stages=2" (facts appended) */
+    char *text; /* "BLOCK=1024, warps=4, stages=2" (facts appended) */
 } RtVariant;
 
 typedef struct RtKernelMeta {
@@ -106,13 +105,12 @@ typedef struct RtBundle {
     uint32_t nkernels;
     uint8_t *data;
     size_t len;
-    void *mem;               /* linked list of allocations */
+    void *mem; /* linked list of allocations */
 } RtBundle;
 
 /* Validates and parses a bundle (copied).  On failure: TILE_RT_ERR_BUNDLE and `err`
  * holds "bundle 'NAME': WHAT". */
-tile_rt_status rt_bundle_parse(const char *name, const void *data, size_t len, RtBundle **out,
-                               char *err, size_t errn);
+tile_rt_status rt_bundle_parse(const char *name, const void *data, size_t len, RtBundle **out, char *err, size_t errn);
 void rt_bundle_free(RtBundle *b);
 
 /* ---- clause expressions ----------------------------------------------------------- */
@@ -127,8 +125,8 @@ typedef struct RtValue {
 bool rt_expr_check(const RtExpr *e, const RtKernelMeta *k, char *err, size_t n);
 /* Evaluates with runtime arguments by param index (`args`, const params unused) and the
  * constants of variant v.  false with a reason (division by zero, ...). */
-bool rt_expr_eval(const RtExpr *e, const RtKernelMeta *k, const RtVariant *v,
-                  const RtValue *args, RtValue *out, char *err, size_t n);
+bool rt_expr_eval(const RtExpr *e, const RtKernelMeta *k, const RtVariant *v, const RtValue *args, RtValue *out,
+                  char *err, size_t n);
 
 /* ---- devices ---------------------------------------------------------------------- */
 typedef struct RtStats {
@@ -143,10 +141,10 @@ typedef struct RtStats {
 
 struct tile_rt {
     tile_rt_device_kind kind;
-    char name[192];          /* "NVIDIA H200 (sm_90a)" */
-    char arch[16];           /* sm_90a ...; interp: "" */
+    char name[192]; /* "NVIDIA H200 (sm_90a)" */
+    char arch[16];  /* sm_90a ...; interp: "" */
     int cc_major, cc_minor;
-    char cache_dir[4096];    /* "" : no disk cache */
+    char cache_dir[4096]; /* "" : no disk cache */
     int tune, tune_log;
     void (*log)(void *ud, const char *line);
     void *log_ud;
@@ -159,15 +157,14 @@ struct tile_rt {
 };
 
 /* Per-thread last error (tile_rt_last_error) for rt; returns s for chaining. */
-tile_rt_status rt_fail(const tile_rt *rt, tile_rt_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+tile_rt_status rt_fail(const tile_rt *rt, tile_rt_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void rt_log(const tile_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-double rt_now(void);         /* monotonic seconds */
-double rt_median(double *v, int n);   /* sorts v */
+double rt_now(void);                /* monotonic seconds */
+double rt_median(double *v, int n); /* sorts v */
 #ifdef TILE_RT_HAVE_CUDA
 /* A failed CUDA call as TILE_RT_ERR_CUDA: "WHAT: cuCall: CUDA_ERROR_X (text)". */
-tile_rt_status rt_cuda_fail(const tile_rt *rt, CUresult r, const char *call, const char *fmt,
-                            ...) __attribute__((format(printf, 4, 5)));
+tile_rt_status rt_cuda_fail(const tile_rt *rt, CUresult r, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Makes rt's context current on this thread (cheap when it already is). */
 tile_rt_status rt_cuda_bind(tile_rt *rt);
 #endif
@@ -177,17 +174,17 @@ tile_rt_status rt_cuda_bind(tile_rt *rt);
  * specialization facts). */
 typedef struct RtInstance {
     uint32_t variant;
-    RtFacts f;               /* the facts its code assumes */
-    int alt;                 /* which of the compile's cubins (JIT): 0, or 1 uncapped */
-    uint64_t epoch;          /* the kernel's const epoch it was made for */
-    bool failed;             /* compile or load failed: not tried again */
+    RtFacts f;      /* the facts its code assumes */
+    int alt;        /* which of the compile's cubins (JIT): 0, or 1 uncapped */
+    uint64_t epoch; /* the kernel's const epoch it was made for */
+    bool failed;    /* compile or load failed: not tried again */
 #ifdef TILE_RT_HAVE_CUDA
     CUmodule mod;
     CUfunction fn;
 #endif
-    char text[320];          /* variant text with facts, for tile_rt_last_variant */
-    const RtVariant *v;      /* its record (inside the kernel's meta of that epoch) */
-    uint32_t smem;           /* dynamic shared memory its launches pass */
+    char text[320];     /* variant text with facts, for tile_rt_last_variant */
+    const RtVariant *v; /* its record (inside the kernel's meta of that epoch) */
+    uint32_t smem;      /* dynamic shared memory its launches pass */
     struct RtInstance *next;
 } RtInstance;
 
@@ -203,20 +200,20 @@ typedef struct RtChoice {
 
 struct tile_rt_kernel {
     tile_rt_module *m;
-    int index;               /* in the module's metadata and program */
+    int index; /* in the module's metadata and program */
     const char *name;
-    RtParam *params;         /* every parameter, const ones included */
+    RtParam *params; /* every parameter, const ones included */
     uint32_t nparams;
     /* bundles: the module's record; sources: built from the compiler library for the
      * current const values (meta_epoch), NULL until the first launch needs it */
     RtKernelMeta *meta;
-    RtBundle *meta_bundle;   /* sources: owns meta */
-    RtBundle *retired;       /* sources: metas of older epochs (instances may point in) */
+    RtBundle *meta_bundle; /* sources: owns meta */
+    RtBundle *retired;     /* sources: metas of older epochs (instances may point in) */
     uint64_t meta_epoch;
     tile_rt_launch_info last_info;
-    char interp_chosen[256];  /* interpreter: the variant tile_run chose last */
-    int nrt;                 /* runtime (non-const) params: what a launch passes */
-    uint16_t rt_param[RT_MAX_PARAMS];  /* launch argument i -> param index */
+    char interp_chosen[256];          /* interpreter: the variant tile_run chose last */
+    int nrt;                          /* runtime (non-const) params: what a launch passes */
+    uint16_t rt_param[RT_MAX_PARAMS]; /* launch argument i -> param index */
     /* const params: values set with tile_rt_set_const */
     bool const_set[RT_MAX_PARAMS];
     int64_t const_i[RT_MAX_PARAMS];
@@ -227,8 +224,8 @@ struct tile_rt_kernel {
     int64_t pin_i[RT_MAX_PINS];
     double pin_f[RT_MAX_PINS];
     int npins;
-    _Atomic uint64_t epoch;  /* bumped by set_const: choices of older epochs are stale */
-    pthread_mutex_t lock;    /* instances, choices */
+    _Atomic uint64_t epoch; /* bumped by set_const: choices of older epochs are stale */
+    pthread_mutex_t lock;   /* instances, choices */
     RtInstance *instances;
     RtChoice *choices;
     _Atomic(RtChoice *) last;
@@ -247,7 +244,7 @@ typedef struct RtCompiler {
 struct tile_rt_module {
     tile_rt *rt;
     char *name;
-    RtBundle *bundle;        /* the kernel records (metadata-only for sources) */
+    RtBundle *bundle; /* the kernel records (metadata-only for sources) */
     /* sources: the program the JIT and the interpreter compile from (tile_ctx is not
      * thread-safe: jit_lock serializes its use) */
     tile_ctx *tctx;
@@ -256,15 +253,15 @@ struct tile_rt_module {
     size_t source_len;
     uint64_t source_hash;
     pthread_mutex_t jit_lock;
-    pthread_mutex_t pool_lock;   /* guards pool */
-    RtCompiler *pool;            /* idle compiler instances for JIT compiles */
+    pthread_mutex_t pool_lock; /* guards pool */
+    RtCompiler *pool;          /* idle compiler instances for JIT compiles */
     tile_rt_kernel *kernels;
     int nkernels;
 };
 
 /* A bundle from memory, named in messages. */
-tile_rt_status tile_rt_load_bundle_named(tile_rt *rt, const char *name, const void *data,
-                                         size_t len, tile_rt_module **out);
+tile_rt_status tile_rt_load_bundle_named(tile_rt *rt, const char *name, const void *data, size_t len,
+                                         tile_rt_module **out);
 
 /* Sources: makes k->meta current for the const values set (compiler library). */
 /* Puts k's const-parameter values and pinned constants (only the pins: pins_only) into
@@ -274,17 +271,15 @@ tile_rt_status rt_kernel_defines(const tile_rt_kernel *k, tile_ctx *ctx, bool pi
 tile_rt_status rt_source_meta(tile_rt_kernel *k);
 
 /* The interpreter device: one launch through tile_run. */
-tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
-                                const int64_t *grid);
+tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, const int64_t *grid);
 
 /* ---- the JIT and its disk cache -------------------------------------------------- */
 /* Compiles variant vi of a source kernel for rt's arch with the given facts, through the
  * disk cache: its cubins (tile_emit_variant_cubins: [0] registers capped for occupancy,
  * [1] where that cap applied, uncapped), each malloc'd, *n of them (1 or 2). */
 enum { RT_MAX_CUBINS = 2 };
-tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f,
-                              char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS],
-                              int *n);
+tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f, char *cubin[RT_MAX_CUBINS],
+                              size_t len[RT_MAX_CUBINS], int *n);
 /* One compile of a batch: inputs (m, k, vi, facts), then the result: the cubins or the
  * status and its message. */
 typedef struct RtJitJob {
@@ -306,8 +301,7 @@ int rt_jit_threads(void);
 /* Frees the module's compiler instances. */
 void rt_jit_free_pool(tile_rt_module *m);
 /* The cache key of a compile, hex in `hex` (33 bytes). */
-void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const char *arch,
-                  char hex[33]);
+void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const char *arch, char hex[33]);
 /* Reads an entry: true with *data malloc'd when present and valid; a corrupt entry is
  * counted, removed and reported as absent. */
 bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, size_t *len);
@@ -317,15 +311,14 @@ void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *d
 /* ---- tuning ---------------------------------------------------------------------- */
 /* Chooses among `cands` (instances of admissible variants) for a launch by timing each.
  * args/nargs are the launch's; *best on success. */
-tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
-                       const tile_rt_arg *args, int nargs, void *stream,
-                       const int64_t *grid_given, RtInstance **best);
+tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands, const tile_rt_arg *args, int nargs,
+                       void *stream, const int64_t *grid_given, RtInstance **best);
 /* Loads/stores a key's choice on disk: the variant text. */
 bool rt_tune_disk_get(tile_rt_kernel *k, uint64_t keyhash, char *text, size_t n);
 void rt_tune_disk_put(tile_rt_kernel *k, uint64_t keyhash, const char *text);
 
 /* Launches instance inst with already checked args (used by launch and the tuner). */
-tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args,
-                                  const RtValue *vals, void *stream, const int64_t *grid_given);
+tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args, const RtValue *vals,
+                                  void *stream, const int64_t *grid_given);
 
 #endif

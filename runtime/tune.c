@@ -31,7 +31,7 @@
 #include <string.h>
 
 #define TUNE_WARMUP 2
-#define TUNE_REPS 9
+#define TUNE_REPS   9
 /* Without a flush buffer, a sample is a batch of back-to-back launches lasting at least
  * this long: with one launch per sample and nothing before it, the host's launch gap (3-4
  * us on the H200 machines) landed inside the events and made 70 us kernels look up to 6%
@@ -42,9 +42,9 @@
  * interleaved (one sample of each in turn, so clock and thermal drift hit all alike), and
  * the best median of those wins.  Screening alone picked layernorm 16384x4096's slower
  * cubin (3722 against 3784 GB/s) in one of two runs. */
-#define TUNE_CLOSE 0.03
-#define TUNE_FINALISTS 6
-#define TUNE_FINAL_MS 1.0
+#define TUNE_CLOSE      0.03
+#define TUNE_FINALISTS  6
+#define TUNE_FINAL_MS   1.0
 #define TUNE_FINAL_REPS 21
 
 #define TUNE_SLOTS (TUNE_FINALISTS * TUNE_FINAL_REPS)
@@ -59,8 +59,7 @@ typedef struct Timer {
 } Timer;
 
 /* Makes slots [0, nslots) usable: creates the events not created yet. */
-static tile_rt_status timer_slots(tile_rt_kernel *k, Timer *t, int nslots)
-{
+static tile_rt_status timer_slots(tile_rt_kernel *k, Timer *t, int nslots) {
     tile_rt *rt = k->m->rt;
     while (t->nev < 2 * nslots) {
         CUresult r = rt->cu.cuEventCreate(&t->ev[t->nev], CU_EVENT_DEFAULT);
@@ -74,10 +73,8 @@ static tile_rt_status timer_slots(tile_rt_kernel *k, Timer *t, int nslots)
 /* Enqueues one sample of inst in slot: the L2 flush, an event, the launch (batch launches
  * without a flush), an event.  Nothing waits: a round's samples queue back to back on the
  * stream, as do_bench's do, so the GPU does not idle between them waiting for the host. */
-static tile_rt_status enqueue_sample(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args,
-                                     const RtValue *vals, void *stream, const int64_t *grid_given,
-                                     const Timer *t, int slot, int batch)
-{
+static tile_rt_status enqueue_sample(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args, const RtValue *vals,
+                                     void *stream, const int64_t *grid_given, const Timer *t, int slot, int batch) {
     tile_rt *rt = k->m->rt;
     RtCuda *cu = &rt->cu;
     tile_rt_status ls = TILE_RT_OK;
@@ -94,9 +91,8 @@ static tile_rt_status enqueue_sample(tile_rt_kernel *k, RtInstance *inst, const 
 }
 
 /* Waits for the sample in slot: *ms per launch. */
-static tile_rt_status read_sample(tile_rt_kernel *k, RtInstance *inst, const Timer *t, int slot,
-                                  int batch, double *ms)
-{
+static tile_rt_status read_sample(tile_rt_kernel *k, RtInstance *inst, const Timer *t, int slot, int batch,
+                                  double *ms) {
     tile_rt *rt = k->m->rt;
     RtCuda *cu = &rt->cu;
     const char *call = "cuEventSynchronize";
@@ -112,8 +108,7 @@ static tile_rt_status read_sample(tile_rt_kernel *k, RtInstance *inst, const Tim
     return TILE_RT_OK;
 }
 
-static void tune_key(const tile_rt_kernel *k, uint64_t keyhash, char hex[33])
-{
+static void tune_key(const tile_rt_kernel *k, uint64_t keyhash, char hex[33]) {
     const tile_rt *rt = k->m->rt;
     uint64_t h[2] = {RT_FNV_BASIS, 0x84222325cbf29ce4ull};
     uint64_t src = k->m->prog ? k->m->source_hash : k->meta->source_hash;
@@ -135,8 +130,7 @@ static void tune_key(const tile_rt_kernel *k, uint64_t keyhash, char hex[33])
     snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
 }
 
-bool rt_tune_disk_get(tile_rt_kernel *k, uint64_t keyhash, char *text, size_t n)
-{
+bool rt_tune_disk_get(tile_rt_kernel *k, uint64_t keyhash, char *text, size_t n) {
     char hex[33], *data;
     size_t len;
     tune_key(k, keyhash, hex);
@@ -151,8 +145,7 @@ bool rt_tune_disk_get(tile_rt_kernel *k, uint64_t keyhash, char *text, size_t n)
     return ok;
 }
 
-void rt_tune_disk_put(tile_rt_kernel *k, uint64_t keyhash, const char *text)
-{
+void rt_tune_disk_put(tile_rt_kernel *k, uint64_t keyhash, const char *text) {
     char hex[33];
     tune_key(k, keyhash, hex);
     rt_cache_write(k->m->rt, "tune", hex, text, strlen(text));
@@ -165,8 +158,7 @@ typedef struct Saved {
 } Saved;
 
 /* The launch's values by param index, for rt_launch_instance. */
-static void arg_values(const tile_rt_kernel *k, const tile_rt_arg *args, RtValue *vals)
-{
+static void arg_values(const tile_rt_kernel *k, const tile_rt_arg *args, RtValue *vals) {
     for (int i = 0; i < k->nrt; i++) {
         int pi = k->rt_param[i];
         const tile_rt_arg *a = &args[i];
@@ -182,23 +174,19 @@ static void arg_values(const tile_rt_kernel *k, const tile_rt_arg *args, RtValue
 }
 
 /* "rows=3, cols=1000": the key's values, for log lines. */
-static void key_text(const tile_rt_kernel *k, const RtValue *vals, char *buf, size_t n)
-{
+static void key_text(const tile_rt_kernel *k, const RtValue *vals, char *buf, size_t n) {
     size_t w = 0;
     buf[0] = 0;
     for (uint32_t i = 0; i < k->meta->nkey && w < n; i++) {
         int pi = k->meta->key[i];
-        int c = snprintf(buf + w, n - w, "%s%s=%" PRId64, i ? ", " : "", k->params[pi].name,
-                         vals[pi].i);
+        int c = snprintf(buf + w, n - w, "%s%s=%" PRId64, i ? ", " : "", k->params[pi].name, vals[pi].i);
         if (c > 0)
             w += (size_t)c;
     }
 }
 
-tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
-                       const tile_rt_arg *args, int nargs, void *stream,
-                       const int64_t *grid_given, RtInstance **best)
-{
+tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands, const tile_rt_arg *args, int nargs,
+                       void *stream, const int64_t *grid_given, RtInstance **best) {
     tile_rt *rt = k->m->rt;
     RtCuda *cu = &rt->cu;
     RtValue vals[RT_MAX_PARAMS];
@@ -218,18 +206,16 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
         if ((s = tile_rt_alloc(rt, sv->bytes, &sv->copy)))
             break;
         nsaved++;
-        CUresult r = cu->cuMemcpyDtoD((CUdeviceptr)(uintptr_t)sv->copy,
-                                      (CUdeviceptr)(uintptr_t)sv->dev, sv->bytes);
+        CUresult r = cu->cuMemcpyDtoD((CUdeviceptr)(uintptr_t)sv->copy, (CUdeviceptr)(uintptr_t)sv->dev, sv->bytes);
         if (r != CUDA_SUCCESS)
-            s = rt_cuda_fail(rt, r, "cuMemcpyDtoD", "kernel '%s': saving '%s' before tuning",
-                             k->name, tile_rt_kernel_param_name(k, i));
+            s = rt_cuda_fail(rt, r, "cuMemcpyDtoD", "kernel '%s': saving '%s' before tuning", k->name,
+                             tile_rt_kernel_param_name(k, i));
     }
     Timer tm = {.nev = 0};
     if (s == TILE_RT_OK)
         s = timer_slots(k, &tm, TUNE_REPS);
     int l2 = 0;
-    if (s == TILE_RT_OK &&
-        cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, rt->dev) == CUDA_SUCCESS &&
+    if (s == TILE_RT_OK && cu->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, rt->dev) == CUDA_SUCCESS &&
         l2 > 0) {
         size_t bytes = 2 * (size_t)l2;
         if (cu->cuMemAlloc(&tm.flush, bytes) == CUDA_SUCCESS)
@@ -238,8 +224,8 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
             tm.flush = 0;
     }
     if (rt->tune_log && s == TILE_RT_OK)
-        rt_log(rt, "tune %s: %s", k->name, tm.flush ? "one launch per sample after an L2 flush"
-                                                    : "batches of launches (no flush buffer)");
+        rt_log(rt, "tune %s: %s", k->name,
+               tm.flush ? "one launch per sample after an L2 flush" : "batches of launches (no flush buffer)");
     double t_start = rt_now(), best_ms = 0;
     bool progress = false;
     int nran = 0;
@@ -273,8 +259,7 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
             /* A variant that cannot launch (too many resources for its block, say) is
              * skipped; a sticky error shows when the buffers are restored below. */
             if (rt->tune_log)
-                rt_log(rt, "tune %s [%s]: %s: failed: %s", k->name, key, inst->text,
-                       tile_rt_last_error(rt));
+                rt_log(rt, "tune %s [%s]: %s: failed: %s", k->name, key, inst->text, tile_rt_last_error(rt));
             continue;
         }
         double med = rt_median(times, TUNE_REPS);
@@ -290,8 +275,7 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
         double el = rt_now() - t_start;
         if (el > 1.0 && !progress) {
             progress = true;
-            rt_log(rt, "tilert: tuning %s [%s]: %d of %d variants timed after %.1f s", k->name,
-                   key, c + 1, ncands, el);
+            rt_log(rt, "tilert: tuning %s [%s]: %d of %d variants timed after %.1f s", k->name, key, c + 1, ncands, el);
         }
     }
     /* the final round among the close ones */
@@ -318,8 +302,7 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
                     ok[f] = false;
         for (int f = 0; f < nfin; f++)
             for (int r = 0; r < TUNE_FINAL_REPS && ok[f]; r++)
-                if (read_sample(k, cands[fin[f]], &tm, f * TUNE_FINAL_REPS + r, fbatch[f],
-                                &ftimes[f][r]) != TILE_RT_OK)
+                if (read_sample(k, cands[fin[f]], &tm, f * TUNE_FINAL_REPS + r, fbatch[f], &ftimes[f][r]) != TILE_RT_OK)
                     ok[f] = false;
         double fbest = 0;
         RtInstance *fwin = NULL;
@@ -328,8 +311,7 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
                 continue;
             double med = rt_median(ftimes[f], TUNE_FINAL_REPS);
             if (rt->tune_log)
-                rt_log(rt, "tune %s [%s]: final: %s: %.4f ms", k->name, key, cands[fin[f]]->text,
-                       med);
+                rt_log(rt, "tune %s [%s]: final: %s: %.4f ms", k->name, key, cands[fin[f]]->text, med);
             if (!fwin || med < fbest) {
                 fwin = cands[fin[f]];
                 fbest = med;
@@ -348,26 +330,28 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
     if (tm.flush)
         cu->cuMemFree(tm.flush);
     for (int i = 0; i < nsaved; i++) {
-        CUresult r = cu->cuMemcpyDtoD((CUdeviceptr)(uintptr_t)saved[i].dev,
-                                      (CUdeviceptr)(uintptr_t)saved[i].copy, saved[i].bytes);
+        CUresult r = cu->cuMemcpyDtoD((CUdeviceptr)(uintptr_t)saved[i].dev, (CUdeviceptr)(uintptr_t)saved[i].copy,
+                                      saved[i].bytes);
         if (r != CUDA_SUCCESS && s == TILE_RT_OK)
-            s = rt_cuda_fail(rt, r, "cuMemcpyDtoD", "kernel '%s': restoring a buffer after "
-                             "tuning", k->name);
+            s = rt_cuda_fail(rt, r, "cuMemcpyDtoD",
+                             "kernel '%s': restoring a buffer after "
+                             "tuning",
+                             k->name);
         tile_rt_free(rt, saved[i].copy);
     }
     if (s == TILE_RT_OK && !*best)
-        s = rt_fail(rt, TILE_RT_ERR_RUN, "kernel '%s': none of its %d admissible variants "
-                    "launched: %s", k->name, ncands, tile_rt_last_error(rt));
+        s = rt_fail(rt, TILE_RT_ERR_RUN,
+                    "kernel '%s': none of its %d admissible variants "
+                    "launched: %s",
+                    k->name, ncands, tile_rt_last_error(rt));
     if (s == TILE_RT_OK && (progress || rt->tune_log))
-        rt_log(rt, "tilert: tuned %s [%s]: %s (%.4f ms; %d variants, %.2f s)", k->name, key,
-               (*best)->text, best_ms, nran, rt_now() - t_start);
+        rt_log(rt, "tilert: tuned %s [%s]: %s (%.4f ms; %d variants, %.2f s)", k->name, key, (*best)->text, best_ms,
+               nran, rt_now() - t_start);
     return s;
 }
 #else
-tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands,
-                       const tile_rt_arg *args, int nargs, void *stream,
-                       const int64_t *grid_given, RtInstance **best)
-{
+tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands, const tile_rt_arg *args, int nargs,
+                       void *stream, const int64_t *grid_given, RtInstance **best) {
     (void)cands, (void)ncands, (void)args, (void)nargs, (void)stream, (void)grid_given;
     *best = NULL;
     return rt_fail(k->m->rt, TILE_RT_ERR_UNSUPPORTED, "tuning needs the cuda device");

@@ -12,8 +12,7 @@
 
 bool cli_quiet;
 
-void cli_verror(const char *fmt, va_list ap)
-{
+void cli_verror(const char *fmt, va_list ap) {
     if (cli_quiet)
         return;
     fputs("tilec: error: ", stderr);
@@ -21,8 +20,7 @@ void cli_verror(const char *fmt, va_list ap)
     fputs("\n", stderr);
 }
 
-void cli_error(const char *fmt, ...)
-{
+void cli_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     cli_verror(fmt, ap);
@@ -36,8 +34,7 @@ uint64_t cli_max_buffer_bytes = (uint64_t)1 << 36;
  * /dev/zero): its size is not known up front, and /dev/zero never ends. */
 #define MAX_STREAM_BYTES ((size_t)1 << 26)
 
-bool cli_parse_i64(const char *s, int64_t *out)
-{
+bool cli_parse_i64(const char *s, int64_t *out) {
     char buf[80];
     size_t k = 0;
     for (; *s && k + 1 < sizeof buf; s++)
@@ -56,8 +53,7 @@ bool cli_parse_i64(const char *s, int64_t *out)
 }
 
 /* A count or a seed: a non-negative integer. */
-static bool parse_u64(const char *s, size_t n, uint64_t *out)
-{
+static bool parse_u64(const char *s, size_t n, uint64_t *out) {
     char buf[32];
     if (n == 0 || n >= sizeof buf || s[0] == '-' || s[0] == '+')
         return false;
@@ -72,15 +68,12 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out)
     return true;
 }
 
-bool cli_is_buffer_spec(const char *v)
-{
-    return v[0] == '@' || !strncmp(v, "zeros:", 6) || !strncmp(v, "rand:", 5) ||
-           !strncmp(v, "randn:", 6);
+bool cli_is_buffer_spec(const char *v) {
+    return v[0] == '@' || !strncmp(v, "zeros:", 6) || !strncmp(v, "rand:", 5) || !strncmp(v, "randn:", 6);
 }
 
 /* The whole of file `path` for argument `pi`: malloc'ed, its length in *len. */
-static char *read_input(const tile_param_info *pi, const char *path, size_t *len)
-{
+static char *read_input(const tile_param_info *pi, const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         cli_error("argument '%s': cannot open '%s': %s", pi->name, path, strerror(errno));
@@ -92,9 +85,8 @@ static char *read_input(const tile_param_info *pi, const char *path, size_t *len
     uint64_t most = cli_max_buffer_bytes + NPY_MAX_HEADER_BYTES + 16;
     if (regular && (uint64_t)st.st_size > most) {
         fclose(f);
-        cli_error("argument '%s': '%s' has %lld bytes, more than the %llu a buffer may have",
-                  pi->name, path, (long long)st.st_size,
-                  (unsigned long long)cli_max_buffer_bytes);
+        cli_error("argument '%s': '%s' has %lld bytes, more than the %llu a buffer may have", pi->name, path,
+                  (long long)st.st_size, (unsigned long long)cli_max_buffer_bytes);
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;
@@ -106,7 +98,8 @@ static char *read_input(const tile_param_info *pi, const char *path, size_t *len
             free(buf);
             fclose(f);
             cli_error("argument '%s': '%s' is not a regular file and gives more than %zu MiB; "
-                      "save it to a file first", pi->name, path, MAX_STREAM_BYTES >> 20);
+                      "save it to a file first",
+                      pi->name, path, MAX_STREAM_BYTES >> 20);
             return NULL;
         }
         if (n == cap) {
@@ -129,8 +122,7 @@ static char *read_input(const tile_param_info *pi, const char *path, size_t *len
 }
 
 /* SHAPE of @PATH:SHAPE: N (an element count) or D0xD1x... (a shape). */
-static bool parse_shape(const char *s, CliShape *shape)
-{
+static bool parse_shape(const char *s, CliShape *shape) {
     shape->ndim = 0;
     for (;;) {
         if (*s < '0' || *s > '9' || shape->ndim == NPY_MAX_DIMS)
@@ -149,16 +141,13 @@ static bool parse_shape(const char *s, CliShape *shape)
     }
 }
 
-static bool ends_with(const char *s, const char *tail)
-{
+static bool ends_with(const char *s, const char *tail) {
     size_t n = strlen(s), t = strlen(tail);
     return n >= t && !strcmp(s + n - t, tail);
 }
 
 /* A .npy file's data moved to the start of buf: checked against the parameter's type. */
-static bool take_npy(const tile_param_info *pi, const char *path, char *buf, size_t *len,
-                     CliShape *shape)
-{
+static bool take_npy(const tile_param_info *pi, const char *path, char *buf, size_t *len, CliShape *shape) {
     NpyHeader h;
     char why[200];
     if (!npy_read_header(buf, *len, &h, why, sizeof why)) {
@@ -167,7 +156,8 @@ static bool take_npy(const tile_param_info *pi, const char *path, char *buf, siz
     }
     if (h.fortran_order) {
         cli_error("argument '%s': '%s' is in Fortran order; tilec reads C order (save "
-                  "np.ascontiguousarray(a))", pi->name, path);
+                  "np.ascontiguousarray(a))",
+                  pi->name, path);
         return false;
     }
     const char *tn = tile_scalar_name(pi->type);
@@ -175,28 +165,27 @@ static bool take_npy(const tile_param_info *pi, const char *path, char *buf, siz
         int t = npy_descr_scalar(h.descr);
         if (h.descr[0] == '>' && t < 0) {
             cli_error("argument '%s': '%s' holds dtype '%s', big-endian; tilec reads "
-                      "little-endian data (save a.astype('%s'))", pi->name, path, h.descr,
-                      npy_descr_of(pi->type));
+                      "little-endian data (save a.astype('%s'))",
+                      pi->name, path, h.descr, npy_descr_of(pi->type));
             return false;
         }
-        cli_error("argument '%s': '%s' holds dtype '%s' (%s), the parameter is *%s (dtype '%s')",
-                  pi->name, path, h.descr, t >= 0 ? tile_scalar_name((tile_scalar)t)
-                  : "no tile type", tn, npy_descr_of(pi->type));
+        cli_error("argument '%s': '%s' holds dtype '%s' (%s), the parameter is *%s (dtype '%s')", pi->name, path,
+                  h.descr, t >= 0 ? tile_scalar_name((tile_scalar)t) : "no tile type", tn, npy_descr_of(pi->type));
         return false;
     }
     uint64_t count, esize = tile_scalar_size(pi->type);
     char dims[NPY_MAX_DIMS * 24 + 8];
     npy_shape_text(h.shape, h.ndim, dims, sizeof dims);
     if (!npy_count(h.shape, h.ndim, &count) || count > cli_max_buffer_bytes / esize) {
-        cli_error("argument '%s': '%s' has shape %s, more than the %llu bytes a buffer may have",
-                  pi->name, path, dims, (unsigned long long)cli_max_buffer_bytes);
+        cli_error("argument '%s': '%s' has shape %s, more than the %llu bytes a buffer may have", pi->name, path, dims,
+                  (unsigned long long)cli_max_buffer_bytes);
         return false;
     }
     size_t have = *len - h.data_offset, want = (size_t)(count * esize);
     if (have != want) {
         cli_error("argument '%s': '%s' has %zu bytes of data after its header (byte %zu), "
-                  "shape %s of '%s' needs %zu%s", pi->name, path, have, h.data_offset, dims,
-                  h.descr, want, have < want ? " (truncated)" : "");
+                  "shape %s of '%s' needs %zu%s",
+                  pi->name, path, have, h.data_offset, dims, h.descr, want, have < want ? " (truncated)" : "");
         return false;
     }
     memmove(buf, buf + h.data_offset, want);
@@ -207,9 +196,7 @@ static bool take_npy(const tile_param_info *pi, const char *path, char *buf, siz
 }
 
 /* @PATH[:SHAPE]: the file's elements, raw or .npy, checked against SHAPE when given. */
-static bool file_buffer(const tile_param_info *pi, const char *spec, tile_arg *out,
-                        CliShape *shape)
-{
+static bool file_buffer(const tile_param_info *pi, const char *spec, tile_arg *out, CliShape *shape) {
     size_t esize = tile_scalar_size(pi->type);
     const char *tn = tile_scalar_name(pi->type);
     char *path = strdup(spec);
@@ -232,11 +219,12 @@ static bool file_buffer(const tile_param_info *pi, const char *spec, tile_arg *o
         ok = take_npy(pi, path, buf, &len, shape);
     } else if (ok && ends_with(path, ".npy")) {
         cli_error("argument '%s': '%s': byte 0: not a .npy file (it does not start with "
-                  "\\x93NUMPY); a file of raw elements needs another name", pi->name, path);
+                  "\\x93NUMPY); a file of raw elements needs another name",
+                  pi->name, path);
         ok = false;
     } else if (ok && len % esize) {
-        cli_error("argument '%s': '%s' has %zu bytes, not a multiple of %zu (the size of %s)",
-                  pi->name, path, len, esize, tn);
+        cli_error("argument '%s': '%s' has %zu bytes, not a multiple of %zu (the size of %s)", pi->name, path, len,
+                  esize, tn);
         ok = false;
     }
     if (ok && want.ndim) {
@@ -244,20 +232,20 @@ static bool file_buffer(const tile_param_info *pi, const char *spec, tile_arg *o
         char got_text[NPY_MAX_DIMS * 24 + 8], want_text[sizeof got_text];
         npy_shape_text(want.dims, want.ndim, want_text, sizeof want_text);
         if (want.ndim == 1 && n != want.dims[0]) {
-            cli_error("argument '%s': '%s' has %llu elements of %s, the command line says %llu",
-                      pi->name, path, (unsigned long long)n, tn,
-                      (unsigned long long)want.dims[0]);
+            cli_error("argument '%s': '%s' has %llu elements of %s, the command line says %llu", pi->name, path,
+                      (unsigned long long)n, tn, (unsigned long long)want.dims[0]);
             ok = false;
         } else if (want.ndim > 1 && shape->ndim) {
             npy_shape_text(shape->dims, shape->ndim, got_text, sizeof got_text);
             if (strcmp(got_text, want_text)) {
-                cli_error("argument '%s': '%s' has shape %s, the command line says %s", pi->name,
-                          path, got_text, want_text);
+                cli_error("argument '%s': '%s' has shape %s, the command line says %s", pi->name, path, got_text,
+                          want_text);
                 ok = false;
             }
         } else if (want.ndim > 1 && (!npy_count(want.dims, want.ndim, &wn) || wn != n)) {
             cli_error("argument '%s': '%s' has %llu elements of %s, the command line says shape "
-                      "%s", pi->name, path, (unsigned long long)n, tn, want_text);
+                      "%s",
+                      pi->name, path, (unsigned long long)n, tn, want_text);
             ok = false;
         }
         if (ok && want.ndim > 1)
@@ -272,22 +260,21 @@ static bool file_buffer(const tile_param_info *pi, const char *spec, tile_arg *o
     return true;
 }
 
-bool cli_make_buffer(const tile_param_info *pi, const char *v, tile_arg *out, CliShape *shape)
-{
+bool cli_make_buffer(const tile_param_info *pi, const char *v, tile_arg *out, CliShape *shape) {
     size_t esize = tile_scalar_size(pi->type);
     const char *tn = tile_scalar_name(pi->type);
     shape->ndim = 0;
     if (v[0] == '@')
         return file_buffer(pi, v + 1, out, shape);
-    tile_fill_kind kind = v[0] == 'z' ? TILE_FILL_ZEROS
-                          : !strncmp(v, "randn:", 6) ? TILE_FILL_RANDN : TILE_FILL_RAND;
+    tile_fill_kind kind = v[0] == 'z' ? TILE_FILL_ZEROS : !strncmp(v, "randn:", 6) ? TILE_FILL_RANDN : TILE_FILL_RAND;
     const char *spec = strchr(v, ':') + 1;
     const char *colon = strchr(spec, ':');
     uint64_t count, seed = 0;
     if (!parse_u64(spec, colon ? (size_t)(colon - spec) : strlen(spec), &count) ||
         (colon && (kind == TILE_FILL_ZEROS || !parse_u64(colon + 1, strlen(colon + 1), &seed)))) {
         cli_error("argument '%s': bad buffer '%s' (zeros:COUNT, rand:COUNT[:SEED], "
-                  "randn:COUNT[:SEED])", pi->name, v);
+                  "randn:COUNT[:SEED])",
+                  pi->name, v);
         return false;
     }
     if (count > cli_max_buffer_bytes / esize) {
@@ -300,8 +287,7 @@ bool cli_make_buffer(const tile_param_info *pi, const char *v, tile_arg *out, Cl
     }
     void *buf = malloc(count > 0 ? count * esize : 1);
     if (!buf) {
-        cli_error("argument '%s': out of memory for %llu elements", pi->name,
-                  (unsigned long long)count);
+        cli_error("argument '%s': out of memory for %llu elements", pi->name, (unsigned long long)count);
         return false;
     }
     tile_fill(pi->type, buf, count, kind, seed);
@@ -309,8 +295,7 @@ bool cli_make_buffer(const tile_param_info *pi, const char *v, tile_arg *out, Cl
     return true;
 }
 
-bool cli_make_scalar(const tile_param_info *pi, const char *v, tile_arg *out)
-{
+bool cli_make_scalar(const tile_param_info *pi, const char *v, tile_arg *out) {
     const char *tn = tile_scalar_name(pi->type);
     if (pi->type == TILE_BOOL) {
         if (strcmp(v, "true") && strcmp(v, "false")) {
@@ -348,8 +333,7 @@ bool cli_make_scalar(const tile_param_info *pi, const char *v, tile_arg *out)
     return true;
 }
 
-bool cli_parse_grid(const char *s, int64_t grid[3])
-{
+bool cli_parse_grid(const char *s, int64_t grid[3]) {
     int n = 0;
     while (n < 3) {
         char *end;
@@ -369,15 +353,13 @@ bool cli_parse_grid(const char *s, int64_t grid[3])
     return false;
 }
 
-
-bool cli_save_buffer(const char *path, const tile_arg *a, tile_scalar t, const CliShape *shape)
-{
+bool cli_save_buffer(const char *path, const tile_arg *a, tile_scalar t, const CliShape *shape) {
     char *header = NULL;
     size_t hlen = 0;
     if (ends_with(path, ".npy")) {
         uint64_t flat = a->buf.bytes / tile_scalar_size(t);
-        header = shape->ndim ? npy_make_header(t, shape->dims, shape->ndim, &hlen)
-                             : npy_make_header(t, &flat, 1, &hlen);
+        header =
+            shape->ndim ? npy_make_header(t, shape->dims, shape->ndim, &hlen) : npy_make_header(t, &flat, 1, &hlen);
         if (!header) {
             cli_error("cannot write '%s': out of memory", path);
             return false;
@@ -389,8 +371,8 @@ bool cli_save_buffer(const char *path, const tile_arg *a, tile_scalar t, const C
         free(header);
         return false;
     }
-    bool ok = fwrite(header ? header : "", 1, hlen, f) == hlen &&
-              fwrite(a->buf.ptr, 1, a->buf.bytes, f) == a->buf.bytes;
+    bool ok =
+        fwrite(header ? header : "", 1, hlen, f) == hlen && fwrite(a->buf.ptr, 1, a->buf.bytes, f) == a->buf.bytes;
     ok &= fclose(f) == 0;
     if (!ok)
         cli_error("cannot write '%s'", path);
@@ -408,8 +390,7 @@ typedef struct Args {
 } Args;
 
 static bool args_fail(Args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool args_fail(Args *a, const char *fmt, ...)
-{
+static bool args_fail(Args *a, const char *fmt, ...) {
     if (a->failed)
         return false;
     a->failed = true;
@@ -422,8 +403,7 @@ static bool args_fail(Args *a, const char *fmt, ...)
 
 /* "-X VALUE" or "-XVALUE" or "--x=VALUE" / "--x VALUE": the option's value, or NULL
  * when argv[*i] is not this option (or it lacks its value: a->failed). */
-static const char *opt_value(Args *g, int *i, const char *name)
-{
+static const char *opt_value(Args *g, int *i, const char *name) {
     const char *a = g->argv[*i];
     size_t n = strlen(name);
     if (g->failed || strncmp(a, name, n))
@@ -437,30 +417,36 @@ static const char *opt_value(Args *g, int *i, const char *name)
         }
         return g->argv[++*i];
     }
-    if (name[1] != '-')  /* short options take their value attached: -DNAME=V, -oOUT */
+    if (name[1] != '-') /* short options take their value attached: -DNAME=V, -oOUT */
         return a + n;
     return NULL;
 }
 
-static bool parse_common(Args *g, int *i, CliCommon *c)
-{
+static bool parse_common(Args *g, int *i, CliCommon *c) {
     const char *v;
     const char *a = g->argv[*i];
-    if (!strcmp(a, "-v")) c->verbose = true;
-    else if (!strcmp(a, "--debug")) c->debug = true;
-    else if (!strcmp(a, "-O0")) c->opt_level = 0;
-    else if (!strcmp(a, "-O3")) c->opt_level = 3;
-    else if ((v = opt_value(g, i, "--kernel"))) c->kernel = v;
-    else if ((v = opt_value(g, i, "-D"))) c->defines[c->ndefines++] = v;
-    else return g->failed;
+    if (!strcmp(a, "-v"))
+        c->verbose = true;
+    else if (!strcmp(a, "--debug"))
+        c->debug = true;
+    else if (!strcmp(a, "-O0"))
+        c->opt_level = 0;
+    else if (!strcmp(a, "-O3"))
+        c->opt_level = 3;
+    else if ((v = opt_value(g, i, "--kernel")))
+        c->kernel = v;
+    else if ((v = opt_value(g, i, "-D")))
+        c->defines[c->ndefines++] = v;
+    else
+        return g->failed;
     return true;
 }
 
-bool cli_parse_compile(int argc, char **argv, CliCompile *o, char *err, size_t errn)
-{
+bool cli_parse_compile(int argc, char **argv, CliCompile *o, char *err, size_t errn) {
     Args g = {.argc = argc, .argv = argv, .err = err, .errn = errn};
     *o = (CliCompile){.c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))},
-                      .emit = "cubin", .arch = "sm_90a",
+                      .emit = "cubin",
+                      .arch = "sm_90a",
                       .div16 = calloc(argc + 1, sizeof(char *)),
                       .div8 = calloc(argc + 1, sizeof(char *)),
                       .one = calloc(argc + 1, sizeof(char *))};
@@ -468,20 +454,34 @@ bool cli_parse_compile(int argc, char **argv, CliCompile *o, char *err, size_t e
         return args_fail(&g, "out of memory");
     for (int i = 1; i < argc && !g.failed; i++) {
         const char *a = argv[i], *v;
-        if (parse_common(&g, &i, &o->c)) continue;
-        else if ((v = opt_value(&g, &i, "--emit"))) o->emit = v;
-        else if ((v = opt_value(&g, &i, "--arch"))) o->arch = v;
-        else if ((v = opt_value(&g, &i, "--print-after"))) o->print_after = v;
-        else if ((v = opt_value(&g, &i, "--assume-div16"))) o->div16[o->ndiv16++] = v;
-        else if ((v = opt_value(&g, &i, "--assume-div8"))) o->div8[o->ndiv8++] = v;
-        else if ((v = opt_value(&g, &i, "--assume-one"))) o->one[o->none++] = v;
-        else if (!strcmp(a, "--div16")) o->all_div16 = true;
-        else if (!strcmp(a, "--report")) o->report = true;
-        else if ((v = opt_value(&g, &i, "-o"))) o->out_path = v;
-        else if (g.failed) break;
-        else if (a[0] == '-' && a[1]) args_fail(&g, "unknown option '%s'", a);
-        else if (o->c.file) args_fail(&g, "more than one input file ('%s' and '%s')", o->c.file, a);
-        else o->c.file = a;
+        if (parse_common(&g, &i, &o->c))
+            continue;
+        else if ((v = opt_value(&g, &i, "--emit")))
+            o->emit = v;
+        else if ((v = opt_value(&g, &i, "--arch")))
+            o->arch = v;
+        else if ((v = opt_value(&g, &i, "--print-after")))
+            o->print_after = v;
+        else if ((v = opt_value(&g, &i, "--assume-div16")))
+            o->div16[o->ndiv16++] = v;
+        else if ((v = opt_value(&g, &i, "--assume-div8")))
+            o->div8[o->ndiv8++] = v;
+        else if ((v = opt_value(&g, &i, "--assume-one")))
+            o->one[o->none++] = v;
+        else if (!strcmp(a, "--div16"))
+            o->all_div16 = true;
+        else if (!strcmp(a, "--report"))
+            o->report = true;
+        else if ((v = opt_value(&g, &i, "-o")))
+            o->out_path = v;
+        else if (g.failed)
+            break;
+        else if (a[0] == '-' && a[1])
+            args_fail(&g, "unknown option '%s'", a);
+        else if (o->c.file)
+            args_fail(&g, "more than one input file ('%s' and '%s')", o->c.file, a);
+        else
+            o->c.file = a;
     }
     if (g.failed)
         return false;
@@ -493,8 +493,7 @@ bool cli_parse_compile(int argc, char **argv, CliCompile *o, char *err, size_t e
     return true;
 }
 
-bool cli_parse_run(int argc, char **argv, CliRun *o, char *err, size_t errn)
-{
+bool cli_parse_run(int argc, char **argv, CliRun *o, char *err, size_t errn) {
     Args g = {.argc = argc, .argv = argv, .err = err, .errn = errn};
     *o = (CliRun){.c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))},
                   .saves = calloc(argc + 1, sizeof(char *)),
@@ -504,31 +503,37 @@ bool cli_parse_run(int argc, char **argv, CliRun *o, char *err, size_t errn)
     const char *grid_text = NULL;
     for (int i = 2; i < argc && !g.failed; i++) {
         const char *a = argv[i], *v;
-        if (parse_common(&g, &i, &o->c)) continue;
-        else if ((v = opt_value(&g, &i, "--device"))) o->device = v;
-        else if ((v = opt_value(&g, &i, "--grid"))) grid_text = v;
-        else if ((v = opt_value(&g, &i, "--save"))) o->saves[o->nsaves++] = v;
-        else if (g.failed) break;
+        if (parse_common(&g, &i, &o->c))
+            continue;
+        else if ((v = opt_value(&g, &i, "--device")))
+            o->device = v;
+        else if ((v = opt_value(&g, &i, "--grid")))
+            grid_text = v;
+        else if ((v = opt_value(&g, &i, "--save")))
+            o->saves[o->nsaves++] = v;
+        else if (g.failed)
+            break;
         else if (!strcmp(a, "--bench") || !strncmp(a, "--bench=", 8)) {
             o->bench = true;
             int64_t n = 20;
             if (a[7] == '=' && (!cli_parse_i64(a + 8, &n) || n <= 0 || n > 1000000))
                 args_fail(&g, "bad --bench '%s': expected --bench[=N], N a positive count", a);
             o->bench_reps = (int)n;
-        }
-        else if (a[0] == '-' && a[1]) args_fail(&g, "unknown option '%s'", a);
-        else if (!o->c.file) o->c.file = a;
+        } else if (a[0] == '-' && a[1])
+            args_fail(&g, "unknown option '%s'", a);
+        else if (!o->c.file)
+            o->c.file = a;
         else if (!strchr(a, '=') || a[0] == '=')
             args_fail(&g, "bad argument '%s': expected name=VALUE", a);
-        else o->args[o->nargs++] = a;
+        else
+            o->args[o->nargs++] = a;
     }
     if (g.failed)
         return false;
     if (o->device && strcmp(o->device, "cuda") && strcmp(o->device, "interp"))
         return args_fail(&g, "unknown device '%s' (cuda or interp)", o->device);
     if (grid_text && !cli_parse_grid(grid_text, o->grid))
-        return args_fail(&g, "bad --grid '%s': expected X[,Y[,Z]], each a positive integer",
-                         grid_text);
+        return args_fail(&g, "bad --grid '%s': expected X[,Y[,Z]], each a positive integer", grid_text);
     for (int i = 0; i < o->nsaves; i++) {
         const char *eq = strchr(o->saves[i], '=');
         if (!eq || eq == o->saves[i] || !eq[1])
@@ -539,8 +544,7 @@ bool cli_parse_run(int argc, char **argv, CliRun *o, char *err, size_t errn)
     return true;
 }
 
-void cli_compile_free(CliCompile *o)
-{
+void cli_compile_free(CliCompile *o) {
     free(o->c.defines);
     free(o->div16);
     free(o->div8);
@@ -548,17 +552,14 @@ void cli_compile_free(CliCompile *o)
     o->c.defines = o->div16 = o->div8 = o->one = NULL;
 }
 
-void cli_run_free(CliRun *o)
-{
+void cli_run_free(CliRun *o) {
     free(o->c.defines);
     free(o->saves);
     free(o->args);
     o->c.defines = o->saves = o->args = NULL;
 }
 
-bool cli_assume_list(tile_ctx *ctx, const char *list, unsigned facts, const char *opt,
-                     char *err, size_t errn)
-{
+bool cli_assume_list(tile_ctx *ctx, const char *list, unsigned facts, const char *opt, char *err, size_t errn) {
     char buf[256];
     for (const char *p = list; *p;) {
         size_t l = strcspn(p, ",");

@@ -60,7 +60,7 @@ typedef struct CliCommon {
 typedef struct CliCompile {
     CliCommon c;
     const char *out_path, *emit, *arch, *print_after;
-    int emit_kind;                   /* tile_emit_kind */
+    int emit_kind;                     /* tile_emit_kind */
     const char **div16, **div8, **one; /* --assume-div16=, --assume-div8=, --assume-one= lists */
     int ndiv16, ndiv8, none;
     bool report, all_div16;
@@ -69,11 +69,11 @@ typedef struct CliCompile {
 /* tilec run FILE.tile ... */
 typedef struct CliRun {
     CliCommon c;
-    const char *device;              /* NULL, "cuda" or "interp" */
-    int64_t grid[3];                 /* 0: from the grid clause */
+    const char *device; /* NULL, "cuda" or "interp" */
+    int64_t grid[3];    /* 0: from the grid clause */
     bool bench;
     int bench_reps;
-    const char **args, **saves;      /* "name=VALUE", "NAME=PATH" */
+    const char **args, **saves; /* "name=VALUE", "NAME=PATH" */
     int nargs, nsaves;
 } CliRun;
 
@@ -86,7 +86,6 @@ void cli_run_free(CliRun *o);
 
 /* --assume-div16=a,b / --assume-one=n: each name of `list` gets `facts` in ctx; false
  * with the message in err. */
-bool cli_assume_list(tile_ctx *ctx, const char *list, unsigned facts, const char *opt,
-                     char *err, size_t errn);
+bool cli_assume_list(tile_ctx *ctx, const char *list, unsigned facts, const char *opt, char *err, size_t errn);
 
 #endif

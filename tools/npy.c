@@ -12,8 +12,7 @@
 
 static const char npy_magic[6] = {(char)0x93, 'N', 'U', 'M', 'P', 'Y'};
 
-bool npy_has_magic(const void *data, size_t len)
-{
+bool npy_has_magic(const void *data, size_t len) {
     return len >= sizeof npy_magic && !memcmp(data, npy_magic, sizeof npy_magic);
 }
 
@@ -24,17 +23,14 @@ static const struct {
     tile_scalar t;
     const char *kinds[3];
 } npy_types[] = {
-    {TILE_BOOL, {"b1"}},       {TILE_I8, {"i1"}},         {TILE_I16, {"i2"}},
-    {TILE_I32, {"i4"}},        {TILE_I64, {"i8"}},        {TILE_U8, {"u1"}},
-    {TILE_U16, {"u2"}},        {TILE_U32, {"u4"}},        {TILE_U64, {"u8"}},
-    {TILE_F16, {"f2"}},        {TILE_F32, {"f4"}},        {TILE_F64, {"f8"}},
-    {TILE_BF16, {"V2"}},       {TILE_F8E4M3, {"V1"}},     {TILE_F8E5M2, {"V1", "f1"}},
+    {TILE_BOOL, {"b1"}}, {TILE_I8, {"i1"}},  {TILE_I16, {"i2"}},  {TILE_I32, {"i4"}},    {TILE_I64, {"i8"}},
+    {TILE_U8, {"u1"}},   {TILE_U16, {"u2"}}, {TILE_U32, {"u4"}},  {TILE_U64, {"u8"}},    {TILE_F16, {"f2"}},
+    {TILE_F32, {"f4"}},  {TILE_F64, {"f8"}}, {TILE_BF16, {"V2"}}, {TILE_F8E4M3, {"V1"}}, {TILE_F8E5M2, {"V1", "f1"}},
 };
 
 /* The byte order is little endian ('<'), native ('=': tilec runs on little-endian
  * hosts) or not applicable ('|'); a one-byte type may say anything. */
-static const char *descr_kind(const char *d)
-{
+static const char *descr_kind(const char *d) {
     if (d[0] == '<' || d[0] == '=' || d[0] == '|')
         return d + 1;
     if (d[0] == '>' && d[1] && d[2] == '1' && !d[3])
@@ -42,8 +38,7 @@ static const char *descr_kind(const char *d)
     return NULL;
 }
 
-bool npy_descr_matches(const char *descr, tile_scalar t)
-{
+bool npy_descr_matches(const char *descr, tile_scalar t) {
     const char *k = descr_kind(descr);
     for (size_t i = 0; k && i < sizeof npy_types / sizeof *npy_types; i++)
         if (npy_types[i].t == t)
@@ -53,27 +48,23 @@ bool npy_descr_matches(const char *descr, tile_scalar t)
     return false;
 }
 
-int npy_descr_scalar(const char *descr)
-{
+int npy_descr_scalar(const char *descr) {
     for (size_t i = 0; i < sizeof npy_types / sizeof *npy_types; i++)
         if (npy_descr_matches(descr, npy_types[i].t))
             return (int)npy_types[i].t;
     return -1;
 }
 
-const char *npy_descr_of(tile_scalar t)
-{
+const char *npy_descr_of(tile_scalar t) {
     static const char *const names[TILE_NSCALARS] = {
-        [TILE_BOOL] = "|b1", [TILE_I8] = "|i1",  [TILE_I16] = "<i2", [TILE_I32] = "<i4",
-        [TILE_I64] = "<i8",  [TILE_U8] = "|u1",  [TILE_U16] = "<u2", [TILE_U32] = "<u4",
-        [TILE_U64] = "<u8",  [TILE_F16] = "<f2", [TILE_BF16] = "<V2", [TILE_F32] = "<f4",
-        [TILE_F64] = "<f8",  [TILE_F8E4M3] = "|V1", [TILE_F8E5M2] = "|V1",
+        [TILE_BOOL] = "|b1", [TILE_I8] = "|i1",  [TILE_I16] = "<i2", [TILE_I32] = "<i4",    [TILE_I64] = "<i8",
+        [TILE_U8] = "|u1",   [TILE_U16] = "<u2", [TILE_U32] = "<u4", [TILE_U64] = "<u8",    [TILE_F16] = "<f2",
+        [TILE_BF16] = "<V2", [TILE_F32] = "<f4", [TILE_F64] = "<f8", [TILE_F8E4M3] = "|V1", [TILE_F8E5M2] = "|V1",
     };
     return (unsigned)t < TILE_NSCALARS && names[t] ? names[t] : "|V1";
 }
 
-bool npy_count(const uint64_t *shape, int ndim, uint64_t *count)
-{
+bool npy_count(const uint64_t *shape, int ndim, uint64_t *count) {
     uint64_t c = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] && c > UINT64_MAX / shape[i])
@@ -84,8 +75,7 @@ bool npy_count(const uint64_t *shape, int ndim, uint64_t *count)
     return true;
 }
 
-void npy_shape_text(const uint64_t *shape, int ndim, char *buf, size_t n)
-{
+void npy_shape_text(const uint64_t *shape, int ndim, char *buf, size_t n) {
     size_t k = 0;
     int w = snprintf(buf, n, "(");
     for (int i = 0; i < ndim && w >= 0 && (k += (size_t)w) < n; i++)
@@ -96,16 +86,15 @@ void npy_shape_text(const uint64_t *shape, int ndim, char *buf, size_t n)
 
 /* ---- the reader ------------------------------------------------------------------ */
 typedef struct Scan {
-    const char *s;            /* the dict text */
-    size_t pos, end, base;    /* base: the file offset of s[0], for messages */
+    const char *s;         /* the dict text */
+    size_t pos, end, base; /* base: the file offset of s[0], for messages */
     char *err;
     size_t errn;
     bool failed;
 } Scan;
 
 static bool scan_fail(Scan *sc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool scan_fail(Scan *sc, const char *fmt, ...)
-{
+static bool scan_fail(Scan *sc, const char *fmt, ...) {
     if (sc->failed)
         return false;
     sc->failed = true;
@@ -118,21 +107,18 @@ static bool scan_fail(Scan *sc, const char *fmt, ...)
     return false;
 }
 
-static void skip_ws(Scan *sc)
-{
+static void skip_ws(Scan *sc) {
     while (sc->pos < sc->end && strchr(" \t\r\n", sc->s[sc->pos]) && sc->s[sc->pos])
         sc->pos++;
 }
 
-static int peek(Scan *sc)
-{
+static int peek(Scan *sc) {
     skip_ws(sc);
     return sc->pos < sc->end ? (unsigned char)sc->s[sc->pos] : -1;
 }
 
 /* "what the scanner saw" for messages: the character, or the end */
-static const char *seen(Scan *sc, char *buf, size_t n)
-{
+static const char *seen(Scan *sc, char *buf, size_t n) {
     int c = peek(sc);
     if (c < 0)
         return "the end of the header";
@@ -143,8 +129,7 @@ static const char *seen(Scan *sc, char *buf, size_t n)
     return buf;
 }
 
-static bool expect(Scan *sc, char want, const char *what)
-{
+static bool expect(Scan *sc, char want, const char *what) {
     char b[16];
     if (peek(sc) != (unsigned char)want)
         return scan_fail(sc, "expected %s, saw %s", what, seen(sc, b, sizeof b));
@@ -153,8 +138,7 @@ static bool expect(Scan *sc, char want, const char *what)
 }
 
 /* A quoted string without escapes, into buf. */
-static bool scan_string(Scan *sc, char *buf, size_t n, const char *what)
-{
+static bool scan_string(Scan *sc, char *buf, size_t n, const char *what) {
     char b[16];
     int q = peek(sc);
     if (q != '\'' && q != '"')
@@ -181,13 +165,11 @@ static bool scan_string(Scan *sc, char *buf, size_t n, const char *what)
 }
 
 /* A non-negative integer (Python 2's files wrote 3L). */
-static bool scan_int(Scan *sc, uint64_t *out)
-{
+static bool scan_int(Scan *sc, uint64_t *out) {
     char b[16];
     int c = peek(sc);
     if (c < '0' || c > '9')
-        return scan_fail(sc, "expected a dimension (a non-negative integer), saw %s",
-                         seen(sc, b, sizeof b));
+        return scan_fail(sc, "expected a dimension (a non-negative integer), saw %s", seen(sc, b, sizeof b));
     uint64_t v = 0;
     size_t start = sc->pos;
     while (sc->pos < sc->end && sc->s[sc->pos] >= '0' && sc->s[sc->pos] <= '9') {
@@ -206,8 +188,7 @@ static bool scan_int(Scan *sc, uint64_t *out)
 }
 
 /* (D0, D1, ...): "()" for a scalar, "(3,)" and "(3)" for one dimension */
-static bool scan_shape(Scan *sc, NpyHeader *h)
-{
+static bool scan_shape(Scan *sc, NpyHeader *h) {
     if (!expect(sc, '(', "'(' starting the shape"))
         return false;
     h->ndim = 0;
@@ -225,8 +206,7 @@ static bool scan_shape(Scan *sc, NpyHeader *h)
     return true;
 }
 
-static bool scan_bool(Scan *sc, bool *out)
-{
+static bool scan_bool(Scan *sc, bool *out) {
     char b[16];
     skip_ws(sc);
     size_t left = sc->end - sc->pos;
@@ -240,12 +220,10 @@ static bool scan_bool(Scan *sc, bool *out)
         *out = false;
         return true;
     }
-    return scan_fail(sc, "expected True or False for 'fortran_order', saw %s",
-                     seen(sc, b, sizeof b));
+    return scan_fail(sc, "expected True or False for 'fortran_order', saw %s", seen(sc, b, sizeof b));
 }
 
-bool npy_read_header(const void *data, size_t len, NpyHeader *h, char *err, size_t errn)
-{
+bool npy_read_header(const void *data, size_t len, NpyHeader *h, char *err, size_t errn) {
     const unsigned char *p = data;
     memset(h, 0, sizeof *h);
     if (!npy_has_magic(data, len)) {
@@ -259,8 +237,7 @@ bool npy_read_header(const void *data, size_t len, NpyHeader *h, char *err, size
     h->major = p[6];
     h->minor = p[7];
     if (h->major < 1 || h->major > 3 || h->minor != 0) {
-        snprintf(err, errn, "byte 6: format version %d.%d; tilec reads 1.0, 2.0 and 3.0",
-                 h->major, h->minor);
+        snprintf(err, errn, "byte 6: format version %d.%d; tilec reads 1.0, 2.0 and 3.0", h->major, h->minor);
         return false;
     }
     size_t lbytes = h->major == 1 ? 2 : 4;
@@ -273,18 +250,15 @@ bool npy_read_header(const void *data, size_t len, NpyHeader *h, char *err, size
         hlen |= (uint32_t)p[8 + i] << (8 * i);
     size_t start = 8 + lbytes;
     if (hlen > NPY_MAX_HEADER_BYTES) {
-        snprintf(err, errn, "byte 8: a header of %u bytes, more than the %d read", hlen,
-                 NPY_MAX_HEADER_BYTES);
+        snprintf(err, errn, "byte 8: a header of %u bytes, more than the %d read", hlen, NPY_MAX_HEADER_BYTES);
         return false;
     }
     if (hlen > len - start) {
-        snprintf(err, errn, "byte %zu: truncated in the header (%u bytes from byte %zu)", len,
-                 hlen, start);
+        snprintf(err, errn, "byte %zu: truncated in the header (%u bytes from byte %zu)", len, hlen, start);
         return false;
     }
     h->data_offset = start + hlen;
-    Scan sc = {.s = (const char *)p + start, .end = hlen, .base = start, .err = err,
-               .errn = errn};
+    Scan sc = {.s = (const char *)p + start, .end = hlen, .base = start, .err = err, .errn = errn};
     bool have_descr = false, have_fortran = false, have_shape = false;
     if (!expect(&sc, '{', "'{' starting the header's dict"))
         return false;
@@ -293,14 +267,15 @@ bool npy_read_header(const void *data, size_t len, NpyHeader *h, char *err, size
         size_t key_pos = sc.pos;
         if (!scan_string(&sc, key, sizeof key, "a key") || !expect(&sc, ':', "':' after the key"))
             return false;
-        bool *have = !strcmp(key, "descr") ? &have_descr
+        bool *have = !strcmp(key, "descr")           ? &have_descr
                      : !strcmp(key, "fortran_order") ? &have_fortran
-                     : !strcmp(key, "shape") ? &have_shape : NULL;
+                     : !strcmp(key, "shape")         ? &have_shape
+                                                     : NULL;
         if (!have || *have) {
             sc.pos = key_pos;
             skip_ws(&sc);
-            return scan_fail(&sc, have ? "key '%s' given twice"
-                                       : "unknown key '%s' (descr, fortran_order and shape)", key);
+            return scan_fail(&sc, have ? "key '%s' given twice" : "unknown key '%s' (descr, fortran_order and shape)",
+                             key);
         }
         *have = true;
         bool ok;
@@ -328,20 +303,21 @@ bool npy_read_header(const void *data, size_t len, NpyHeader *h, char *err, size
     }
     if (!have_descr || !have_fortran || !have_shape) {
         snprintf(err, errn, "byte %zu: the header has no '%s'", start,
-                 !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
+                 !have_descr     ? "descr"
+                 : !have_fortran ? "fortran_order"
+                                 : "shape");
         return false;
     }
     return true;
 }
 
 /* ---- the writer ------------------------------------------------------------------ */
-char *npy_make_header(tile_scalar t, const uint64_t *shape, int ndim, size_t *len)
-{
+char *npy_make_header(tile_scalar t, const uint64_t *shape, int ndim, size_t *len) {
     char dims[NPY_MAX_DIMS * 24 + 8];
     npy_shape_text(shape, ndim, dims, sizeof dims);
     char dict[sizeof dims + 96];
-    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                     npy_descr_of(t), dims);
+    int n =
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", npy_descr_of(t), dims);
     if (n < 0)
         return NULL;
     /* magic, version, length, the dict, spaces, '\n': a multiple of 64 bytes */

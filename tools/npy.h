@@ -13,16 +13,16 @@
 
 /* The most dimensions and header bytes read (NumPy's own reader stops at 10,000 bytes by
  * default; a header of 64 dimensions fits in 1,500). */
-#define NPY_MAX_DIMS 64
+#define NPY_MAX_DIMS         64
 #define NPY_MAX_HEADER_BYTES 16384
 
 typedef struct NpyHeader {
-    int major, minor;                /* format version */
-    char descr[48];                  /* the dtype as written, e.g. "<f4" */
+    int major, minor; /* format version */
+    char descr[48];   /* the dtype as written, e.g. "<f4" */
     bool fortran_order;
     int ndim;
     uint64_t shape[NPY_MAX_DIMS];
-    size_t data_offset;              /* the first byte of the data */
+    size_t data_offset; /* the first byte of the data */
 } NpyHeader;
 
 /* True when the bytes start with the .npy magic ("\x93NUMPY"). */

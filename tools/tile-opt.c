@@ -15,10 +15,9 @@
 enum { MAX_STEPS = 64 };
 
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: tile-opt [--pass=NAME]... [--pipeline] [--verify] [--print-after=NAME|all]\n"
-            "                [-o OUT] FILE.tir\n"
-            "passes:\n");
+    fprintf(out, "usage: tile-opt [--pass=NAME]... [--pipeline] [--verify] [--print-after=NAME|all]\n"
+                 "                [-o OUT] FILE.tir\n"
+                 "passes:\n");
     for (int i = 0; i < tir_pipeline_len; i++)
         fprintf(out, "  %-14s %s\n", tir_pipeline[i].name, tir_pipeline[i].what);
 }
@@ -35,7 +34,8 @@ static void diag_stderr(void *ud, const char *msg) {
 static char *read_all(FILE *in, size_t *len) {
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
-    if (!buf) return NULL;
+    if (!buf)
+        return NULL;
     for (;;) {
         if (n == cap) {
             char *bigger = realloc(buf, cap *= 2);
@@ -47,7 +47,8 @@ static char *read_all(FILE *in, size_t *len) {
         }
         size_t got = fread(buf + n, 1, cap - n, in);
         n += got;
-        if (got == 0) break;
+        if (got == 0)
+            break;
     }
     if (ferror(in)) {
         free(buf);
@@ -127,7 +128,8 @@ int main(int argc, char **argv) {
     }
     size_t len = 0;
     char *text = read_all(in, &len);
-    if (in != stdin) fclose(in);
+    if (in != stdin)
+        fclose(in);
     if (!text) {
         fprintf(stderr, "tile-opt: error: cannot read '%s'\n", in_path);
         return 1;
@@ -137,8 +139,10 @@ int main(int argc, char **argv) {
     TirArena *arena = tir_arena_new();
     TirModule *m = tir_parse_module(arena, in_path, text, len, diag_stderr, (void *)in_path);
     free(text);
-    if (!m) status = 1;
-    if (!status && verify && tir_verify_module(m, diag_stderr, (void *)in_path) != 0) status = 1;
+    if (!m)
+        status = 1;
+    if (!status && verify && tir_verify_module(m, diag_stderr, (void *)in_path) != 0)
+        status = 1;
 
     TirPassContext ctx = {
         .arch = "sm_90a",
@@ -151,7 +155,8 @@ int main(int argc, char **argv) {
     };
     for (int i = 0; i < nsteps && !status; i++) {
         int errors = steps[i] ? tir_run_pass(m, &ctx, steps[i]) : tir_run_pipeline(m, &ctx, NULL);
-        if (errors) status = 1;
+        if (errors)
+            status = 1;
     }
 
     if (!status) {

@@ -90,8 +90,7 @@ static const char run_help[] =
 enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void usage_error(const char *fmt, ...)
-{
+static void usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     cli_verror(fmt, ap);
@@ -102,8 +101,7 @@ static void usage_error(const char *fmt, ...)
 
 /* The library's messages: located ones are printed as they are; the others get the
  * tool's name in front, as cc does. */
-static void print_diag(void *ud, const char *msg)
-{
+static void print_diag(void *ud, const char *msg) {
     (void)ud;
     size_t n = strlen(msg);
     if (!strncmp(msg, "error: ", 7))
@@ -115,8 +113,7 @@ static void print_diag(void *ud, const char *msg)
 
 /* Keeps `cand` in *best when it is the closest to `name` so far and close enough to be
  * a typo of it (one edit for short names, two otherwise). */
-static void consider(const char **best, int *bestd, const char *name, const char *cand)
-{
+static void consider(const char **best, int *bestd, const char *name, const char *cand) {
     int d = tile_name_distance(name, cand);
     if (d < *bestd && d <= (strlen(name) > 3 ? 2 : 1)) {
         *best = cand;
@@ -125,16 +122,14 @@ static void consider(const char **best, int *bestd, const char *name, const char
 }
 
 /* "; did you mean 'X'?" for the best of `best`, or "". */
-static const char *did_you_mean(const char *best, char *buf, size_t n)
-{
+static const char *did_you_mean(const char *best, char *buf, size_t n) {
     if (!best)
         return "";
     snprintf(buf, n, "; did you mean '%s'?", best);
     return buf;
 }
 
-static tile_ctx *make_ctx(const CliCommon *c)
-{
+static tile_ctx *make_ctx(const CliCommon *c) {
     tile_ctx *ctx = tile_ctx_new();
     if (!ctx) {
         cli_error("out of memory");
@@ -152,8 +147,7 @@ static tile_ctx *make_ctx(const CliCommon *c)
     return ctx;
 }
 
-static void check_file(const char *path)
-{
+static void check_file(const char *path) {
     if (!path)
         usage_error("no input file");
     FILE *f = fopen(path, "rb");
@@ -162,8 +156,7 @@ static void check_file(const char *path)
     fclose(f);
 }
 
-static int find_kernel(tile_program *p, const char *name, const char *file)
-{
+static int find_kernel(tile_program *p, const char *name, const char *file) {
     int k = tile_program_find_kernel(p, name);
     if (k < 0) {
         const char *best = NULL;
@@ -185,8 +178,7 @@ static int find_kernel(tile_program *p, const char *name, const char *file)
 
 /* With -v: which constants the first variant took, since without -D the first value
  * of each tune list is used. */
-static void describe_first_variant(tile_program *p, int k)
-{
+static void describe_first_variant(tile_program *p, int k) {
     tile_variants *vs;
     if (tile_variants_get(p, k, false, &vs) != TILE_OK)
         return;
@@ -198,14 +190,13 @@ static void describe_first_variant(tile_program *p, int k)
         tile_variant_const(vs, 0, j, &name, &value, &is_float);
         fprintf(stderr, is_float ? "%s%s=%g" : "%s%s=%.0f", j ? ", " : "", name, value);
     }
-    fprintf(stderr, "]%s\n", tile_kernel_tune_count(p, k)
-                                 ? " (the first value of each tune list not fixed by -D)" : "");
+    fprintf(stderr, "]%s\n",
+            tile_kernel_tune_count(p, k) ? " (the first value of each tune list not fixed by -D)" : "");
     tile_variants_free(vs);
 }
 
 /* ---- tilec FILE.tile ------------------------------------------------------------- */
-static double now_ms(void)
-{
+static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
@@ -218,24 +209,20 @@ typedef struct Progress {
     bool shown, tty;
 } Progress;
 
-static void show_progress(void *ud, const char *what, int done, int total)
-{
+static void show_progress(void *ud, const char *what, int done, int total) {
     Progress *pr = ud;
     double t = now_ms();
-    if (t - pr->start < pr->after_ms ||
-        (done < total && pr->shown && t - pr->last < (pr->tty ? 100 : 1000)))
+    if (t - pr->start < pr->after_ms || (done < total && pr->shown && t - pr->last < (pr->tty ? 100 : 1000)))
         return;
     pr->last = t;
     pr->shown = true;
-    fprintf(stderr, "%stilec: compiled %d of %d variants%s%s%s%s", pr->tty ? "\r" : "", done,
-            total, *what ? " of '" : "", what, *what ? "'" : "",
-            !pr->tty || done == total ? "\n" : "");
+    fprintf(stderr, "%stilec: compiled %d of %d variants%s%s%s%s", pr->tty ? "\r" : "", done, total,
+            *what ? " of '" : "", what, *what ? "'" : "", !pr->tty || done == total ? "\n" : "");
     fflush(stderr);
 }
 
 /* -v: where the compile's time went, like -ftime-report. */
-static void print_timing(const tile_ctx *ctx, double total_ms)
-{
+static void print_timing(const tile_ctx *ctx, double total_ms) {
     fputs("tilec: time:", stderr);
     for (int ph = 0; ph < TILE_NPHASES; ph++)
         fprintf(stderr, " %s %.2f ms%s", tile_phase_name((tile_phase)ph),
@@ -244,22 +231,20 @@ static void print_timing(const tile_ctx *ctx, double total_ms)
 }
 
 /* --report: one line per kernel variant, `key=value` fields. */
-static void print_reports(const tile_report *r, int n)
-{
+static void print_reports(const tile_report *r, int n) {
     for (int i = 0; i < n; i++)
         printf("%s [%s]: regs=%d smem=%d spill_stores=%d spill_loads=%d stack=%d "
                "static_global=%d threads=%d flops=%lld global_bytes=%lld\n",
-               r[i].kernel_name, r[i].variant_text, r[i].regs, r[i].smem_bytes,
-               r[i].spill_stores, r[i].spill_loads, r[i].stack_bytes, r[i].static_global_bytes,
-               r[i].threads, (long long)r[i].flops, (long long)r[i].global_bytes);
+               r[i].kernel_name, r[i].variant_text, r[i].regs, r[i].smem_bytes, r[i].spill_stores, r[i].spill_loads,
+               r[i].stack_bytes, r[i].static_global_bytes, r[i].threads, (long long)r[i].flops,
+               (long long)r[i].global_bytes);
 }
 
 /* Writes `data` to `path` ("-" or NULL: stdout).  A regular file (or a new one) is
  * written to a temporary file beside it and renamed over it, so that a reader (the JIT,
  * a build's next step) sees the old file or the whole new one, never half of it; a
  * device such as /dev/null is written in place. */
-static bool write_file(const char *path, const char *data, size_t len)
-{
+static bool write_file(const char *path, const char *data, size_t len) {
     if (!path || !strcmp(path, "-")) {
         bool ok = fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0;
         if (!ok)
@@ -303,8 +288,7 @@ static bool write_file(const char *path, const char *data, size_t len)
 
 /* Where module `name` of several goes for -o OUT: ".NAME" before OUT's extension
  * (out.ptx -> out.vector_add.0.ptx); a device (/dev/null) takes them all. */
-static char *module_path(const char *out, const char *name)
-{
+static char *module_path(const char *out, const char *name) {
     struct stat st;
     if (!stat(out, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         return strdup(out);
@@ -319,9 +303,7 @@ static char *module_path(const char *out, const char *name)
 }
 
 /* --emit=llvm|ptx|cubin: one module per kernel variant. */
-static bool emit_modules(tile_program *p, int k, tile_emit_kind kind, const char *out_path,
-                         bool verbose)
-{
+static bool emit_modules(tile_program *p, int k, tile_emit_kind kind, const char *out_path, bool verbose) {
     tile_output *outs;
     int n;
     if (tile_compile(p, k, kind, false, &outs, &n) != TILE_OK)
@@ -336,8 +318,8 @@ static bool emit_modules(tile_program *p, int k, tile_emit_kind kind, const char
         }
     } else if (!out_path || !strcmp(out_path, "-")) {
         cli_error("%d modules (kernel variants) for --emit=%s: pick one with --kernel NAME and -D "
-              "NAME=V for each tune list, or give -o OUT to write each to OUT.KERNEL[.N].EXT",
-              n, tile_emit_kind_name(kind));
+                  "NAME=V for each tune list, or give -o OUT to write each to OUT.KERNEL[.N].EXT",
+                  n, tile_emit_kind_name(kind));
         ok = false;
     } else {
         for (int i = 0; i < n && ok; i++) {
@@ -353,8 +335,7 @@ static bool emit_modules(tile_program *p, int k, tile_emit_kind kind, const char
     return ok;
 }
 
-static int cmd_compile(int argc, char **argv)
-{
+static int cmd_compile(int argc, char **argv) {
     double t0 = now_ms();
     CliCompile o;
     char err[512];
@@ -367,8 +348,7 @@ static int cmd_compile(int argc, char **argv)
     check_file(c.file);
     tile_ctx *ctx = make_ctx(&c);
     const char *after = getenv("TILEC_PROGRESS_MS");
-    Progress progress = {.start = t0, .after_ms = after && *after ? atof(after) : 1000,
-                         .tty = isatty(2)};
+    Progress progress = {.start = t0, .after_ms = after && *after ? atof(after) : 1000, .tty = isatty(2)};
     tile_ctx_set_progress(ctx, show_progress, &progress);
     tile_ctx_set_arch(ctx, o.arch);
     tile_ctx_set_timing(ctx, c.verbose);
@@ -396,8 +376,7 @@ static int cmd_compile(int argc, char **argv)
     }
     if (!tile_emit_supported((tile_emit_kind)kind)) {
         cli_error("--emit=%s is not supported yet in this build%s", emit,
-              kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER ? ""
-                                                                   : " (no GPU backend); use --emit=tir");
+                  kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER ? "" : " (no GPU backend); use --emit=tir");
         return EXIT_ERROR;
     }
     tile_program *p;
@@ -431,8 +410,7 @@ static int cmd_compile(int argc, char **argv)
             bool all = kind != TILE_EMIT_TIR;
             char *text = NULL;
             size_t len;
-            ok = tile_emit(p, k, (tile_emit_kind)kind, all, &text, &len) == TILE_OK &&
-                 write_file(out_path, text, len);
+            ok = tile_emit(p, k, (tile_emit_kind)kind, all, &text, &len) == TILE_OK && write_file(out_path, text, len);
             free(text);
         } else {
             ok = emit_modules(p, k, (tile_emit_kind)kind, out_path, c.verbose);
@@ -451,14 +429,12 @@ static int cmd_compile(int argc, char **argv)
 /* Runs kernel `kname` of `file` on rt: device buffers made from the host arguments, -D
  * values for const parameters, one launch (or --bench: autotune, then time `reps`
  * launches), and the pointer buffers copied back into `args` for --save. */
-static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool verbose,
-                          const char **defines, int ndefines, const tile_param_info *pis,
-                          tile_arg *args, int np, const int64_t grid[3], int reps)
-{
+static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool verbose, const char **defines,
+                          int ndefines, const tile_param_info *pis, tile_arg *args, int np, const int64_t grid[3],
+                          int reps) {
     tile_rt_module *m = NULL;
     tile_rt_kernel *k = NULL;
-    if (tile_rt_load_source_file(rt, file, &m) != TILE_RT_OK ||
-        tile_rt_get_kernel(m, kname, &k) != TILE_RT_OK) {
+    if (tile_rt_load_source_file(rt, file, &m) != TILE_RT_OK || tile_rt_get_kernel(m, kname, &k) != TILE_RT_OK) {
         fprintf(stderr, "%s\n", tile_rt_last_error(rt));
         tile_rt_module_free(m);
         return EXIT_ERROR;
@@ -467,14 +443,14 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
     for (int i = 0; i < ndefines; i++) {
         const char *eq = strchr(defines[i], '=');
         int j = 0;
-        while (eq && j < np && (strlen(pis[j].name) != (size_t)(eq - defines[i]) ||
-                                strncmp(pis[j].name, defines[i], (size_t)(eq - defines[i]))))
+        while (eq && j < np &&
+               (strlen(pis[j].name) != (size_t)(eq - defines[i]) ||
+                strncmp(pis[j].name, defines[i], (size_t)(eq - defines[i]))))
             j++;
         /* -D fixes one value: of a const parameter, or of a tuned constant (the
          * runtime then admits only the variants with that value) */
         if (!eq || (j < np && !pis[j].is_const) || strchr(eq, ',')) {
-            cli_error("-D %s: a run takes one value, of a const parameter or a tuned constant",
-                  defines[i]);
+            cli_error("-D %s: a run takes one value, of a const parameter or a tuned constant", defines[i]);
             tile_rt_module_free(m);
             return EXIT_ERROR;
         }
@@ -532,17 +508,16 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
     } else {
         rc = 0;
         if (verbose)
-            fprintf(stderr, "tilec: ran kernel '%s' variant [%s] on grid (%lld, %lld, %lld) on %s\n",
-                    kname, tile_rt_last_variant(k), (long long)info.grid[0],
-                    (long long)info.grid[1], (long long)info.grid[2], tile_rt_device_name(rt));
+            fprintf(stderr, "tilec: ran kernel '%s' variant [%s] on grid (%lld, %lld, %lld) on %s\n", kname,
+                    tile_rt_last_variant(k), (long long)info.grid[0], (long long)info.grid[1], (long long)info.grid[2],
+                    tile_rt_device_name(rt));
         if (reps > 0) {
             /* GB/s: every pointer argument's buffer counted once (what the kernel must at
              * least read or write); TFLOP/s: the variant's static flops per program times
              * the programs launched, when the compiler reports them. */
             double sec = ms * 1e-3;
             double programs = (double)info.grid[0] * (double)info.grid[1] * (double)info.grid[2];
-            printf("%s: best variant [%s] on %s\n", kname, tile_rt_last_variant(k),
-                   tile_rt_device_name(rt));
+            printf("%s: best variant [%s] on %s\n", kname, tile_rt_last_variant(k), tile_rt_device_name(rt));
             printf("  median %.4f ms over %d runs, %.1f GB/s", ms, reps,
                    sec > 0 ? (double)bytes_total / sec * 1e-9 : 0.0);
             if (info.flops_per_program && sec > 0)
@@ -559,8 +534,7 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
     return rc;
 }
 
-static int cmd_run(int argc, char **argv)
-{
+static int cmd_run(int argc, char **argv) {
     CliRun o;
     char err[512];
     if (!cli_parse_run(argc, argv, &o, err, sizeof err))
@@ -584,8 +558,7 @@ static int cmd_run(int argc, char **argv)
                 cli_error("--device=cuda: %s", tile_rt_open_error());
                 return EXIT_ERROR;
             }
-            fprintf(stderr, "tilec: no CUDA device (%s); running on the interpreter\n",
-                    tile_rt_open_error());
+            fprintf(stderr, "tilec: no CUDA device (%s); running on the interpreter\n", tile_rt_open_error());
         }
     }
     if (!rt && bench && tile_rt_open(TILE_RT_INTERP, NULL, &rt) != TILE_RT_OK) {
@@ -623,8 +596,7 @@ static int cmd_run(int argc, char **argv)
             int bestd = 99;
             for (int q = 0; q < np; q++)
                 consider(&best, &bestd, name, pis[q].name);
-            cli_error("kernel '%s' has no parameter '%s'%s", c.kernel, name,
-                  did_you_mean(best, hint, sizeof hint));
+            cli_error("kernel '%s' has no parameter '%s'%s", c.kernel, name, did_you_mean(best, hint, sizeof hint));
             bad++;
             continue;
         }
@@ -638,21 +610,22 @@ static int cmd_run(int argc, char **argv)
         given[j] = true;
         if (pi->is_pointer && !cli_is_buffer_spec(v)) {
             cli_error("argument '%s' is a pointer (*%s): give @PATH, zeros:COUNT, rand:COUNT[:SEED] "
-                  "or randn:COUNT[:SEED], not '%s'", pi->name, tile_scalar_name(pi->type), v);
+                      "or randn:COUNT[:SEED], not '%s'",
+                      pi->name, tile_scalar_name(pi->type), v);
             bad++;
         } else if (!pi->is_pointer && cli_is_buffer_spec(v)) {
-            cli_error("argument '%s' is a scalar (%s%s), not a buffer ('%s')", pi->name,
-                  pi->is_const ? "const " : "", tile_scalar_name(pi->type), v);
+            cli_error("argument '%s' is a scalar (%s%s), not a buffer ('%s')", pi->name, pi->is_const ? "const " : "",
+                      tile_scalar_name(pi->type), v);
             bad++;
         } else if (!(pi->is_pointer ? cli_make_buffer(pi, v, &args[j], &shapes[j])
-                                     : cli_make_scalar(pi, v, &args[j]))) {
+                                    : cli_make_scalar(pi, v, &args[j]))) {
             bad++;
         }
     }
     for (int j = 0; j < np; j++)
         if (!given[j] && !pis[j].is_const) {
-            cli_error("missing argument '%s' (%s%s) of kernel '%s'", pis[j].name,
-                  pis[j].is_pointer ? "*" : "", tile_scalar_name(pis[j].type), c.kernel);
+            cli_error("missing argument '%s' (%s%s) of kernel '%s'", pis[j].name, pis[j].is_pointer ? "*" : "",
+                      tile_scalar_name(pis[j].type), c.kernel);
             bad++;
         }
     for (int i = 0; i < nsaves; i++) {
@@ -662,8 +635,8 @@ static int cmd_run(int argc, char **argv)
         while (j < np && (strlen(pis[j].name) != nlen || strncmp(pis[j].name, saves[i], nlen)))
             j++;
         if (j == np || !pis[j].is_pointer) {
-            cli_error("--save '%.*s': kernel '%s' has no pointer parameter of that name", (int)nlen,
-                  saves[i], c.kernel);
+            cli_error("--save '%.*s': kernel '%s' has no pointer parameter of that name", (int)nlen, saves[i],
+                      c.kernel);
             bad++;
         }
     }
@@ -672,8 +645,8 @@ static int cmd_run(int argc, char **argv)
         goto done;
 
     if (rt) {
-        if (run_on_runtime(rt, c.file, c.kernel, c.verbose, c.defines, c.ndefines, pis, args, np,
-                           grid, bench ? o.bench_reps : 0) != 0)
+        if (run_on_runtime(rt, c.file, c.kernel, c.verbose, c.defines, c.ndefines, pis, args, np, grid,
+                           bench ? o.bench_reps : 0) != 0)
             goto done;
         rc = 0;
         goto save;
@@ -682,9 +655,11 @@ static int cmd_run(int argc, char **argv)
     tile_status st = tile_run(p, k, args, np, &ro);
     fflush(stdout);
     if (c.verbose && ro.chosen[0])
-        fprintf(stderr, "tilec: ran kernel '%s' variant [%s] on grid (%lld, %lld, %lld) on the "
-                        "interpreter\n", c.kernel, ro.chosen, (long long)ro.grid_used[0],
-                (long long)ro.grid_used[1], (long long)ro.grid_used[2]);
+        fprintf(stderr,
+                "tilec: ran kernel '%s' variant [%s] on grid (%lld, %lld, %lld) on the "
+                "interpreter\n",
+                c.kernel, ro.chosen, (long long)ro.grid_used[0], (long long)ro.grid_used[1],
+                (long long)ro.grid_used[2]);
     if (st != TILE_OK)
         goto done;
     rc = 0;
@@ -712,10 +687,11 @@ done:
     return rc;
 }
 
-static bool is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
+static bool is_help(const char *a) {
+    return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bool run = argc >= 2 && !strcmp(argv[1], "run");
     /* --help or --version anywhere answers at once, as the rest may be half-typed */
     for (int i = run ? 2 : 1; i < argc; i++) {

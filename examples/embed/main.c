@@ -14,8 +14,7 @@
 
 static int failures;
 
-static void check(bool ok, const char *what)
-{
+static void check(bool ok, const char *what) {
     if (!ok) {
         fprintf(stderr, "embed_demo: FAIL: %s\n", what);
         failures++;
@@ -23,8 +22,7 @@ static void check(bool ok, const char *what)
 }
 
 /* Deterministic inputs in [-2, 2). */
-static void fill(float *x, size_t n, uint32_t seed)
-{
+static void fill(float *x, size_t n, uint32_t seed) {
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
     for (size_t i = 0; i < n; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
@@ -33,8 +31,7 @@ static void fill(float *x, size_t n, uint32_t seed)
 }
 
 /* A device buffer holding `host` (or poison: NaN bits, so an unwritten output shows). */
-static float *upload(tile_rt *rt, const float *host, size_t n)
-{
+static float *upload(tile_rt *rt, const float *host, size_t n) {
     void *d = NULL;
     if (tilec_alloc(rt, n * sizeof(float), &d) != TILE_RT_OK)
         return NULL;
@@ -50,14 +47,12 @@ static float *upload(tile_rt *rt, const float *host, size_t n)
     return s == TILE_RT_OK ? d : NULL;
 }
 
-static bool download(tile_rt *rt, float *host, const float *dev, size_t n)
-{
+static bool download(tile_rt *rt, float *host, const float *dev, size_t n) {
     return tile_rt_synchronize(rt) == TILE_RT_OK &&
            tile_rt_copy_to_host(rt, host, dev, n * sizeof(float)) == TILE_RT_OK;
 }
 
-static void test_vector_add(tile_rt *rt, int n)
-{
+static void test_vector_add(tile_rt *rt, int n) {
     float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
     float *out = malloc(n * sizeof(float));
     fill(x, n, 1);
@@ -73,7 +68,7 @@ static void test_vector_add(tile_rt *rt, int n)
         check(download(rt, out, dout, n), "reading vector_add's output");
         int bad = 0;
         for (int i = 0; i < n; i++)
-            bad += out[i] != x[i] + y[i];   /* one f32 add: exact */
+            bad += out[i] != x[i] + y[i]; /* one f32 add: exact */
         check(bad == 0, "vector_add: every out[i] == x[i] + y[i]");
 
         /* An explicit grid: programs of the largest BLOCK's width, more than needed;
@@ -97,8 +92,7 @@ static void test_vector_add(tile_rt *rt, int n)
     free(out);
 }
 
-static void test_softmax(tile_rt *rt, int rows, int cols)
-{
+static void test_softmax(tile_rt *rt, int rows, int cols) {
     size_t n = (size_t)rows * cols;
     float *x = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
     fill(x, n, 3);
@@ -131,8 +125,7 @@ static void test_softmax(tile_rt *rt, int rows, int cols)
         /* A row wider than every BLOCK: no variant admits it, and the error says why. */
         s = softmax_launch(NULL, dout, dx, 1, 1 << 20);
         check(s == TILE_RT_ERR_NO_VARIANT, "softmax with cols = 2^20 fails with NO_VARIANT");
-        check(strstr(softmax_error(), "BLOCK >= cols") != NULL,
-              "the NO_VARIANT message names the where clause");
+        check(strstr(softmax_error(), "BLOCK >= cols") != NULL, "the NO_VARIANT message names the where clause");
     }
     tilec_free(rt, dx);
     tilec_free(rt, dout);
@@ -140,8 +133,7 @@ static void test_softmax(tile_rt *rt, int rows, int cols)
     free(out);
 }
 
-int main(void)
-{
+int main(void) {
     const char *dev = getenv("TILE_DEVICE");
     bool interp = dev && !strcmp(dev, "interp");
     if (dev && *dev && !interp && strcmp(dev, "cuda")) {

@@ -17,17 +17,17 @@ extern "C" {
 
 typedef enum tile_rt_status {
     TILE_RT_OK = 0,
-    TILE_RT_ERR_NO_DRIVER,     /* libcuda could not be loaded, or has no usable device */
-    TILE_RT_ERR_CUDA,          /* a CUDA call failed: the message names it and the error string */
-    TILE_RT_ERR_BUNDLE,        /* a bundle is truncated, corrupted, or of another version */
-    TILE_RT_ERR_COMPILE,       /* JIT compilation failed (the message holds the diagnostics) */
-    TILE_RT_ERR_NOT_FOUND,     /* no kernel of that name */
-    TILE_RT_ERR_ARGS,          /* wrong argument count, kind or range: names the parameter */
-    TILE_RT_ERR_NO_VARIANT,    /* no variant admits these arguments: names the predicate */
+    TILE_RT_ERR_NO_DRIVER,  /* libcuda could not be loaded, or has no usable device */
+    TILE_RT_ERR_CUDA,       /* a CUDA call failed: the message names it and the error string */
+    TILE_RT_ERR_BUNDLE,     /* a bundle is truncated, corrupted, or of another version */
+    TILE_RT_ERR_COMPILE,    /* JIT compilation failed (the message holds the diagnostics) */
+    TILE_RT_ERR_NOT_FOUND,  /* no kernel of that name */
+    TILE_RT_ERR_ARGS,       /* wrong argument count, kind or range: names the parameter */
+    TILE_RT_ERR_NO_VARIANT, /* no variant admits these arguments: names the predicate */
     TILE_RT_ERR_IO,
-    TILE_RT_ERR_INVALID,       /* a NULL handle or a bad option */
-    TILE_RT_ERR_UNSUPPORTED,   /* this build or device cannot do it */
-    TILE_RT_ERR_RUN,           /* the interpreter device stopped: out of bounds, assert */
+    TILE_RT_ERR_INVALID,     /* a NULL handle or a bad option */
+    TILE_RT_ERR_UNSUPPORTED, /* this build or device cannot do it */
+    TILE_RT_ERR_RUN,         /* the interpreter device stopped: out of bounds, assert */
 } tile_rt_status;
 const char *tile_rt_status_string(tile_rt_status s);
 
@@ -39,10 +39,10 @@ typedef struct tile_rt_kernel tile_rt_kernel;
 
 /* ---- devices ------------------------------------------------------------------- */
 typedef struct tile_rt_options {
-    int device_ordinal;          /* CUDA device, default 0 */
-    const char *cache_dir;       /* NULL: $TILE_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec */
-    int tune;                    /* -1: from $TILE_TUNE (default on); 0 off; 1 on */
-    int tune_log;                /* -1: from $TILE_TUNE_LOG; 1: one line per trial to the log */
+    int device_ordinal;    /* CUDA device, default 0 */
+    const char *cache_dir; /* NULL: $TILE_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec */
+    int tune;              /* -1: from $TILE_TUNE (default on); 0 off; 1 on */
+    int tune_log;          /* -1: from $TILE_TUNE_LOG; 1: one line per trial to the log */
     void (*log)(void *ud, const char *line); /* trial lines, progress; NULL: stderr for those only */
     void *log_ud;
 } tile_rt_options;
@@ -62,8 +62,7 @@ tile_rt_status tile_rt_load_bundle(tile_rt *rt, const void *data, size_t len, ti
 /* Just in time: parses and checks now; each variant compiles on first need and is
  * cached on disk keyed by source hash, variant, arch and compiler version. */
 tile_rt_status tile_rt_load_source_file(tile_rt *rt, const char *path, tile_rt_module **out);
-tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *src, size_t len,
-                                   tile_rt_module **out);
+tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *src, size_t len, tile_rt_module **out);
 void tile_rt_module_free(tile_rt_module *m);
 
 tile_rt_status tile_rt_get_kernel(tile_rt_module *m, const char *name, tile_rt_kernel **out);
@@ -72,14 +71,13 @@ int tile_rt_kernel_param_count(const tile_rt_kernel *k);
 const char *tile_rt_kernel_param_name(const tile_rt_kernel *k, int i);
 /* Added: the type of launch argument i: its scalar (a tile.h tile_scalar value; for a
  * pointer, the pointee) and whether it is a pointer.  TILE_RT_ERR_INVALID for a bad i. */
-tile_rt_status tile_rt_kernel_param_type(const tile_rt_kernel *k, int i, int *scalar,
-                                         bool *is_pointer);
+tile_rt_status tile_rt_kernel_param_type(const tile_rt_kernel *k, int i, int *scalar, bool *is_pointer);
 
 /* ---- launching ----------------------------------------------------------------- */
 typedef enum tile_rt_arg_kind {
-    TILE_RT_ARG_I64,             /* any integer or bool parameter (range-checked) */
-    TILE_RT_ARG_F64,             /* any float parameter */
-    TILE_RT_ARG_PTR,             /* a pointer parameter: a device address (CUDA) or host buffer (interp) */
+    TILE_RT_ARG_I64, /* any integer or bool parameter (range-checked) */
+    TILE_RT_ARG_F64, /* any float parameter */
+    TILE_RT_ARG_PTR, /* a pointer parameter: a device address (CUDA) or host buffer (interp) */
 } tile_rt_arg_kind;
 
 typedef struct tile_rt_arg {
@@ -87,7 +85,10 @@ typedef struct tile_rt_arg {
     union {
         int64_t i64;
         double f64;
-        struct { void *ptr; size_t bytes; } buf;   /* bytes: size of the allocation if known, else 0 */
+        struct {
+            void *ptr;
+            size_t bytes;
+        } buf; /* bytes: size of the allocation if known, else 0 */
     };
 } tile_rt_arg;
 
@@ -96,8 +97,7 @@ typedef struct tile_rt_arg {
  * stream: a CUstream (NULL: the default stream); grid: NULL to use the grid clause.
  * Chooses (autotuning on first use of a new key) the variant, specializes on
  * arguments divisible by 16 and integers equal to 1, and launches asynchronously. */
-tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
-                              void *stream, const int64_t *grid);
+tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, void *stream, const int64_t *grid);
 /* Sets a const parameter's value for later launches of k.  Naming a tuned constant
  * (or warps, stages) instead pins it: only variants with that value are admissible,
  * like -D NAME=V ahead of time; a name no variant has makes the next launch fail. */
@@ -116,11 +116,11 @@ tile_rt_status tile_rt_last_launch_info(const tile_rt_kernel *k, tile_rt_launch_
 
 /* Added: counters of an open device, for tests and tools (cache behaviour, tuning). */
 typedef struct tile_rt_stats {
-    uint64_t jit_compiles;    /* variants compiled by the compiler library */
-    uint64_t cache_hits;      /* compiled variants read back from the disk cache */
-    uint64_t cache_corrupt;   /* disk cache entries rejected (then recompiled) */
-    uint64_t tunings;         /* keys autotuned by timing variants */
-    uint64_t tune_disk_hits;  /* keys whose choice came from the tuning cache on disk */
+    uint64_t jit_compiles;   /* variants compiled by the compiler library */
+    uint64_t cache_hits;     /* compiled variants read back from the disk cache */
+    uint64_t cache_corrupt;  /* disk cache entries rejected (then recompiled) */
+    uint64_t tunings;        /* keys autotuned by timing variants */
+    uint64_t tune_disk_hits; /* keys whose choice came from the tuning cache on disk */
     /* Added: wall time (ns) of parallel compile batches, and of tuning trials alone */
     uint64_t jit_wall_ns, tune_trial_ns;
 } tile_rt_stats;
@@ -136,8 +136,7 @@ void tile_rt_get_stats(const tile_rt *rt, tile_rt_stats *out);
  * need nothing.  Returns the first failure (its message in tile_rt_last_error) after
  * trying everything; *nbuilt / *nfailed (optional) count the compiles. */
 enum { TILE_RT_PRECOMPILE_ALL = 1u };
-tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsigned flags,
-                                  int *nbuilt, int *nfailed);
+tile_rt_status tile_rt_precompile(tile_rt_module *const *mods, int nmods, unsigned flags, int *nbuilt, int *nfailed);
 
 /* Device memory helpers for tools and tests (CUDA: cuMemAlloc; interp: malloc). */
 tile_rt_status tile_rt_alloc(tile_rt *rt, size_t bytes, void **out);
@@ -147,8 +146,8 @@ tile_rt_status tile_rt_copy_to_host(tile_rt *rt, void *dst, const void *src, siz
 tile_rt_status tile_rt_synchronize(tile_rt *rt);
 
 /* Times `reps` launches with device events after `warmup` launches; median in ms. */
-tile_rt_status tile_rt_bench(tile_rt_kernel *k, const tile_rt_arg *args, int nargs,
-                             const int64_t *grid, int warmup, int reps, double *median_ms);
+tile_rt_status tile_rt_bench(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, const int64_t *grid, int warmup,
+                             int reps, double *median_ms);
 
 #ifdef __cplusplus
 }

@@ -29,23 +29,23 @@ extern "C" {
 #endif
 
 /* ---- status ------------------------------------------------------------------- */
-#define TILE_STATUSES(X) \
-    X(TILE_OK,              "success") \
-    X(TILE_ERR_INVALID,     "invalid argument to the API") \
-    X(TILE_ERR_IO,          "cannot read or write a file") \
-    X(TILE_ERR_COMPILE,     "compile error") \
-    X(TILE_ERR_NOT_FOUND,   "no such kernel") \
-    X(TILE_ERR_ARGS,        "kernel arguments do not match its parameters") \
-    X(TILE_ERR_NO_VARIANT,  "no variant admits these arguments") \
-    X(TILE_ERR_GRID,        "no grid: give one or add a grid clause") \
-    X(TILE_ERR_RUN,         "run-time error in the kernel") \
+#define TILE_STATUSES(X)                                             \
+    X(TILE_OK, "success")                                            \
+    X(TILE_ERR_INVALID, "invalid argument to the API")               \
+    X(TILE_ERR_IO, "cannot read or write a file")                    \
+    X(TILE_ERR_COMPILE, "compile error")                             \
+    X(TILE_ERR_NOT_FOUND, "no such kernel")                          \
+    X(TILE_ERR_ARGS, "kernel arguments do not match its parameters") \
+    X(TILE_ERR_NO_VARIANT, "no variant admits these arguments")      \
+    X(TILE_ERR_GRID, "no grid: give one or add a grid clause")       \
+    X(TILE_ERR_RUN, "run-time error in the kernel")                  \
     X(TILE_ERR_UNSUPPORTED, "not supported in this build")
 
 typedef enum tile_status {
 #define X(id, text) id,
     TILE_STATUSES(X)
 #undef X
-    TILE_NSTATUS
+        TILE_NSTATUS
 } tile_status;
 
 /* A static string describing the status ("compile error"). */
@@ -58,14 +58,14 @@ typedef struct tile_program tile_program;
 /* Receives each whole formatted message (several lines for a compile error). */
 typedef void (*tile_diag_fn)(void *ud, const char *msg);
 
-tile_ctx *tile_ctx_new(void);                   /* NULL only when out of memory */
+tile_ctx *tile_ctx_new(void); /* NULL only when out of memory */
 void tile_ctx_free(tile_ctx *c);
 void tile_ctx_set_diag(tile_ctx *c, tile_diag_fn fn, void *ud);
 /* "sm_80" "sm_86" "sm_89" "sm_90" "sm_90a" (default "sm_90a"); others: TILE_ERR_INVALID. */
 tile_status tile_ctx_set_arch(tile_ctx *c, const char *arch);
 bool tile_arch_is_known(const char *arch);
-tile_status tile_ctx_set_opt_level(tile_ctx *c, int level);   /* 0 or 3 (default 3) */
-void tile_ctx_set_debug(tile_ctx *c, bool debug);              /* check assert(), verify IR */
+tile_status tile_ctx_set_opt_level(tile_ctx *c, int level); /* 0 or 3 (default 3) */
+void tile_ctx_set_debug(tile_ctx *c, bool debug);           /* check assert(), verify IR */
 /* "NAME=V[,V...]": fixes a const parameter or a tuned constant; several values ask for
  * several variants.  Values: integers (decimal, 0x), floats, true/false.  A second
  * define of the same name replaces the first.  Bad syntax: TILE_ERR_INVALID. */
@@ -105,35 +105,47 @@ const char *tile_ctx_last_error(const tile_ctx *c);
  * On failure *out is NULL and the status is TILE_ERR_IO or TILE_ERR_COMPILE. */
 tile_status tile_program_load_file(tile_ctx *c, const char *path, tile_program **out);
 /* `name` is used in messages; `src` need not be NUL-terminated and is copied. */
-tile_status tile_program_load_source(tile_ctx *c, const char *name, const char *src,
-                                     size_t len, tile_program **out);
+tile_status tile_program_load_source(tile_ctx *c, const char *name, const char *src, size_t len, tile_program **out);
 void tile_program_free(tile_program *p);
 
 /* ---- kernels: names, parameters, tune space ------------------------------------- */
 /* Scalar kinds, as in the language. */
+// clang-format off
 #define TILE_SCALARS(X) \
-    X(TILE_BOOL, "bool") X(TILE_I8, "i8") X(TILE_I16, "i16") X(TILE_I32, "i32") \
-    X(TILE_I64, "i64") X(TILE_U8, "u8") X(TILE_U16, "u16") X(TILE_U32, "u32") \
-    X(TILE_U64, "u64") X(TILE_F16, "f16") X(TILE_BF16, "bf16") X(TILE_F32, "f32") \
-    X(TILE_F64, "f64") X(TILE_F8E4M3, "f8e4m3") X(TILE_F8E5M2, "f8e5m2")
+    X(TILE_BOOL, "bool") \
+    X(TILE_I8, "i8") \
+    X(TILE_I16, "i16") \
+    X(TILE_I32, "i32") \
+    X(TILE_I64, "i64") \
+    X(TILE_U8, "u8") \
+    X(TILE_U16, "u16") \
+    X(TILE_U32, "u32") \
+    X(TILE_U64, "u64") \
+    X(TILE_F16, "f16") \
+    X(TILE_BF16, "bf16") \
+    X(TILE_F32, "f32") \
+    X(TILE_F64, "f64") \
+    X(TILE_F8E4M3, "f8e4m3") \
+    X(TILE_F8E5M2, "f8e5m2")
+// clang-format on
 
 typedef enum tile_scalar {
 #define X(id, text) id,
     TILE_SCALARS(X)
 #undef X
-    TILE_NSCALARS
+        TILE_NSCALARS
 } tile_scalar;
 
 const char *tile_scalar_name(tile_scalar s);
-size_t tile_scalar_size(tile_scalar s);         /* bytes in memory; bool is 1 */
+size_t tile_scalar_size(tile_scalar s); /* bytes in memory; bool is 1 */
 bool tile_scalar_is_float(tile_scalar s);
-bool tile_scalar_is_signed(tile_scalar s);      /* signed integers */
+bool tile_scalar_is_signed(tile_scalar s); /* signed integers */
 
 typedef struct tile_param_info {
     const char *name;
-    tile_scalar type;        /* the scalar, or the pointee of a pointer */
+    tile_scalar type; /* the scalar, or the pointee of a pointer */
     bool is_pointer;
-    bool is_const;           /* `const NAME: T`: a specialization argument */
+    bool is_const; /* `const NAME: T`: a specialization argument */
 } tile_param_info;
 
 int tile_program_kernel_count(const tile_program *p);
@@ -147,8 +159,8 @@ tile_status tile_kernel_param(const tile_program *p, int k, int i, tile_param_in
  * doubles (integers exactly); TILE_ERR_UNSUPPORTED when an item is not a list of
  * literal numbers or file-level constants. */
 int tile_kernel_tune_count(const tile_program *p, int k);
-tile_status tile_kernel_tune(const tile_program *p, int k, int i, const char **name,
-                             const double **values, int *nvalues);
+tile_status tile_kernel_tune(const tile_program *p, int k, int i, const char **name, const double **values,
+                             int *nvalues);
 
 /* ---- variants --------------------------------------------------------------------- */
 /* A set of variants of one kernel for the context's defines (constant-only `where`
@@ -160,19 +172,24 @@ void tile_variants_free(tile_variants *v);
 int tile_variants_count(const tile_variants *v);
 /* Constants of variant i (tuned names, const params, fixed consts, warps, stages). */
 int tile_variant_const_count(const tile_variants *v, int i);
-void tile_variant_const(const tile_variants *v, int i, int j, const char **name,
-                        double *value, bool *is_float);
+void tile_variant_const(const tile_variants *v, int i, int j, const char **name, double *value, bool *is_float);
 
 /* ---- emit ----------------------------------------------------------------------- */
+// clang-format off
 #define TILE_EMIT_KINDS(X) \
-    X(TILE_EMIT_TIR, "tir") X(TILE_EMIT_LLVM, "llvm") X(TILE_EMIT_PTX, "ptx") \
-    X(TILE_EMIT_CUBIN, "cubin") X(TILE_EMIT_BUNDLE, "bundle") X(TILE_EMIT_HEADER, "header")
+    X(TILE_EMIT_TIR, "tir") \
+    X(TILE_EMIT_LLVM, "llvm") \
+    X(TILE_EMIT_PTX, "ptx") \
+    X(TILE_EMIT_CUBIN, "cubin") \
+    X(TILE_EMIT_BUNDLE, "bundle") \
+    X(TILE_EMIT_HEADER, "header")
+// clang-format on
 
 typedef enum tile_emit_kind {
 #define X(id, text) id,
     TILE_EMIT_KINDS(X)
 #undef X
-    TILE_NEMIT
+        TILE_NEMIT
 } tile_emit_kind;
 
 /* -1 when unknown. */
@@ -191,8 +208,7 @@ int tile_forced_lowering(void);
  * variants are concatenated; llvm, ptx and cubin run the whole pipeline and make one
  * module: when the request is several variants or kernels it is TILE_ERR_INVALID (use
  * tile_compile, or fix the kernel and the tune values). */
-tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
-                      char **out, size_t *len);
+tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_variants, char **out, size_t *len);
 /* Text IR of the first variant of every kernel (or of kernel k >= 0). */
 tile_status tile_emit_tir(tile_program *p, int k, char **out);
 /* A metadata-only bundle (docs/bundle.md) of kernel k (-1: every kernel): signatures,
@@ -203,48 +219,48 @@ tile_status tile_emit_bundle_meta(tile_program *p, int k, char **out, size_t *le
 
 /* What ptxas and the compiler say about one compiled kernel variant; -1: unknown. */
 typedef struct tile_report {
-    int kernel;                /* index in the program */
-    int variant;               /* index in tile_variants_get(p, kernel, all, ...) */
+    int kernel;  /* index in the program */
+    int variant; /* index in tile_variants_get(p, kernel, all, ...) */
     char kernel_name[128];
-    char variant_text[256];    /* "BLOCK=1024, warps=4, stages=2" */
-    int regs;                  /* registers per thread */
-    int smem_bytes;            /* static shared memory */
-    int spill_stores, spill_loads;   /* bytes, from ptxas -v */
+    char variant_text[256];        /* "BLOCK=1024, warps=4, stages=2" */
+    int regs;                      /* registers per thread */
+    int smem_bytes;                /* static shared memory */
+    int spill_stores, spill_loads; /* bytes, from ptxas -v */
     int stack_bytes;
-    int static_global_bytes;   /* global memory the module itself defines */
-    int threads;               /* per program (warps * 32) */
-    int64_t flops;             /* floating-point element operations per program (static) */
-    int64_t global_bytes;      /* bytes one program's loads, stores and atomics move (static;
+    int static_global_bytes; /* global memory the module itself defines */
+    int threads;             /* per program (warps * 32) */
+    int64_t flops;           /* floating-point element operations per program (static) */
+    int64_t global_bytes;    /* bytes one program's loads, stores and atomics move (static;
                                 * loop bodies counted once) */
 } tile_report;
 
 /* One compiled module: one variant of one kernel. */
 typedef struct tile_output {
-    int kernel, variant;       /* as in tile_report */
+    int kernel, variant; /* as in tile_report */
     /* "KERNEL" when the set has one variant of that kernel, else "KERNEL.N" (N: the
      * variant's index in the set); what tilec appends to -o OUT for several modules */
     char name[160];
-    char *data;                /* malloc'd; NUL-terminated for text kinds */
-    size_t len;                /* excluding the NUL */
-    tile_report report;        /* ptxas figures for TILE_EMIT_CUBIN; else -1 there */
+    char *data;         /* malloc'd; NUL-terminated for text kinds */
+    size_t len;         /* excluding the NUL */
+    tile_report report; /* ptxas figures for TILE_EMIT_CUBIN; else -1 there */
 } tile_output;
 
 /* Compiles kernel k (-1: every kernel) to one module per variant (all_variants false:
  * the first variant of each tune list not fixed by a define), as llvm, ptx or cubin
  * (tir: one text module per variant too).  The whole pass pipeline runs for the GPU
  * kinds.  *outs is an array of *nouts entries; free it with tile_outputs_free. */
-tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_variants,
-                         tile_output **outs, int *nouts);
+tile_status tile_compile(tile_program *p, int k, tile_emit_kind kind, bool all_variants, tile_output **outs,
+                         int *nouts);
 void tile_outputs_free(tile_output *outs, int nouts);
 /* Compiles variant `variant` of tile_variants_get(p, k, true, ...) (every variant for
  * the context's defines), as the runtime does for the variant it launches; a cubin is
  * one ptxas run with ptxas's own register allocation (tile_emit_variant_cubins adds the
  * register budget's candidates).  Same ownership as tile_emit; report may be NULL. */
-tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind,
-                              char **out, size_t *len, tile_report *report);
+tile_status tile_emit_variant(tile_program *p, int k, int variant, tile_emit_kind kind, char **out, size_t *len,
+                              tile_report *report);
 /* One cubin of a variant and the registers per thread ptxas gave it (-1: unknown). */
 typedef struct tile_cubin {
-    char *data;                /* malloc'd; the caller frees it */
+    char *data; /* malloc'd; the caller frees it */
     size_t len;
     int regs;
 } tile_cubin;
@@ -255,26 +271,31 @@ typedef struct tile_cubin {
  * which is what tile_emit_variant makes for TILE_EMIT_CUBIN.  Which runs faster depends
  * on the kernel and the GPU, so the runtime's tuner times both.  *n is 1 or 2; report
  * (may be NULL) describes out[0]. */
-tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_cubin out[2],
-                                     int *n, tile_report *report);
+tile_status tile_emit_variant_cubins(tile_program *p, int k, int variant, tile_cubin out[2], int *n,
+                                     tile_report *report);
 /* --report: compiles every variant (all_variants true) or the first of kernel k (-1:
  * every kernel) to a cubin and returns one report per variant in *reps (malloc'd; the
  * caller frees it).  Needs ptxas: TILE_ERR_UNSUPPORTED without a GPU backend. */
-tile_status tile_report_get(tile_program *p, int k, bool all_variants, tile_report **reps,
-                            int *nreps);
+tile_status tile_report_get(tile_program *p, int k, bool all_variants, tile_report **reps, int *nreps);
 
 /* Seconds spent per compile phase since tile_ctx_set_timing(c, true), summed over every
  * compile through the context. */
+// clang-format off
 #define TILE_PHASES(X) \
-    X(TILE_PHASE_PARSE, "parse") X(TILE_PHASE_SEMA, "sema") X(TILE_PHASE_IRGEN, "irgen") \
-    X(TILE_PHASE_PASSES, "passes") X(TILE_PHASE_LLVM_IR, "llvm-ir") \
-    X(TILE_PHASE_LLVM_OPT, "llvm-opt") X(TILE_PHASE_CODEGEN, "codegen") \
+    X(TILE_PHASE_PARSE, "parse") \
+    X(TILE_PHASE_SEMA, "sema") \
+    X(TILE_PHASE_IRGEN, "irgen") \
+    X(TILE_PHASE_PASSES, "passes") \
+    X(TILE_PHASE_LLVM_IR, "llvm-ir") \
+    X(TILE_PHASE_LLVM_OPT, "llvm-opt") \
+    X(TILE_PHASE_CODEGEN, "codegen") \
     X(TILE_PHASE_PTXAS, "ptxas")
+// clang-format on
 typedef enum tile_phase {
 #define X(id, text) id,
     TILE_PHASES(X)
 #undef X
-    TILE_NPHASES
+        TILE_NPHASES
 } tile_phase;
 const char *tile_phase_name(tile_phase ph);
 double tile_ctx_phase_seconds(const tile_ctx *c, tile_phase ph);
@@ -309,10 +330,10 @@ typedef enum tile_device { TILE_DEVICE_INTERP, TILE_DEVICE_CUDA } tile_device;
 bool tile_device_available(tile_device d);
 
 typedef enum tile_arg_kind {
-    TILE_ARG_NONE,           /* const parameters: take the value from the defines */
-    TILE_ARG_INT,            /* integer and bool parameters */
-    TILE_ARG_FLOAT,          /* float parameters */
-    TILE_ARG_BUFFER,         /* pointer parameters: a host buffer of `bytes` bytes */
+    TILE_ARG_NONE,   /* const parameters: take the value from the defines */
+    TILE_ARG_INT,    /* integer and bool parameters */
+    TILE_ARG_FLOAT,  /* float parameters */
+    TILE_ARG_BUFFER, /* pointer parameters: a host buffer of `bytes` bytes */
 } tile_arg_kind;
 
 typedef struct tile_arg {
@@ -320,14 +341,24 @@ typedef struct tile_arg {
     union {
         int64_t i64;
         double f64;
-        struct { void *ptr; size_t bytes; } buf;
+        struct {
+            void *ptr;
+            size_t bytes;
+        } buf;
     };
 } tile_arg;
 
-static inline tile_arg tile_arg_int(int64_t v) { tile_arg a = {.kind = TILE_ARG_INT}; a.i64 = v; return a; }
-static inline tile_arg tile_arg_float(double v) { tile_arg a = {.kind = TILE_ARG_FLOAT}; a.f64 = v; return a; }
-static inline tile_arg tile_arg_buffer(void *p, size_t bytes)
-{
+static inline tile_arg tile_arg_int(int64_t v) {
+    tile_arg a = {.kind = TILE_ARG_INT};
+    a.i64 = v;
+    return a;
+}
+static inline tile_arg tile_arg_float(double v) {
+    tile_arg a = {.kind = TILE_ARG_FLOAT};
+    a.f64 = v;
+    return a;
+}
+static inline tile_arg tile_arg_buffer(void *p, size_t bytes) {
     tile_arg a = {.kind = TILE_ARG_BUFFER};
     a.buf.ptr = p;
     a.buf.bytes = bytes;
@@ -335,11 +366,11 @@ static inline tile_arg tile_arg_buffer(void *p, size_t bytes)
 }
 
 typedef struct tile_run_options {
-    tile_device device;      /* TILE_DEVICE_INTERP; cuda: TILE_ERR_UNSUPPORTED until built */
-    int64_t grid[3];         /* all 0: from the kernel's grid clause */
-    FILE *print_out;         /* where print() writes; NULL: discarded */
+    tile_device device; /* TILE_DEVICE_INTERP; cuda: TILE_ERR_UNSUPPORTED until built */
+    int64_t grid[3];    /* all 0: from the kernel's grid clause */
+    FILE *print_out;    /* where print() writes; NULL: discarded */
     /* filled in by tile_run: the variant and grid that ran, for -v */
-    char chosen[256];        /* "BLOCK=1024, warps=4, stages=2" */
+    char chosen[256]; /* "BLOCK=1024, warps=4, stages=2" */
     int64_t grid_used[3];
 } tile_run_options;
 
@@ -351,8 +382,7 @@ typedef struct tile_run_options {
  * clauses hold runs; when none does, TILE_ERR_NO_VARIANT with a message naming the
  * failing predicate and its location.  Memory accesses are checked against the
  * buffers; a violation or a failed assert is TILE_ERR_RUN. */
-tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs,
-                     tile_run_options *o);
+tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs, tile_run_options *o);
 
 /* The edit distance of two short names, for "did you mean" (99 when either is longer
  * than 64 bytes: a long name is no typo). */

@@ -130,16 +130,39 @@ int main(void) {
     int nin = 65536 + NRAND + NUNI + 64;
     float *in = malloc(sizeof(float) * (size_t)nin);
     int n = 0;
-    for (uint32_t h = 0; h < 65536; h++) in[n++] = tir_f16_to_f32((uint16_t)h);
+    for (uint32_t h = 0; h < 65536; h++)
+        in[n++] = tir_f16_to_f32((uint16_t)h);
     for (int j = 0; j < NRAND; j++) {
         uint32_t u = (uint32_t)(next64() >> 32);
         memcpy(&in[n++], &u, 4);
     }
-    for (int j = 0; j < NUNI; j++) in[n++] = -120.0f + 240.0f * (float)(next64() >> 40) / 16777216.0f;
-    const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-149f, -0x1p-149f, 0x1p-126f,
-                             0x1.fffffep127f, -0x1.fffffep127f, 88.72283935546875f, -87.33654f, -103.97208f,
-                             89.0f, -104.0f, 128.0f, -126.0f, -149.0f, -150.0f, 1.0f, 0.625f, 0.875f, 4.0f};
-    for (size_t j = 0; j < sizeof special / sizeof special[0]; j++) in[n++] = special[j];
+    for (int j = 0; j < NUNI; j++)
+        in[n++] = -120.0f + 240.0f * (float)(next64() >> 40) / 16777216.0f;
+    const float special[] = {0.0f,
+                             -0.0f,
+                             INFINITY,
+                             -INFINITY,
+                             NAN,
+                             0x1p-149f,
+                             -0x1p-149f,
+                             0x1p-126f,
+                             0x1.fffffep127f,
+                             -0x1.fffffep127f,
+                             88.72283935546875f,
+                             -87.33654f,
+                             -103.97208f,
+                             89.0f,
+                             -104.0f,
+                             128.0f,
+                             -126.0f,
+                             -149.0f,
+                             -150.0f,
+                             1.0f,
+                             0.625f,
+                             0.875f,
+                             4.0f};
+    for (size_t j = 0; j < sizeof special / sizeof special[0]; j++)
+        in[n++] = special[j];
     int bad = 0;
     for (int i = 0; i < NCASE; i++) {
         snprintf(name, sizeof name, "f32_%d", i);
@@ -161,17 +184,22 @@ int main(void) {
                 uint64_t u = next64();
                 double x;
                 memcpy(&x, &u, 8);
-                if (j & 1) x = -800.0 + 1600.0 * (double)(u >> 11) / 9007199254740992.0;
-                if (j < n && j % 3 == 0) x = in[j];
+                if (j & 1)
+                    x = -800.0 + 1600.0 * (double)(u >> 11) / 9007199254740992.0;
+                if (j < n && j % 3 == 0)
+                    x = in[j];
                 double a = g(x), b = cases[i].ref64(x);
                 if (dbits(a) != dbits(b) && !(isnan(a) && isnan(b))) {
-                    if (mism64++ < 5) fprintf(stderr, "f64 %s(%a): lowering %a, fmath.c %a\n", cases[i].name, x, a, b);
+                    if (mism64++ < 5)
+                        fprintf(stderr, "f64 %s(%a): lowering %a, fmath.c %a\n", cases[i].name, x, a, b);
                 }
             }
         }
         printf("%-14s %d f32 inputs: %ld differ%s", cases[i].name, n, mism, cases[i].ref64 ? "" : "\n");
-        if (cases[i].ref64) printf("; 400000 f64 inputs: %ld differ\n", mism64);
-        if (mism || mism64) bad = 1;
+        if (cases[i].ref64)
+            printf("; 400000 f64 inputs: %ld differ\n", mism64);
+        if (mism || mism64)
+            bad = 1;
     }
     free(in);
     return bad;

@@ -36,9 +36,11 @@ typedef struct Site { /* a call that only some threads make: is there a barrier 
 } Site;
 
 static void *grow(void *p, int n, int *cap, size_t size) {
-    if (n < *cap) return p;
+    if (n < *cap)
+        return p;
     *cap = *cap ? 2 * *cap : 64;
-    if (!(p = realloc(p, (size_t)*cap * size))) fprintf(stderr, "ptx_barriers: out of memory\n"), exit(2);
+    if (!(p = realloc(p, (size_t)*cap * size)))
+        fprintf(stderr, "ptx_barriers: out of memory\n"), exit(2);
     return p;
 }
 #define PUSH(arr, n, cap) (*((arr) = grow((arr), (n), &(cap), sizeof *(arr)), &(arr)[(n)++]))
@@ -46,9 +48,12 @@ static void *grow(void *p, int n, int *cap, size_t size) {
 static const char *path;
 static Insn *insns; /* the current function's instructions, labels and registers */
 static int *regs, ninsns, cap_insns, nregs, cap_regs, nlabels, cap_labels, rcap, rcount;
-static struct { char name[128]; int at; } *labels; /* at: the index of the next instruction */
-static char (*rnames)[48];                         /* a hash table: a register's index is its slot */
-static Fn *fns; /* the file's functions and calls */
+static struct {
+    char name[128];
+    int at;
+} *labels;                 /* at: the index of the next instruction */
+static char (*rnames)[48]; /* a hash table: a register's index is its slot */
+static Fn *fns;            /* the file's functions and calls */
 static Site *sites;
 static int nfns, cap_fns, nsites, cap_sites, findings, nbarriers, ndivergent;
 
@@ -57,11 +62,14 @@ static _Noreturn void fatal(int line, const char *what, const char *s) {
     exit(2);
 }
 
-static bool starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+static bool starts(const char *s, const char *p) {
+    return strncmp(s, p, strlen(p)) == 0;
+}
 
 static int count(const char *s, const char *sub) {
     int n = 0;
-    while ((s = strstr(s, sub))) s++, n++;
+    while ((s = strstr(s, sub)))
+        s++, n++;
     return n;
 }
 
@@ -69,20 +77,26 @@ static int count(const char *s, const char *sub) {
 static int reg_find(const char *name, bool add) {
     if (add && 2 * (rcount + 1) > rcap) {
         int ocap = rcap;
-        char(*old)[48] = rnames;
+        char (*old)[48] = rnames;
         rcap = rcap ? 2 * rcap : 1024;
-        if (!(rnames = calloc((size_t)rcap, sizeof *rnames))) fatal(0, "out of memory", "");
+        if (!(rnames = calloc((size_t)rcap, sizeof *rnames)))
+            fatal(0, "out of memory", "");
         rcount = 0;
         for (int i = 0; i < ocap; i++)
-            if (old[i][0]) reg_find(old[i], true);
+            if (old[i][0])
+                reg_find(old[i], true);
         free(old);
     }
     unsigned h = 2166136261u, mask = (unsigned)rcap - 1;
-    for (const char *s = name; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    for (const char *s = name; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
     for (unsigned i = h & mask; rcap; i = (i + 1) & mask) {
-        if (strcmp(rnames[i], name) == 0) return (int)i;
-        if (rnames[i][0]) continue;
-        if (!add) return -1;
+        if (strcmp(rnames[i], name) == 0)
+            return (int)i;
+        if (rnames[i][0])
+            continue;
+        if (!add)
+            return -1;
         snprintf(rnames[i], sizeof rnames[i], "%s", name);
         rcount++;
         return (int)i;
@@ -92,11 +106,32 @@ static int reg_find(const char *name, bool add) {
 
 /* Special registers: per-thread ones taint, the others are the same for the whole CTA.  An
  * unknown one is an error, as guessing "uniform" could hide a hang. */
-static const struct { const char *prefix; bool thread; } specials[] = {
-    {"tid", 1}, {"laneid", 1}, {"warpid", 1}, {"lanemask_", 1}, {"clock", 1}, {"globaltimer", 1},
-    {"pm", 1}, {"ntid", 0}, {"ctaid", 0}, {"nctaid", 0}, {"nwarpid", 0}, {"smid", 0}, {"nsmid", 0},
-    {"gridid", 0}, {"envreg", 0}, {"cluster", 0}, {"nclusterid", 0}, {"is_explicit_cluster", 0},
-    {"dynamic_smem_size", 0}, {"total_smem_size", 0}, {"aggr_smem_size", 0}, {"reserved_smem_offset", 0},
+static const struct {
+    const char *prefix;
+    bool thread;
+} specials[] = {
+    {"tid", 1},
+    {"laneid", 1},
+    {"warpid", 1},
+    {"lanemask_", 1},
+    {"clock", 1},
+    {"globaltimer", 1},
+    {"pm", 1},
+    {"ntid", 0},
+    {"ctaid", 0},
+    {"nctaid", 0},
+    {"nwarpid", 0},
+    {"smid", 0},
+    {"nsmid", 0},
+    {"gridid", 0},
+    {"envreg", 0},
+    {"cluster", 0},
+    {"nclusterid", 0},
+    {"is_explicit_cluster", 0},
+    {"dynamic_smem_size", 0},
+    {"total_smem_size", 0},
+    {"aggr_smem_size", 0},
+    {"reserved_smem_offset", 0},
 };
 
 /* Ops whose result is per-thread whatever their operands (the opcode's first part). */
@@ -104,13 +139,16 @@ static const char *const thread_ops[] = {"atom", "shfl", "vote", "match", "redux
 
 static bool thread_op(const char *op, const char *operands, bool entry) {
     for (size_t i = 0; i < sizeof thread_ops / sizeof *thread_ops; i++)
-        if (starts(op, thread_ops[i]) && (op[strlen(thread_ops[i])] == '.' || !op[strlen(thread_ops[i])])) return true;
+        if (starts(op, thread_ops[i]) && (op[strlen(thread_ops[i])] == '.' || !op[strlen(thread_ops[i])]))
+            return true;
     /* a load is per-thread unless it reads global or const memory (through a uniform
      * address: the operands say) or a kernel's own parameters; shared and local memory hold
      * per-thread data, a generic load may read either, a call's retval0 and a .func's
      * parameters are per-thread */
-    if (!starts(op, "ld.") && !starts(op, "ldu.")) return false;
-    if (strstr(op, ".param")) return !entry || strstr(operands, "retval");
+    if (!starts(op, "ld.") && !starts(op, "ldu."))
+        return false;
+    if (strstr(op, ".param"))
+        return !entry || strstr(operands, "retval");
     return !strstr(op, ".global") && !strstr(op, ".const");
 }
 
@@ -122,22 +160,30 @@ static bool ident_char(char c) {
 static int operand_regs(const char *s, const char *end, int line, bool *thread) {
     int n = 0;
     while (s < end) {
-        if (!ident_char(*s)) { s++; continue; }
+        if (!ident_char(*s)) {
+            s++;
+            continue;
+        }
         const char *b = s;
-        while (s < end && ident_char(*s)) s++;
+        while (s < end && ident_char(*s))
+            s++;
         char tok[128];
         snprintf(tok, sizeof tok, "%.*s", (int)(s - b), b);
-        if (*b >= '0' && *b <= '9') continue;                   /* a number: 12, 0f3F800000 */
-        while (s < end && *s == '.' && ident_char(s[1]))       /* %tid.x: a component */
-            for (s++; s < end && ident_char(*s);) s++;
+        if (*b >= '0' && *b <= '9')
+            continue;                                    /* a number: 12, 0f3F800000 */
+        while (s < end && *s == '.' && ident_char(s[1])) /* %tid.x: a component */
+            for (s++; s < end && ident_char(*s);)
+                s++;
         int r = reg_find(tok, false);
         if (r >= 0) {
             PUSH(regs, nregs, cap_regs) = r;
             n++;
         } else if (tok[0] == '%') {
             size_t i = 0, ns = sizeof specials / sizeof *specials;
-            while (i < ns && !starts(tok + 1, specials[i].prefix)) i++;
-            if (i == ns) fatal(line, "unknown register or special register ", tok);
+            while (i < ns && !starts(tok + 1, specials[i].prefix))
+                i++;
+            if (i == ns)
+                fatal(line, "unknown register or special register ", tok);
             *thread |= specials[i].thread;
         } /* else a label, variable or function name: the same for every thread */
     }
@@ -148,11 +194,14 @@ static int operand_regs(const char *s, const char *end, int line, bool *thread) 
 static void declare(char *s, int line) {
     for (char *t = strtok(s, " \t,"); t; t = strtok(NULL, " \t,")) {
         char *lt = strchr(t, '<'), name[64];
-        if (t[0] == '.') continue;
-        if (lt && atoi(lt + 1) > 1 << 20) fatal(line, "too many registers: ", t);
+        if (t[0] == '.')
+            continue;
+        if (lt && atoi(lt + 1) > 1 << 20)
+            fatal(line, "too many registers: ", t);
         for (int i = 0, n = lt ? atoi(lt + 1) : 0; i < n; i++)
             snprintf(name, sizeof name, "%.*s%d", (int)(lt - t), t, i), reg_find(name, true);
-        if (!lt) reg_find(t, true);
+        if (!lt)
+            reg_find(t, true);
     }
 }
 
@@ -167,9 +216,11 @@ static void instruction(char *s, int line, bool entry) {
         char g[64];
         s += 1 + (s[1] == '!');
         snprintf(g, sizeof g, "%.*s", (int)strcspn(s, " "), s);
-        if ((I->guard = reg_find(g, false)) < 0) fatal(line, "guard is not a predicate register: ", g);
+        if ((I->guard = reg_find(g, false)) < 0)
+            fatal(line, "guard is not a predicate register: ", g);
         s += strcspn(s, " ");
-        while (*s == ' ') s++;
+        while (*s == ' ')
+            s++;
     }
     size_t k = strcspn(s, " ");
     memcpy(I->op, s, k < sizeof I->op ? k : sizeof I->op - 1);
@@ -180,21 +231,28 @@ static void instruction(char *s, int line, bool entry) {
     I->call = starts(op, "call");
     /* bar.sync, bar.arrive, bar.red, barrier.*: the whole CTA takes part (not bar.warp.sync) */
     I->barrier = (starts(op, "bar.") || starts(op, "barrier.")) && !starts(op, "bar.warp.");
-    if (starts(op, "brx")) fatal(line, "indirect branch not supported: ", op);
+    if (starts(op, "brx"))
+        fatal(line, "indirect branch not supported: ", op);
     I->thread = thread_op(op, s, entry);
     bool writes = !I->branch && !I->ret && !I->call && (!I->barrier || strstr(op, ".red"));
     I->dst = I->src = nregs;
     for (int nth = 0, depth = 0; *s; nth++) {
-        while (*s == ' ') s++;
+        while (*s == ' ')
+            s++;
         char *b = s;
-        for (; *s && (depth || *s != ','); s++) depth += !!strchr("[{(", *s) - !!strchr("]})", *s);
+        for (; *s && (depth || *s != ','); s++)
+            depth += !!strchr("[{(", *s) - !!strchr("]})", *s);
         if ((I->branch || I->call) && !I->target[0] && *b != '(')
             snprintf(I->target, sizeof I->target, "%.*s", (int)strcspn(b, " ,"), b);
-        if (nth == 0 && writes && *b != '[') I->ndst = operand_regs(b, s, line, &I->thread), I->src = nregs;
-        else I->nsrc += operand_regs(b, s, line, &I->thread);
-        if (*s == ',') s++;
+        if (nth == 0 && writes && *b != '[')
+            I->ndst = operand_regs(b, s, line, &I->thread), I->src = nregs;
+        else
+            I->nsrc += operand_regs(b, s, line, &I->thread);
+        if (*s == ',')
+            s++;
     }
-    if (I->branch && !I->target[0]) fatal(line, "branch without a target: ", op);
+    if (I->branch && !I->target[0])
+        fatal(line, "branch without a target: ", op);
 }
 
 /* Marks the blocks that a branch ending block b reaches before `join` (its immediate
@@ -203,20 +261,24 @@ static void region(int b, int join, int (*succ)[2], int nb, bool *mark) {
     int *stack = malloc(sizeof *stack * (size_t)(2 * nb + 2)), n = 0; /* each block pushes 2 once */
     memset(mark, 0, (size_t)nb + 1);
     for (int k = 0; k < 2; k++)
-        if (succ[b][k] >= 0) stack[n++] = succ[b][k];
+        if (succ[b][k] >= 0)
+            stack[n++] = succ[b][k];
     while (n) {
         int x = stack[--n];
-        if (x == join || x == nb || mark[x]) continue;
+        if (x == join || x == nb || mark[x])
+            continue;
         mark[x] = true;
         for (int k = 0; k < 2; k++)
-            if (succ[x][k] >= 0) stack[n++] = succ[x][k];
+            if (succ[x][k] >= 0)
+                stack[n++] = succ[x][k];
     }
     free(stack);
 }
 
 static bool taint_dsts(const Insn *I, bool *t) {
     bool changed = false;
-    for (int k = 0; k < I->ndst; k++) changed |= !t[regs[I->dst + k]], t[regs[I->dst + k]] = true;
+    for (int k = 0; k < I->ndst; k++)
+        changed |= !t[regs[I->dst + k]], t[regs[I->dst + k]] = true;
     return changed;
 }
 
@@ -247,10 +309,13 @@ static Cfg blocks(void) {
     Cfg g = {.start = calloc((size_t)n + 2, sizeof(int)), .block_of = calloc((size_t)n + 1, sizeof(int))};
     bool *leader = calloc((size_t)n + 1, 1);
     leader[0] = true;
-    for (int i = 0; i < nlabels; i++) leader[labels[i].at] = true;
-    for (int i = 0; i < n; i++) leader[i + 1] |= insns[i].branch || insns[i].ret;
+    for (int i = 0; i < nlabels; i++)
+        leader[labels[i].at] = true;
+    for (int i = 0; i < n; i++)
+        leader[i + 1] |= insns[i].branch || insns[i].ret;
     for (int i = 0; i < n; i++) {
-        if (leader[i]) g.start[g.nb++] = i;
+        if (leader[i])
+            g.start[g.nb++] = i;
         g.block_of[i] = g.nb - 1;
     }
     g.start[g.nb] = n;
@@ -259,7 +324,8 @@ static Cfg blocks(void) {
         const Insn *L = &insns[g.start[b + 1] - 1];
         g.succ[b][0] = L->ret ? g.nb : b + 1;
         for (int i = 0; L->branch && i <= nlabels; i++) {
-            if (i == nlabels) fatal(L->line, "branch to an undefined label ", L->target);
+            if (i == nlabels)
+                fatal(L->line, "branch to an undefined label ", L->target);
             if (!strcmp(labels[i].name, L->target)) {
                 g.succ[b][0] = labels[i].at < n ? g.block_of[labels[i].at] : g.nb;
                 break;
@@ -279,7 +345,8 @@ static void post_dominators(Cfg *g) {
     unsigned long long *pd = malloc(sizeof *pd * (size_t)W * ((size_t)nb + 1));
     bool *exits = calloc((size_t)nb + 1, 1);
     for (int b = 0; b <= nb; b++)
-        for (int w = 0; w < W; w++) pd[b * W + w] = b == nb ? 0 : ~0ull;
+        for (int w = 0; w < W; w++)
+            pd[b * W + w] = b == nb ? 0 : ~0ull;
     pd[nb * W + nb / 64] |= 1ull << (nb % 64);
     exits[nb] = true;
     for (bool changed = true; changed;) {
@@ -290,7 +357,8 @@ static void post_dominators(Cfg *g) {
             exits[b] = ex;
             for (int w = 0; w < W; w++) {
                 unsigned long long v = pd[succ[b][0] * W + w] & (succ[b][1] >= 0 ? pd[succ[b][1] * W + w] : ~0ull);
-                if (w == b / 64) v |= 1ull << (b % 64);
+                if (w == b / 64)
+                    v |= 1ull << (b % 64);
                 changed |= v != pd[b * W + w];
                 pd[b * W + w] = v;
             }
@@ -301,10 +369,13 @@ static void post_dominators(Cfg *g) {
         int most = -1;
         g->ipdom[b] = -1;
         for (int d = 0; exits[b] && d <= nb; d++) {
-            if (d == b || !(pd[b * W + d / 64] >> (d % 64) & 1)) continue;
+            if (d == b || !(pd[b * W + d / 64] >> (d % 64) & 1))
+                continue;
             int c = 0;
-            for (int w = 0; w < W; w++) c += __builtin_popcountll(pd[d * W + w]);
-            if (c > most) g->ipdom[b] = d, most = c;
+            for (int w = 0; w < W; w++)
+                c += __builtin_popcountll(pd[d * W + w]);
+            if (c > most)
+                g->ipdom[b] = d, most = c;
         }
     }
     free(pd), free(exits);
@@ -320,16 +391,20 @@ static void taint(const Cfg *g, bool *t, bool *div, bool *mark) {
         for (int i = 0; i < ninsns; i++) {
             const Insn *I = &insns[i];
             bool in = I->thread || (I->guard >= 0 && t[I->guard]);
-            for (int k = 0; k < I->nsrc && !in; k++) in = t[regs[I->src + k]];
-            if (in) changed |= taint_dsts(I, t);
+            for (int k = 0; k < I->nsrc && !in; k++)
+                in = t[regs[I->src + k]];
+            if (in)
+                changed |= taint_dsts(I, t);
         }
         for (int b = 0; b < g->nb; b++) {
-            if (div[b] || g->succ[b][1] < 0 || !t[insns[g->start[b + 1] - 1].guard]) continue;
+            if (div[b] || g->succ[b][1] < 0 || !t[insns[g->start[b + 1] - 1].guard])
+                continue;
             div[b] = changed = true;
             ndivergent++;
             region(b, g->ipdom[b], g->succ, g->nb, mark);
             for (int i = 0; i < ninsns; i++)
-                if (mark[g->block_of[i]]) taint_dsts(&insns[i], t);
+                if (mark[g->block_of[i]])
+                    taint_dsts(&insns[i], t);
         }
     }
 }
@@ -345,18 +420,23 @@ static void analyze(Fn *F, bool entry) {
         const Insn *I = &insns[i];
         nbarriers += I->barrier;
         F->has_barrier |= I->barrier;
-        if (I->call) snprintf(PUSH(F->callees, F->ncallees, F->cap_callees), sizeof *F->callees, "%s", I->target);
-        if (I->guard < 0 || !t[I->guard] || !(I->barrier || I->call)) continue;
+        if (I->call)
+            snprintf(PUSH(F->callees, F->ncallees, F->cap_callees), sizeof *F->callees, "%s", I->target);
+        if (I->guard < 0 || !t[I->guard] || !(I->barrier || I->call))
+            continue;
         snprintf(why, sizeof why, "is predicated on %s, which depends on the thread", rnames[I->guard]);
         done[i] = true;
         finding(F, entry, I, why);
     }
     for (int b = 0; b < g.nb; b++) {
-        if (!div[b]) continue;
+        if (!div[b])
+            continue;
         const Insn *L = &insns[g.start[b + 1] - 1];
         char join[64] = "never";
-        if (g.ipdom[b] == g.nb) snprintf(join, sizeof join, "only at the exit");
-        else if (g.ipdom[b] >= 0) snprintf(join, sizeof join, "at line %d", insns[g.start[g.ipdom[b]]].line);
+        if (g.ipdom[b] == g.nb)
+            snprintf(join, sizeof join, "only at the exit");
+        else if (g.ipdom[b] >= 0)
+            snprintf(join, sizeof join, "at line %d", insns[g.start[g.ipdom[b]]].line);
         snprintf(why, sizeof why,
                  "is under the thread-dependent branch at line %d (%s on %s); the threads meet again %s", L->line,
                  L->op, rnames[L->guard], join);
@@ -369,7 +449,8 @@ static void analyze(Fn *F, bool entry) {
 }
 
 static bool calls_barrier(const Fn *f, int depth) {
-    if (f->has_barrier) return true;
+    if (f->has_barrier)
+        return true;
     for (int c = 0; c < f->ncallees && depth < 64; c++)
         for (int g = 0; g < nfns; g++)
             if (fns[g].module == f->module && !strcmp(fns[g].name, f->callees[c]) && calls_barrier(&fns[g], depth + 1))
@@ -379,9 +460,12 @@ static bool calls_barrier(const Fn *f, int depth) {
 
 /* A statement inside a function body: a directive, a declaration or an instruction. */
 static void statement(char *s, int line, bool entry) {
-    for (size_t l = strlen(s); l && s[l - 1] == ' ';) s[--l] = 0;
-    if (starts(s, ".reg ")) declare(s + 4, line);
-    else if (*s && *s != '.') instruction(s, line, entry);
+    for (size_t l = strlen(s); l && s[l - 1] == ' ';)
+        s[--l] = 0;
+    if (starts(s, ".reg "))
+        declare(s + 4, line);
+    else if (*s && *s != '.')
+        instruction(s, line, entry);
 }
 
 /* Splits the text into statements (';'), labels ("name:") and braces: at depth 0 a '{'
@@ -389,27 +473,34 @@ static void statement(char *s, int line, bool entry) {
  * initializers); inside, braces are scopes (inline asm, call sequences). */
 static void check_file(void) {
     FILE *f = fopen(path, "rb");
-    if (!f) fatal(0, "cannot read the file", "");
+    if (!f)
+        fatal(0, "cannot read the file", "");
     char *text = NULL;
     int len = 0, cap = 0;
     for (int c; (c = fgetc(f)) != EOF;)
-        if ((PUSH(text, len, cap) = (char)c) == 0 || len > 1 << 28) fatal(1, "a NUL byte, or over 256 MiB: not PTX", "");
+        if ((PUSH(text, len, cap) = (char)c) == 0 || len > 1 << 28)
+            fatal(1, "a NUL byte, or over 256 MiB: not PTX", "");
     fclose(f);
     PUSH(text, len, cap) = 0;
     char *buf = calloc((size_t)len + 1, 1);
-    if (!buf) fatal(0, "out of memory", "");
+    if (!buf)
+        fatal(0, "out of memory", "");
     int line = 1, bline = 1, depth = 0, module = 0, blen = 0;
     bool entry = false;
     for (char *c = text; *c; c++) {
-        if (c[0] == '/' && c[1] == '/') c += strcspn(c, "\n") - 1;
+        if (c[0] == '/' && c[1] == '/')
+            c += strcspn(c, "\n") - 1;
         else if (c[0] == '/' && c[1] == '*') {
             char *e = strstr(c + 2, "*/");
-            if (!e) fatal(line, "unterminated comment", "");
+            if (!e)
+                fatal(line, "unterminated comment", "");
             line += count(c, "\n") - count(e, "\n");
             c = e + 1;
         } else if (*c == ';' || ((*c == '{' || *c == '}') && depth) || (*c == '\n' && depth && starts(buf, ".loc"))) {
-            if (depth) statement(buf, bline, entry); /* .loc has no ';' */
-            else module += count(buf, ".version");
+            if (depth)
+                statement(buf, bline, entry); /* .loc has no ';' */
+            else
+                module += count(buf, ".version");
             buf[blen = 0] = 0;
             line += *c == '\n';
             depth += (*c == '{') - (*c == '}');
@@ -423,7 +514,8 @@ static void check_file(void) {
             entry = strstr(buf, ".entry");
             char *p = entry ? strstr(buf, ".entry") + 6 : strstr(buf, ".func") + 5;
             p += strspn(p, " ");
-            if (*p == '(' && strchr(p, ')')) p = strchr(p, ')') + 1; /* .func's return value */
+            if (*p == '(' && strchr(p, ')'))
+                p = strchr(p, ')') + 1; /* .func's return value */
             p += strspn(p, " ");
             Fn *F = &PUSH(fns, nfns, cap_fns);
             *F = (Fn){.module = module};
@@ -438,14 +530,18 @@ static void check_file(void) {
         } else {
             bool space = strchr(" \t\r\n", *c);
             line += *c == '\n';
-            if (space && (!blen || buf[blen - 1] == ' ')) continue;
-            if (!blen) bline = line;
+            if (space && (!blen || buf[blen - 1] == ' '))
+                continue;
+            if (!blen)
+                bline = line;
             buf[blen++] = space ? ' ' : *c;
             buf[blen] = 0;
         }
     }
-    if (depth) fatal(line, "unterminated function body", "");
-    if (!nfns) fatal(line, "no function in the file (is it PTX?)", "");
+    if (depth)
+        fatal(line, "unterminated function body", "");
+    if (!nfns)
+        fatal(line, "no function in the file (is it PTX?)", "");
     for (int s = 0; s < nsites; s++)
         for (int g = 0; g < nfns; g++)
             if (fns[g].module == sites[s].module && !strcmp(fns[g].name, sites[s].callee) &&
@@ -468,7 +564,8 @@ int main(int argc, char **argv) {
         check_file();
         printf("%s: %d functions, %d barriers, %d thread-dependent branches: %d findings\n", path, nfns, nbarriers,
                ndivergent, findings - before);
-        for (int f = 0; f < nfns; f++) free(fns[f].callees);
+        for (int f = 0; f < nfns; f++)
+            free(fns[f].callees);
         nfns = nsites = nbarriers = ndivergent = 0;
     }
     free(insns), free(regs), free(rnames), free(labels), free(fns), free(sites);

@@ -21,11 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char kernel_src[] =
-    "kernel copy(x: *f32, out: *f32) {\n"
-    "    let offs = arange(0, 128);\n"
-    "    store(out + offs, load(x + offs));\n"
-    "}\n";
+static const char kernel_src[] = "kernel copy(x: *f32, out: *f32) {\n"
+                                 "    let offs = arange(0, 128);\n"
+                                 "    store(out + offs, load(x + offs));\n"
+                                 "}\n";
 
 static const char fake_cubin[] = "FAKE-CUBIN-FROM-THE-STAND-IN";
 
@@ -41,7 +40,8 @@ static void diag(void *ud, const char *msg) {
     fprintf(stderr, "%s\n", msg);
     size_t had = diags ? strlen(diags) : 0, n = strlen(msg);
     char *grown = realloc(diags, had + n + 2);
-    if (!grown) return;
+    if (!grown)
+        return;
     memcpy(grown + had, msg, n);
     grown[had + n] = '\n';
     grown[had + n + 1] = 0;
@@ -68,7 +68,8 @@ static int long_log(void) {
     tile_status s = tile_program_load_source(c, "log.tile", kernel_src, sizeof kernel_src - 1, &p);
     char *out = NULL;
     size_t len = 0;
-    if (s == TILE_OK) s = tile_emit(p, 0, TILE_EMIT_CUBIN, false, &out, &len);
+    if (s == TILE_OK)
+        s = tile_emit(p, 0, TILE_EMIT_CUBIN, false, &out, &len);
     int rc = 0;
     if (s != TILE_ERR_COMPILE) {
         fprintf(stderr, "FAIL: a rejected kernel gave status %d, not TILE_ERR_COMPILE\n", (int)s);
@@ -89,9 +90,11 @@ static int compile_under_signals(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_alarm; /* no SA_RESTART: blocking calls fail with EINTR */
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGALRM, &sa, NULL) != 0) return 2;
+    if (sigaction(SIGALRM, &sa, NULL) != 0)
+        return 2;
     struct itimerval it = {{0, 1000}, {0, 1000}};
-    if (setitimer(ITIMER_REAL, &it, NULL) != 0) return 2;
+    if (setitimer(ITIMER_REAL, &it, NULL) != 0)
+        return 2;
 
     tile_ctx *c = tile_ctx_new();
     tile_ctx_set_diag(c, diag, NULL);
@@ -99,7 +102,8 @@ static int compile_under_signals(void) {
     tile_status s = tile_program_load_source(c, "signals.tile", kernel_src, sizeof kernel_src - 1, &p);
     char *out = NULL;
     size_t len = 0;
-    if (s == TILE_OK) s = tile_emit(p, 0, TILE_EMIT_CUBIN, false, &out, &len);
+    if (s == TILE_OK)
+        s = tile_emit(p, 0, TILE_EMIT_CUBIN, false, &out, &len);
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);
     int rc = 0;
@@ -148,7 +152,8 @@ int main(void) {
         perror("fork");
         return 1;
     }
-    if (pid == 0) _exit(compile_under_signals());
+    if (pid == 0)
+        _exit(compile_under_signals());
     int status = 0, waited_ms = 0;
     pid_t r;
     while ((r = waitpid(pid, &status, WNOHANG)) == 0 && waited_ms < 60000) {
@@ -165,15 +170,17 @@ int main(void) {
     } else {
         rc = r == pid && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     }
-    if (rc == 0) printf("ok: a compile whose wait for ptxas was interrupted by signals got ptxas's cubin\n");
+    if (rc == 0)
+        printf("ok: a compile whose wait for ptxas was interrupted by signals got ptxas's cubin\n");
 
-    write_script(script,
-                 "i=0\n"
-                 "while [ $i -lt 100 ]; do echo \"ptxas error   : line $i of a long log, padded to sixty chars\"; i=$((i+1)); done\n"
-                 "echo \"ptxas fatal   : the last line of a long log\"\n"
-                 "exit 1\n");
+    write_script(script, "i=0\n"
+                         "while [ $i -lt 100 ]; do echo \"ptxas error   : line $i of a long log, padded to sixty "
+                         "chars\"; i=$((i+1)); done\n"
+                         "echo \"ptxas fatal   : the last line of a long log\"\n"
+                         "exit 1\n");
     int rc2 = long_log();
-    if (rc2 == 0) printf("ok: a rejected kernel's 6 KB ptxas log reached the caller whole\n");
+    if (rc2 == 0)
+        printf("ok: a rejected kernel's 6 KB ptxas log reached the caller whole\n");
     unlink(script);
     rmdir(dir);
     free(diags);

@@ -48,7 +48,8 @@ static int run_named(TirModule *m, TirPassContext *ctx, const char *name) {
 
 static int run_backend_passes(TirModule *m, TirPassContext *ctx) {
     for (size_t i = 0; i < sizeof backend_passes / sizeof backend_passes[0]; i++)
-        if (run_named(m, ctx, backend_passes[i])) return 1;
+        if (run_named(m, ctx, backend_passes[i]))
+            return 1;
     return 0;
 }
 
@@ -57,10 +58,13 @@ static int emit_module(TirModule *m, const Opts *o, const char *suffix) {
         tir_print_module(stdout, m);
         return 0;
     }
-    TbOutput kind = strcmp(o->emit, "llvm") == 0 ? TB_OUT_LLVM : strcmp(o->emit, "cubin") == 0 ? TB_OUT_CUBIN : TB_OUT_PTX;
+    TbOutput kind = strcmp(o->emit, "llvm") == 0    ? TB_OUT_LLVM
+                    : strcmp(o->emit, "cubin") == 0 ? TB_OUT_CUBIN
+                                                    : TB_OUT_PTX;
     int errors = 0;
     for (TirFunc *f = m->first; f; f = f->next) {
-        if (f->kind != TIR_FUNC_KERNEL) continue;
+        if (f->kind != TIR_FUNC_KERNEL)
+            continue;
         char *out = NULL;
         size_t olen = 0;
         TbReport rep;
@@ -70,13 +74,14 @@ static int emit_module(TirModule *m, const Opts *o, const char *suffix) {
             errors++;
             continue;
         }
-        if (kind != TB_OUT_CUBIN) fwrite(out, 1, olen, stdout);
+        if (kind != TB_OUT_CUBIN)
+            fwrite(out, 1, olen, stdout);
         if (o->report)
             printf("%s%s: regs=%d smem=%d spill_stores=%d spill_loads=%d stack=%d threads=%d flops=%lld "
                    "bytes=%lld codegen=%s uncapped_regs=%d\n",
                    f->name, suffix, rep.regs, rep.smem_bytes, rep.spill_stores, rep.spill_loads, rep.stack_bytes,
-                   rep.threads, (long long)rep.flops, (long long)rep.global_bytes,
-                   rep.codegen_none ? "none" : "less", alt.cubin ? alt.regs : -1);
+                   rep.threads, (long long)rep.flops, (long long)rep.global_bytes, rep.codegen_none ? "none" : "less",
+                   alt.cubin ? alt.regs : -1);
         free(out);
         free(alt.cubin);
     }
@@ -86,17 +91,20 @@ static int emit_module(TirModule *m, const Opts *o, const char *suffix) {
 static int compile_tir(const char *path, const char *text, size_t len, const Opts *o) {
     TirArena *a = tir_arena_new();
     TirModule *m = tir_parse_module(a, path, text, len, diag, NULL);
-    if (!m) return 1;
+    if (!m)
+        return 1;
     TirPassContext ctx = {.arch = o->tb.arch, .opt_level = 3, .verify_each = true, .diag = diag};
     int err = 0;
     if (o->passes) {
         char buf[512];
         snprintf(buf, sizeof buf, "%s", o->passes);
-        for (char *s = strtok(buf, ","); s && !err; s = strtok(NULL, ",")) err = run_named(m, &ctx, s);
+        for (char *s = strtok(buf, ","); s && !err; s = strtok(NULL, ","))
+            err = run_named(m, &ctx, s);
     } else {
         err = run_backend_passes(m, &ctx);
     }
-    if (!err) err = emit_module(m, o, "");
+    if (!err)
+        err = emit_module(m, o, "");
     tir_arena_free(a);
     return err ? 1 : 0;
 }
@@ -104,10 +112,12 @@ static int compile_tir(const char *path, const char *text, size_t len, const Opt
 /* "-D NAME=1,2,3": integer or float values (a '.', 'e' or "inf" makes a float). */
 static bool parse_define(TirArena *a, const char *arg, TfDefine *d) {
     const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg) return false;
+    if (!eq || eq == arg)
+        return false;
     d->name = tir_strndup(a, arg, (size_t)(eq - arg));
     int n = 1;
-    for (const char *p = eq + 1; *p; p++) n += *p == ',';
+    for (const char *p = eq + 1; *p; p++)
+        n += *p == ',';
     d->ivals = tir_alloc(a, (size_t)n * sizeof *d->ivals);
     d->fvals = tir_alloc(a, (size_t)n * sizeof *d->fvals);
     d->is_float = tir_alloc(a, (size_t)n * sizeof *d->is_float);
@@ -118,12 +128,16 @@ static bool parse_define(TirArena *a, const char *arg, TfDefine *d) {
         char tok[64];
         snprintf(tok, sizeof tok, "%.*s", (int)(l < 63 ? l : 63), p);
         bool fl = strpbrk(tok, ".eEn") != NULL;
-        if (fl) d->fvals[d->nvals] = strtod(tok, &end);
-        else d->ivals[d->nvals] = strtoll(tok, &end, 0);
-        if (*end || !*tok) return false;
+        if (fl)
+            d->fvals[d->nvals] = strtod(tok, &end);
+        else
+            d->ivals[d->nvals] = strtoll(tok, &end, 0);
+        if (*end || !*tok)
+            return false;
         d->is_float[d->nvals++] = fl;
         p += l;
-        if (*p == ',') p++;
+        if (*p == ',')
+            p++;
     }
     return d->nvals > 0;
 }
@@ -134,7 +148,8 @@ static int compile_tile(const char *path, const char *text, size_t len, const Op
     TfDiag d;
     tf_diag_init(&d, path, text, len, diag, NULL);
     AstFile *file = tf_parse(fa, &d);
-    if (!file || tf_check(fa, file, &d)) return 1;
+    if (!file || tf_check(fa, file, &d))
+        return 1;
     TfDefine *defs = tir_alloc(fa, (size_t)(ndefargs + 1) * sizeof *defs);
     for (int i = 0; i < ndefargs; i++)
         if (!parse_define(fa, defargs[i], &defs[i])) {
@@ -149,9 +164,12 @@ static int compile_tile(const char *path, const char *text, size_t len, const Op
         const AstKernel *K = &file->kernels[k];
         for (int i = 0; i < ndefargs; i++) {
             bool has = false;
-            for (int j = 0; j < K->nparams; j++) has |= K->params[j].name && strcmp(K->params[j].name, defs[i].name) == 0;
-            for (int j = 0; j < K->ntunes; j++) has |= strcmp(K->tunes[j].name, defs[i].name) == 0;
-            if (has) mine[nmine++] = defs[i];
+            for (int j = 0; j < K->nparams; j++)
+                has |= K->params[j].name && strcmp(K->params[j].name, defs[i].name) == 0;
+            for (int j = 0; j < K->ntunes; j++)
+                has |= strcmp(K->tunes[j].name, defs[i].name) == 0;
+            if (has)
+                mine[nmine++] = defs[i];
         }
         TfVariant *vs = NULL;
         int nv = tf_variants_for(fa, file, k, mine, nmine, false, tir_arch_max_smem(o->tb.arch), &vs, &d);
@@ -164,12 +182,15 @@ static int compile_tile(const char *path, const char *text, size_t len, const Op
             size_t sl = 0;
             for (int c = 0; c < vs[v].nconsts && sl < sizeof suffix - 1; c++) {
                 const TirConstBinding *b = &vs[v].consts[c];
-                int w = b->is_float ? snprintf(suffix + sl, sizeof suffix - sl, "%s%s=%g", c ? "," : "[", b->name, b->fval)
-                                    : snprintf(suffix + sl, sizeof suffix - sl, "%s%s=%lld", c ? "," : "[", b->name,
-                                               (long long)b->ival);
-                if (w > 0) sl += (size_t)w;
+                int w = b->is_float
+                            ? snprintf(suffix + sl, sizeof suffix - sl, "%s%s=%g", c ? "," : "[", b->name, b->fval)
+                            : snprintf(suffix + sl, sizeof suffix - sl, "%s%s=%lld", c ? "," : "[", b->name,
+                                       (long long)b->ival);
+                if (w > 0)
+                    sl += (size_t)w;
             }
-            if (sl && sl < sizeof suffix - 1) snprintf(suffix + sl, sizeof suffix - sl, "]");
+            if (sl && sl < sizeof suffix - 1)
+                snprintf(suffix + sl, sizeof suffix - sl, "]");
             TirArena *a = tir_arena_new();
             TirModule *m = tir_module_new(a);
             m->source_name = path;
@@ -193,7 +214,8 @@ static int compile_tile(const char *path, const char *text, size_t len, const Op
             tir_arena_free(a);
         }
     }
-    if (o->report) printf("variants=%d\n", nvariants);
+    if (o->report)
+        printf("variants=%d\n", nvariants);
     tir_arena_free(fa);
     return errors ? 1 : 0;
 }
@@ -204,20 +226,29 @@ int main(int argc, char **argv) {
     const char **defargs = calloc((size_t)argc, sizeof *defargs);
     int ndef = 0;
     for (int i = 1; i < argc; i++) {
-        if (strncmp(argv[i], "--arch=", 7) == 0) o.tb.arch = argv[i] + 7;
-        else if (strncmp(argv[i], "--emit=", 7) == 0) o.emit = argv[i] + 7;
-        else if (strncmp(argv[i], "--passes=", 9) == 0) o.passes = argv[i] + 9;
-        else if (strcmp(argv[i], "--report") == 0) o.report = true;
-        else if (strcmp(argv[i], "--div16") == 0) o.div16 = true;
+        if (strncmp(argv[i], "--arch=", 7) == 0)
+            o.tb.arch = argv[i] + 7;
+        else if (strncmp(argv[i], "--emit=", 7) == 0)
+            o.emit = argv[i] + 7;
+        else if (strncmp(argv[i], "--passes=", 9) == 0)
+            o.passes = argv[i] + 9;
+        else if (strcmp(argv[i], "--report") == 0)
+            o.report = true;
+        else if (strcmp(argv[i], "--div16") == 0)
+            o.div16 = true;
         else if (strncmp(argv[i], "--lowering=", 11) == 0) {
             o.tb.lowering = atoi(argv[i] + 11);
             o.tb.only_lowering = true;
-        }
-        else if (strcmp(argv[i], "-O0") == 0) o.tb.opt_level = 0;
-        else if (strcmp(argv[i], "--debug") == 0) o.tb.debug = true;
-        else if (strcmp(argv[i], "-D") == 0 && i + 1 < argc) defargs[ndef++] = argv[++i];
-        else if (strncmp(argv[i], "-D", 2) == 0) defargs[ndef++] = argv[i] + 2;
-        else path = argv[i];
+        } else if (strcmp(argv[i], "-O0") == 0)
+            o.tb.opt_level = 0;
+        else if (strcmp(argv[i], "--debug") == 0)
+            o.tb.debug = true;
+        else if (strcmp(argv[i], "-D") == 0 && i + 1 < argc)
+            defargs[ndef++] = argv[++i];
+        else if (strncmp(argv[i], "-D", 2) == 0)
+            defargs[ndef++] = argv[i] + 2;
+        else
+            path = argv[i];
     }
     if (!path) {
         fprintf(stderr, "usage: tb_compile [--arch=sm_XX] [--emit=tir|llvm|ptx|cubin] [--report] [--passes=a,b]"

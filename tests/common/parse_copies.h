@@ -11,8 +11,8 @@
 
 #include <stdio.h>
 
-static int parse_copies(int argc, char **argv, const char *prog, TirArena *ar, TirDiagFn diag,
-                        char **text, TirModule **out, int n) {
+static int parse_copies(int argc, char **argv, const char *prog, TirArena *ar, TirDiagFn diag, char **text,
+                        TirModule **out, int n) {
     *text = NULL;
     if (argc != 2) {
         fprintf(stderr, "usage: %s FILE.tir\n", prog);
@@ -27,7 +27,8 @@ static int parse_copies(int argc, char **argv, const char *prog, TirArena *ar, T
     int rc = 0;
     for (int i = 0; i < n; i++) {
         out[i] = tir_parse_module(ar, argv[1], *text, len, diag, NULL);
-        if (!out[i]) rc = 1;
+        if (!out[i])
+            rc = 1;
     }
     return rc;
 }

@@ -10,14 +10,17 @@
 
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+    if (!f)
+        return NULL;
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {
         n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1) break;
+        if (n < cap - 1)
+            break;
         char *bigger = realloc(buf, cap *= 2);
-        if (!bigger) free(buf);
+        if (!bigger)
+            free(buf);
         buf = bigger;
     }
     bool failed = ferror(f);

@@ -9,23 +9,33 @@
 #include <string.h>
 
 static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#define CHECK(c)                                                         \
+    do {                                                                 \
+        if (!(c)) {                                                      \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
+            failures++;                                                  \
+        }                                                                \
+    } while (0)
 
 /* f16 bits of small integers and halves (exact), and back. */
-static tilec_f16 to_f16(float f)
-{
+static tilec_f16 to_f16(float f) {
     if (f == 0)
         return 0;
     uint16_t sign = f < 0 ? 0x8000 : 0;
     f = fabsf(f);
     int e = 0;
-    while (f >= 2) { f /= 2; e++; }
-    while (f < 1) { f *= 2; e--; }
+    while (f >= 2) {
+        f /= 2;
+        e++;
+    }
+    while (f < 1) {
+        f *= 2;
+        e--;
+    }
     return (tilec_f16)(sign | (uint16_t)((e + 15) << 10) | (uint16_t)lroundf((f - 1) * 1024));
 }
 
-static float from_f16(tilec_f16 h)
-{
+static float from_f16(tilec_f16 h) {
     int e = (h >> 10) & 31, m = h & 1023;
     float v = e ? ldexpf(1 + m / 1024.0f, e - 15) : ldexpf(m / 1024.0f, -14);
     return h & 0x8000 ? -v : v;
@@ -33,8 +43,7 @@ static float from_f16(tilec_f16 h)
 
 /* `header_test no-driver`, without $TILE_DEVICE: where no GPU driver is, the error says how
  * to run on the interpreter (exit 77 where the GPU opens: nothing to check there). */
-static int check_no_driver(void)
-{
+static int check_no_driver(void) {
     tile_rt *rt = NULL;
     if (header_kernels_device(&rt) == TILE_RT_OK) {
         printf("header test: a GPU opened; the no-driver message is not checked here\n");
@@ -48,12 +57,11 @@ static int check_no_driver(void)
     return failures ? 1 : 0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "no-driver"))
         return check_no_driver();
     tile_rt *rt = NULL;
-    CHECK(header_kernels_device(&rt) == TILE_RT_OK && rt);   /* opens lazily ($TILE_DEVICE) */
+    CHECK(header_kernels_device(&rt) == TILE_RT_OK && rt); /* opens lazily ($TILE_DEVICE) */
     if (!rt) {
         fprintf(stderr, "%s\n", header_kernels_error());
         return 1;
@@ -97,7 +105,7 @@ int main(int argc, char **argv)
         CHECK(copy_launch(NULL, host_in, host_out, N) == TILE_RT_ERR_ARGS);
         CHECK(strstr(header_kernels_error(), "stream") != NULL);
     }
-    CHECK(header_kernels_use_device(rt) == TILE_RT_OK);   /* the same device: fine */
+    CHECK(header_kernels_use_device(rt) == TILE_RT_OK); /* the same device: fine */
     tilec_free(rt, x);
     tilec_free(rt, y);
     tilec_free(rt, a);

@@ -20,16 +20,19 @@ static void print_sink(void *ud, const char *msg) {
     (void)ud;
     size_t n = strlen(msg);
     fputs(msg, stdout);
-    if (n == 0 || msg[n - 1] != '\n') fputc('\n', stdout);
+    if (n == 0 || msg[n - 1] != '\n')
+        fputc('\n', stdout);
 }
 
 /* "NAME=V,W" -> a define with one value per comma-separated item. */
 static bool parse_define(TirArena *a, const char *arg, TfDefine *d) {
     const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg) return false;
+    if (!eq || eq == arg)
+        return false;
     d->name = tir_strndup(a, arg, (size_t)(eq - arg));
     int n = 1;
-    for (const char *p = eq + 1; *p; p++) n += *p == ',';
+    for (const char *p = eq + 1; *p; p++)
+        n += *p == ',';
     d->ivals = tir_alloc(a, sizeof(int64_t) * n);
     d->fvals = tir_alloc(a, sizeof(double) * n);
     d->is_float = tir_alloc(a, sizeof(bool) * n);
@@ -43,7 +46,8 @@ static bool parse_define(TirArena *a, const char *arg, TfDefine *d) {
             d->fvals[i] = (double)iv;
         } else {
             double fv = strtod(p, &end);
-            if (end == p || (*end != ',' && *end != 0)) return false;
+            if (end == p || (*end != ',' && *end != 0))
+                return false;
             d->fvals[i] = fv;
             d->ivals[i] = (int64_t)fv;
             d->is_float[i] = true;
@@ -58,7 +62,8 @@ static bool parse_define(TirArena *a, const char *arg, TfDefine *d) {
 static char *directive(const char *src, const char *tag) {
     size_t tl = strlen(tag);
     for (const char *p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-        if (strncmp(p, tag, tl)) continue;
+        if (strncmp(p, tag, tl))
+            continue;
         const char *e = strchr(p + tl, '\n');
         size_t n = e ? (size_t)(e - p - tl) : strlen(p + tl);
         char *r = malloc(n + 1);
@@ -77,7 +82,8 @@ static void print_launch(const AstFile *f, int k, const TfVariant *v, const char
     char *copy = strdup(line);
     for (char *tok = strtok(copy, " \t"); tok; tok = strtok(NULL, " \t")) {
         char *eq = strchr(tok, '=');
-        if (!eq) continue;
+        if (!eq)
+            continue;
         *eq = 0;
         for (int i = 0; i < kn->nparams; i++)
             if (!strcmp(kn->params[i].name, tok)) {
@@ -88,8 +94,8 @@ static void print_launch(const AstFile *f, int k, const TfVariant *v, const char
     int64_t grid[3];
     int g = tf_eval_grid(f, k, v, args, grid);
     if (g == 0)
-        printf("launch %s: grid (%lld, %lld, %lld)\n", kn->name, (long long)grid[0],
-               (long long)grid[1], (long long)grid[2]);
+        printf("launch %s: grid (%lld, %lld, %lld)\n", kn->name, (long long)grid[0], (long long)grid[1],
+               (long long)grid[2]);
     else if (g > 0)
         printf("launch %s: grid expression %d has no value\n", kn->name, g - 1);
     else
@@ -98,8 +104,10 @@ static void print_launch(const AstFile *f, int k, const TfVariant *v, const char
         printf("launch %s: where #%d is %s\n", kn->name, i,
                tf_where_is_runtime(f, k, i) ? "checked at launch" : "compile-time");
     int w = tf_eval_where(f, k, v, args);
-    if (w < 0) printf("launch %s: every where clause holds\n", kn->name);
-    else printf("launch %s: where #%d fails\n", kn->name, w);
+    if (w < 0)
+        printf("launch %s: every where clause holds\n", kn->name);
+    else
+        printf("launch %s: where #%d fails\n", kn->name, w);
     free(copy);
     free(args);
 }
@@ -111,8 +119,10 @@ int main(int argc, char **argv) {
     int ndefs = 0;
     for (int i = 1; i < argc; i++) {
         const char *d = NULL;
-        if (!strcmp(argv[i], "-D") && i + 1 < argc) d = argv[++i];
-        else if (!strncmp(argv[i], "-D", 2) && argv[i][2]) d = argv[i] + 2;
+        if (!strcmp(argv[i], "-D") && i + 1 < argc)
+            d = argv[++i];
+        else if (!strncmp(argv[i], "-D", 2) && argv[i][2])
+            d = argv[i] + 2;
         else if (!path && argv[i][0] != '-') {
             path = argv[i];
             continue;
@@ -139,8 +149,7 @@ int main(int argc, char **argv) {
     if (extra) {
         char *save = NULL;
         for (char *tok = strtok_r(extra, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-            const char *d = !strcmp(tok, "-D") ? strtok_r(NULL, " \t", &save)
-                            : !strncmp(tok, "-D", 2) ? tok + 2 : NULL;
+            const char *d = !strcmp(tok, "-D") ? strtok_r(NULL, " \t", &save) : !strncmp(tok, "-D", 2) ? tok + 2 : NULL;
             if (!d || ndefs >= argc + 63 || !parse_define(arena, d, &defs[ndefs++])) {
                 fprintf(stderr, "fe_driver: bad '// fe_driver:' line in %s\n", path);
                 return 2;
@@ -152,7 +161,8 @@ int main(int argc, char **argv) {
     tf_diag_init(&diag, path, src, len, print_sink, NULL);
     int rc = 0;
     AstFile *file = tf_parse(arena, &diag);
-    if (!file || tf_check(arena, file, &diag) > 0) rc = 1;
+    if (!file || tf_check(arena, file, &diag) > 0)
+        rc = 1;
     TirModule *m = tir_module_new(arena);
     m->source_name = path;
     bool checked = rc == 0;
@@ -160,12 +170,17 @@ int main(int argc, char **argv) {
     for (int k = 0; checked && k < file->nkernels; k++) {
         TfVariant *vs;
         int n = tf_variants(arena, file, k, defs, ndefs, true, &vs, &diag);
-        if (n <= 0 || !tf_elaborate(m, file, k, &vs[0], &diag)) rc = 1;
-        if (n > 0) first[k] = &vs[0];
+        if (n <= 0 || !tf_elaborate(m, file, k, &vs[0], &diag))
+            rc = 1;
+        if (n > 0)
+            first[k] = &vs[0];
     }
-    if (diag.nerrors) rc = 1;
-    if (rc == 0 && tir_verify_module(m, print_sink, NULL) != 0) rc = 1;
-    if (rc == 0) tir_print_module(stdout, m);
+    if (diag.nerrors)
+        rc = 1;
+    if (rc == 0 && tir_verify_module(m, print_sink, NULL) != 0)
+        rc = 1;
+    if (rc == 0)
+        tir_print_module(stdout, m);
     for (int k = 0; rc == 0 && launch && k < file->nkernels; k++)
         print_launch(file, k, first[k], launch);
     free(first);

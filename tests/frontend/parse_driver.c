@@ -17,8 +17,10 @@ int main(int argc, char **argv) {
     const char *path = NULL;
     bool dump = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--dump-ast") == 0) dump = true;
-        else path = argv[i];
+        if (strcmp(argv[i], "--dump-ast") == 0)
+            dump = true;
+        else
+            path = argv[i];
     }
     if (!path) {
         fprintf(stderr, "usage: parse_driver FILE [--dump-ast]\n");
@@ -34,7 +36,8 @@ int main(int argc, char **argv) {
     TfDiag diag;
     tf_diag_init(&diag, path, src, len, print_diag, NULL);
     AstFile *file = tf_parse(arena, &diag);
-    if (file && dump) tf_dump_ast(stdout, file);
+    if (file && dump)
+        tf_dump_ast(stdout, file);
     tir_arena_free(arena);
     free(src);
     return file ? 0 : 1;

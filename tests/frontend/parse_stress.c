@@ -14,8 +14,10 @@ typedef struct Capture {
 
 static void capture(void *ud, const char *msg) {
     Capture *c = ud;
-    if (c->messages++ == 0) snprintf(c->first, sizeof c->first, "%s", msg);
-    if (strstr(msg, "too many errors")) c->saw_too_many = true;
+    if (c->messages++ == 0)
+        snprintf(c->first, sizeof c->first, "%s", msg);
+    if (strstr(msg, "too many errors"))
+        c->saw_too_many = true;
 }
 
 typedef struct Text {
@@ -28,21 +30,22 @@ static void put(Text *t, const char *s) {
     if (t->n + n + 1 > t->cap) {
         t->cap = (t->n + n + 1) * 2;
         t->s = realloc(t->s, t->cap);
-        if (!t->s) abort();
+        if (!t->s)
+            abort();
     }
     memcpy(t->s + t->n, s, n + 1);
     t->n += n;
 }
 
 static void repeat(Text *t, const char *s, int times) {
-    for (int i = 0; i < times; i++) put(t, s);
+    for (int i = 0; i < times; i++)
+        put(t, s);
 }
 
 static int failures;
 
 /* Parses text; checks success/failure and that the first message contains `want`. */
-static void expect(const char *what, const char *src, size_t len, bool ok, const char *want,
-                   int max_errors) {
+static void expect(const char *what, const char *src, size_t len, bool ok, const char *want, int max_errors) {
     TirArena *a = tir_arena_new();
     Capture c = {0};
     TfDiag d;
@@ -51,8 +54,7 @@ static void expect(const char *what, const char *src, size_t len, bool ok, const
     AstFile *f = tf_parse(a, &d);
     bool pass = (f != NULL) == ok && (!want || strstr(c.first, want));
     if (!pass) {
-        printf("FAIL %s: parse %s, %d messages, first:\n%s\n", what, f ? "succeeded" : "failed",
-               c.messages, c.first);
+        printf("FAIL %s: parse %s, %d messages, first:\n%s\n", what, f ? "succeeded" : "failed", c.messages, c.first);
         failures++;
     }
     tir_arena_free(a);
@@ -61,24 +63,24 @@ static void expect(const char *what, const char *src, size_t len, bool ok, const
 static void expect_text(const char *what, Text *t, bool ok, const char *want) {
     expect(what, t->s, t->n, ok, want, 0);
     t->n = 0;
-    if (t->s) t->s[0] = 0;
+    if (t->s)
+        t->s[0] = 0;
 }
 
-static const char *const matmul_src =
-    "kernel matmul(a: *f16, b: *f16, c: *f16, M: i32, N: i32, K: i32)\n"
-    "    tune BM in [64, 128], BN in [64, 128, 256], BK in [32, 64]\n"
-    "    const GROUP = 8\n"
-    "    grid(cdiv(M, BM) * cdiv(N, BN))\n"
-    "{\n"
-    "    let rm = program_id(0) * BM + arange(0, BM);\n"
-    "    var pa = a + (rm[:, None] as i64) * K;\n"
-    "    var acc = zeros([BM, BN], f32);\n"
-    "    for k in range(0, K, BK) {\n"
-    "        acc = dot(load(pa, mask=rm[:, None] < M), load(b), acc=acc);\n"
-    "        pa += BK; /* step */\n"
-    "    }\n"
-    "    if M > 0 { return; } else if N > 0 { print(\"x\\n\", M); } else { }\n"
-    "}\n";
+static const char *const matmul_src = "kernel matmul(a: *f16, b: *f16, c: *f16, M: i32, N: i32, K: i32)\n"
+                                      "    tune BM in [64, 128], BN in [64, 128, 256], BK in [32, 64]\n"
+                                      "    const GROUP = 8\n"
+                                      "    grid(cdiv(M, BM) * cdiv(N, BN))\n"
+                                      "{\n"
+                                      "    let rm = program_id(0) * BM + arange(0, BM);\n"
+                                      "    var pa = a + (rm[:, None] as i64) * K;\n"
+                                      "    var acc = zeros([BM, BN], f32);\n"
+                                      "    for k in range(0, K, BK) {\n"
+                                      "        acc = dot(load(pa, mask=rm[:, None] < M), load(b), acc=acc);\n"
+                                      "        pa += BK; /* step */\n"
+                                      "    }\n"
+                                      "    if M > 0 { return; } else if N > 0 { print(\"x\\n\", M); } else { }\n"
+                                      "}\n";
 
 int main(void) {
     Text t = {0};
@@ -127,7 +129,8 @@ int main(void) {
     put(&t, "); }");
     expect_text("wide call", &t, true, NULL);
 
-    for (int i = 0; i < 2000; i++) put(&t, matmul_src);
+    for (int i = 0; i < 2000; i++)
+        put(&t, matmul_src);
     expect_text("2000 kernels", &t, true, NULL);
 
     put(&t, "kernel k() {");
@@ -160,7 +163,8 @@ int main(void) {
     size_t mlen = strlen(matmul_src);
     static const char mutations[] = "(){}[];,=+-*/<>!~&|^:.\"'$\0\xff\xc3 \nax1";
     char *buf = malloc(8192);
-    if (!buf) abort();
+    if (!buf)
+        abort();
     for (int round = 0; round < 3000; round++) {
         size_t len;
         if (round % 2 == 0) {
@@ -188,7 +192,8 @@ int main(void) {
     }
     free(buf);
     free(t.s);
-    if (failures) return 1;
+    if (failures)
+        return 1;
     printf("ok\n");
     return 0;
 }

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void evaluate(const RtBundle *b)
-{
+static void evaluate(const RtBundle *b) {
     static const int64_t ints[] = {0, 1, 16, -1, INT64_MAX, INT64_MIN};
     RtValue args[RT_MAX_PARAMS + 1];
     char err[256];
@@ -23,8 +22,7 @@ static void evaluate(const RtBundle *b)
         for (size_t s = 0; s < sizeof ints / sizeof *ints; s++) {
             for (uint32_t i = 0; i < k->nparams; i++) {
                 bool f = !k->params[i].is_pointer && tile_scalar_is_float(k->params[i].scalar);
-                args[i] = f ? (RtValue){.is_float = true, .f = (double)ints[s]}
-                            : (RtValue){.i = ints[s]};
+                args[i] = f ? (RtValue){.is_float = true, .f = (double)ints[s]} : (RtValue){.i = ints[s]};
             }
             for (uint32_t vi = 0; vi < k->nvariants && vi < 4; vi++) {
                 const RtVariant *v = &k->variants[vi];
@@ -36,16 +34,14 @@ static void evaluate(const RtBundle *b)
                     if (!rt_expr_eval(&k->grid[g], k, v, args, &r, err, sizeof err) && !err[0])
                         __builtin_trap();
                 for (uint32_t w = 0; w < k->nwhere; w++, err[0] = 0)
-                    if (!rt_expr_eval(&k->where[w].pred, k, v, args, &r, err, sizeof err) &&
-                        !err[0])
+                    if (!rt_expr_eval(&k->where[w].pred, k, v, args, &r, err, sizeof err) && !err[0])
                         __builtin_trap();
             }
         }
     }
 }
 
-static void parse(const uint8_t *data, size_t size)
-{
+static void parse(const uint8_t *data, size_t size) {
     RtBundle *b = NULL;
     char err[512];
     err[0] = 0;
@@ -53,12 +49,11 @@ static void parse(const uint8_t *data, size_t size)
         evaluate(b);
         rt_bundle_free(b);
     } else if (strncmp(err, "bundle 'fuzz': ", 15) || !err[15]) {
-        __builtin_trap();    /* refused without saying why */
+        __builtin_trap(); /* refused without saying why */
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     parse(data, size);
     if (size < 32 || memcmp(data, "TILEBNDL", 8))
         return 0;

@@ -19,8 +19,7 @@ static char dir[64];
 static FILE *devnull;
 
 /* the scratch folder goes at exit (CTest replays the seeds on every test run) */
-static void cleanup(void)
-{
+static void cleanup(void) {
     static const char *const names[] = {"in", "in.npy", "out.npy"};
     char path[96];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
@@ -30,8 +29,7 @@ static void cleanup(void)
     rmdir(dir);
 }
 
-static void setup(void)
-{
+static void setup(void) {
     if (dir[0])
         return;
     snprintf(dir, sizeof dir, "/tmp/fuzz_cli.XXXXXX");
@@ -40,19 +38,17 @@ static void setup(void)
     atexit(cleanup);
     devnull = fopen("/dev/null", "w");
     cli_quiet = true;
-    cli_max_buffer_bytes = 1 << 20;   /* generated buffers stay small */
+    cli_max_buffer_bytes = 1 << 20; /* generated buffers stay small */
 }
 
-static void write_bytes(const char *path, const uint8_t *p, size_t n)
-{
+static void write_bytes(const char *path, const uint8_t *p, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(p, 1, n, f) != n || fclose(f))
         abort();
 }
 
 /* @X -> @DIR/in[.npy][:SUFFIX]: the input's file, named as X is. */
-static char *rewrite_path(const char *v)
-{
+static char *rewrite_path(const char *v) {
     const char *colon = strrchr(v, ':');
     size_t stem = colon ? (size_t)(colon - v) : strlen(v);
     bool npy = stem >= 4 && !memcmp(v + stem - 4, ".npy", 4);
@@ -62,14 +58,12 @@ static char *rewrite_path(const char *v)
     return out;
 }
 
-static void check(bool ok)
-{
+static void check(bool ok) {
     if (!ok)
         __builtin_trap();
 }
 
-static void run_arg(const char *text)
-{
+static void run_arg(const char *text) {
     const char *eq = strchr(text, '=');
     if (!eq)
         return;
@@ -120,14 +114,12 @@ static void run_arg(const char *text)
     free(a.buf.ptr);
 }
 
-static void defines(tile_ctx *ctx, const CliCommon *c)
-{
+static void defines(tile_ctx *ctx, const CliCommon *c) {
     for (int i = 0; i < c->ndefines; i++)
         tile_ctx_define(ctx, c->defines[i]);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     setup();
     const uint8_t *nul = memchr(data, 0, size);
     size_t clen = nul ? (size_t)(nul - data) : size;

@@ -7,15 +7,13 @@
 
 #include <string.h>
 
-static void quiet(void *ud, const char *msg)
-{
+static void quiet(void *ud, const char *msg) {
     (void)ud;
     (void)msg;
 }
 
 /* Const parameters get a value so that kernels with them are elaborated too. */
-static TfDefine *const_defines(TirArena *a, const AstKernel *k, int *n)
-{
+static TfDefine *const_defines(TirArena *a, const AstKernel *k, int *n) {
     TfDefine *d = tir_alloc(a, (k->nparams + 1) * sizeof *d);
     *n = 0;
     for (int i = 0; i < k->nparams; i++) {
@@ -35,8 +33,7 @@ static TfDefine *const_defines(TirArena *a, const AstKernel *k, int *n)
     return d;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     TirArena *a = tir_arena_new();
     char *src = tir_alloc(a, size + 1);
     memcpy(src, data, size);
@@ -55,9 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (!tf_elaborate(m, f, k, &vs[v], &d))
                     continue;
                 if (tir_verify_module(m, quiet, NULL) != 0)
-                    __builtin_trap();   /* the front end produced invalid IR */
-                TirPassContext pc = {.arch = "sm_90a", .opt_level = 3, .verify_each = true,
-                                     .diag = quiet};
+                    __builtin_trap(); /* the front end produced invalid IR */
+                TirPassContext pc = {.arch = "sm_90a", .opt_level = 3, .verify_each = true, .diag = quiet};
                 tir_run_pipeline(m, &pc, "canonicalize");
             }
         }

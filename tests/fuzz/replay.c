@@ -11,8 +11,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int run_file(const char *path)
-{
+static int run_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "replay: cannot open %s\n", path);
@@ -33,13 +32,11 @@ static int run_file(const char *path)
     return 0;
 }
 
-static int by_name(const void *a, const void *b)
-{
+static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int bad = 0, runs = 0;
     for (int i = 1; i < argc; i++) {
         struct stat st;

@@ -10,30 +10,27 @@
 #include "gpu_common.h"
 
 #define PROGRAMS 200
-#define ROUNDS 20
+#define ROUNDS   20
 
-static const char source[] =
-    "kernel lock(L: *i32, count: *i32, spins: i32) grid(200) {\n"
-    "    for k in range(0, spins) {\n"
-    "        if atomic_cas(L, 0, 1) == 0 {\n"
-    "            store(count, load(count) + 1);\n"
-    "            atomic_xchg(L, 0);\n"
-    "            return;\n"
-    "        }\n"
-    "    }\n"
-    "    atomic_add(count + 1, 1);\n"
-    "}\n";
+static const char source[] = "kernel lock(L: *i32, count: *i32, spins: i32) grid(200) {\n"
+                             "    for k in range(0, spins) {\n"
+                             "        if atomic_cas(L, 0, 1) == 0 {\n"
+                             "            store(count, load(count) + 1);\n"
+                             "            atomic_xchg(L, 0);\n"
+                             "            return;\n"
+                             "        }\n"
+                             "    }\n"
+                             "    atomic_add(count + 1, 1);\n"
+                             "}\n";
 
-static tile_rt_arg ptr_arg(void *p, size_t bytes)
-{
+static tile_rt_arg ptr_arg(void *p, size_t bytes) {
     tile_rt_arg a = {.kind = TILE_RT_ARG_PTR};
     a.buf.ptr = p;
     a.buf.bytes = bytes;
     return a;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     tile_rt_options o = {.tune = 0, .tune_log = -1};
     /* --interp: the harness itself, on the interpreter (which counts 200 in any case) */
     bool interp = argc > 1 && !strcmp(argv[1], "--interp");
@@ -49,8 +46,7 @@ int main(int argc, char **argv)
     void *lock = NULL, *count = NULL;
     int failures = 0;
     if (tile_rt_load_source(rt, "gpu_atomics.tile", source, sizeof source - 1, &m) ||
-        tile_rt_get_kernel(m, "lock", &k) || tile_rt_alloc(rt, 4, &lock) ||
-        tile_rt_alloc(rt, 8, &count)) {
+        tile_rt_get_kernel(m, "lock", &k) || tile_rt_alloc(rt, 4, &lock) || tile_rt_alloc(rt, 8, &count)) {
         printf("FAIL setup: %s\n", tile_rt_last_error(rt));
         return 1;
     }
@@ -65,14 +61,13 @@ int main(int argc, char **argv)
             return 1;
         }
         if (got[0] != PROGRAMS || got[1] != 0) {
-            printf("FAIL round %d: the lock counted %d of %d programs (%d gave up)\n", r, got[0],
-                   PROGRAMS, got[1]);
+            printf("FAIL round %d: the lock counted %d of %d programs (%d gave up)\n", r, got[0], PROGRAMS, got[1]);
             failures++;
         }
     }
     if (!failures)
-        printf("PASS spin lock: %d of %d programs counted, %d round%s on %s\n", PROGRAMS,
-               PROGRAMS, interp ? 1 : ROUNDS, interp ? "" : "s", tile_rt_device_name(rt));
+        printf("PASS spin lock: %d of %d programs counted, %d round%s on %s\n", PROGRAMS, PROGRAMS, interp ? 1 : ROUNDS,
+               interp ? "" : "s", tile_rt_device_name(rt));
     tile_rt_free(rt, lock);
     tile_rt_free(rt, count);
     tile_rt_module_free(m);

@@ -21,8 +21,7 @@
 
 static char cache[256];
 
-static void fresh_cache(void)
-{
+static void fresh_cache(void) {
     char cmd[400];
     if (cache[0]) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
@@ -34,23 +33,21 @@ static void fresh_cache(void)
         perror("mkdtemp");
 }
 
-static int launch_overhead(void)
-{
+static int launch_overhead(void) {
     tile_rt_options o = {.cache_dir = cache, .tune = 0, .tune_log = -1};
     tile_rt *rt = gpu_open(&o);
     if (!rt)
         return GPU_SKIP;
     tile_rt_module *m;
     tile_rt_kernel *k;
-    if (tile_rt_load_source_file(rt, gpu_example("vector_add.tile"), &m) ||
-        tile_rt_get_kernel(m, "vector_add", &k)) {
+    if (tile_rt_load_source_file(rt, gpu_example("vector_add.tile"), &m) || tile_rt_get_kernel(m, "vector_add", &k)) {
         printf("FAIL launch overhead: %s\n", tile_rt_last_error(rt));
         return 1;
     }
     void *x, *y, *out;
     tile_rt_alloc(rt, 64, &x), tile_rt_alloc(rt, 64, &y), tile_rt_alloc(rt, 64, &out);
-    tile_rt_arg a[4] = {{.kind = TILE_RT_ARG_PTR}, {.kind = TILE_RT_ARG_PTR},
-                        {.kind = TILE_RT_ARG_PTR}, {.kind = TILE_RT_ARG_I64}};
+    tile_rt_arg a[4] = {
+        {.kind = TILE_RT_ARG_PTR}, {.kind = TILE_RT_ARG_PTR}, {.kind = TILE_RT_ARG_PTR}, {.kind = TILE_RT_ARG_I64}};
     a[0].buf.ptr = x, a[1].buf.ptr = y, a[2].buf.ptr = out, a[3].i64 = 1;
     if (tile_rt_launch(k, a, 4, NULL, NULL) || tile_rt_synchronize(rt)) {
         printf("FAIL launch overhead: %s\n", tile_rt_last_error(rt));
@@ -60,8 +57,7 @@ static int launch_overhead(void)
     CUfunction fn = c->inst->fn;
     unsigned threads = c->inst->v->warps * 32;
     int n = 1;
-    CUdeviceptr px = (CUdeviceptr)(uintptr_t)x, py = (CUdeviceptr)(uintptr_t)y,
-                po = (CUdeviceptr)(uintptr_t)out;
+    CUdeviceptr px = (CUdeviceptr)(uintptr_t)x, py = (CUdeviceptr)(uintptr_t)y, po = (CUdeviceptr)(uintptr_t)out;
     void *params[4] = {&px, &py, &po, &n};
     enum { NBATCH = 61 };
     static const int batch[2] = {128, 2000};
@@ -88,27 +84,25 @@ static int launch_overhead(void)
     double ratio = rt_us[0] / bare_us[0];
     printf("launch overhead (host, batches of %d, drained between): tile_rt_launch %.2f us, "
            "bare cuLaunchKernel %.2f us, ratio %.2f, runtime's own cost %.2f us "
-           "(targets: <= 1.3x %s, < 4 us %s)\n", batch[0], rt_us[0], bare_us[0], ratio,
-           rt_us[0] - bare_us[0], ratio <= 1.3 ? "met" : "MISSED",
+           "(targets: <= 1.3x %s, < 4 us %s)\n",
+           batch[0], rt_us[0], bare_us[0], ratio, rt_us[0] - bare_us[0], ratio <= 1.3 ? "met" : "MISSED",
            rt_us[0] < 4 ? "met" : "MISSED");
     printf("launch overhead (sustained, batches of %d back to back, GPU-throughput bound): "
-           "tile_rt_launch %.2f us, bare cuLaunchKernel %.2f us\n", batch[1], rt_us[1],
-           bare_us[1]);
+           "tile_rt_launch %.2f us, bare cuLaunchKernel %.2f us\n",
+           batch[1], rt_us[1], bare_us[1]);
     tile_rt_free(rt, x), tile_rt_free(rt, y), tile_rt_free(rt, out);
     tile_rt_module_free(m);
     tile_rt_close(rt);
     return 0;
 }
 
-static void tune_log(void *ud, const char *line)
-{
+static void tune_log(void *ud, const char *line) {
     (void)ud;
     printf("  %s\n", line);
 }
 
 /* One timed first launch of softmax (rows x cols) on a fresh device handle. */
-static double softmax_first_launch(int rows, int cols, tile_rt_stats *st)
-{
+static double softmax_first_launch(int rows, int cols, tile_rt_stats *st) {
     *st = (tile_rt_stats){0};
     tile_rt_options o = {.cache_dir = cache, .tune = 1, .tune_log = 1, .log = tune_log};
     tile_rt *rt = NULL;
@@ -122,8 +116,8 @@ static double softmax_first_launch(int rows, int cols, tile_rt_stats *st)
         size_t bytes = (size_t)rows * cols * 4;
         void *x, *out;
         tile_rt_alloc(rt, bytes, &x), tile_rt_alloc(rt, bytes, &out);
-        tile_rt_arg a[4] = {{.kind = TILE_RT_ARG_PTR}, {.kind = TILE_RT_ARG_PTR},
-                            {.kind = TILE_RT_ARG_I64}, {.kind = TILE_RT_ARG_I64}};
+        tile_rt_arg a[4] = {
+            {.kind = TILE_RT_ARG_PTR}, {.kind = TILE_RT_ARG_PTR}, {.kind = TILE_RT_ARG_I64}, {.kind = TILE_RT_ARG_I64}};
         a[0].buf.ptr = out, a[0].buf.bytes = bytes, a[1].buf.ptr = x, a[1].buf.bytes = bytes;
         a[2].i64 = rows, a[3].i64 = cols;
         double t0 = gpu_now();
@@ -140,25 +134,21 @@ static double softmax_first_launch(int rows, int cols, tile_rt_stats *st)
     return t;
 }
 
-static void print_tune(const char *what, double t, const tile_rt_stats *st)
-{
+static void print_tune(const char *what, double t, const tile_rt_stats *st) {
     printf("softmax %s: %.3f s (%llu JIT compiles in %.3f s wall, %llu cache hits, %llu "
-           "tunings, trials alone %.3f s, %llu tuning-cache hits)\n", what, t,
-           (unsigned long long)st->jit_compiles, st->jit_wall_ns * 1e-9,
-           (unsigned long long)st->cache_hits, (unsigned long long)st->tunings,
-           st->tune_trial_ns * 1e-9, (unsigned long long)st->tune_disk_hits);
+           "tunings, trials alone %.3f s, %llu tuning-cache hits)\n",
+           what, t, (unsigned long long)st->jit_compiles, st->jit_wall_ns * 1e-9, (unsigned long long)st->cache_hits,
+           (unsigned long long)st->tunings, st->tune_trial_ns * 1e-9, (unsigned long long)st->tune_disk_hits);
 }
 
-static void remove_tune_cache(void)
-{
+static void remove_tune_cache(void) {
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s/tune'", cache);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s/tune\n", cache);
 }
 
-static int softmax_tune(void)
-{
+static int softmax_tune(void) {
     fresh_cache();
     tile_rt_stats st;
     int rc = 0;
@@ -170,8 +160,7 @@ static int softmax_tune(void)
     print_tune("16384x4096 again, cubins cached, tuning cache removed", t, &st);
     /* the same key and facts: every cubin must come from the cache */
     if (st.jit_compiles != 0) {
-        printf("FAIL softmax: %llu compiles with every cubin cached\n",
-               (unsigned long long)st.jit_compiles);
+        printf("FAIL softmax: %llu compiles with every cubin cached\n", (unsigned long long)st.jit_compiles);
         rc = 1;
     }
     t = softmax_first_launch(16384, 4096, &st);
@@ -185,8 +174,7 @@ static int softmax_tune(void)
     t = softmax_first_launch(16384, 1000, &st);
     print_tune("16384x1000 again, cubins cached, tuning cache removed", t, &st);
     if (st.jit_compiles != 0) {
-        printf("FAIL softmax: %llu compiles with every cubin cached\n",
-               (unsigned long long)st.jit_compiles);
+        printf("FAIL softmax: %llu compiles with every cubin cached\n", (unsigned long long)st.jit_compiles);
         rc = 1;
     }
     return rc | (t < 0);
@@ -194,8 +182,7 @@ static int softmax_tune(void)
 
 /* Loads every example and precompiles them in one batch on a fresh device handle;
  * returns seconds (load + compile + module load), -1 when the device does not open. */
-static double startup_once(unsigned flags, int *nbuilt, int *nfailed, tile_rt_stats *st)
-{
+static double startup_once(unsigned flags, int *nbuilt, int *nfailed, tile_rt_stats *st) {
     tile_rt_options o = {.cache_dir = cache, .tune = 0, .tune_log = -1};
     tile_rt *rt = NULL;
     if (tile_rt_open(TILE_RT_CUDA, &o, &rt))
@@ -236,9 +223,11 @@ static double startup_once(unsigned flags, int *nbuilt, int *nfailed, tile_rt_st
     return t;
 }
 
-static int startup(void)
-{
-    static const struct { unsigned flags; const char *what; } modes[2] = {
+static int startup(void) {
+    static const struct {
+        unsigned flags;
+        const char *what;
+    } modes[2] = {
         {TILE_RT_PRECOMPILE_ALL, "every variant of every example kernel"},
         {0, "variant 0 of every example kernel (what an untuned program needs)"},
     };
@@ -250,8 +239,8 @@ static int startup(void)
             tile_rt_stats st;
             double t = startup_once(modes[i].flags, &nb, &nf, &st);
             printf("startup, %s, %s cache (target < 1 s): %.3f s (%d ready, %d failed; %llu "
-                   "compiles in %.3f s wall on %d threads, %llu cache hits)\n", modes[i].what,
-                   warm ? "warm" : "cold", t, nb, nf, (unsigned long long)st.jit_compiles,
+                   "compiles in %.3f s wall on %d threads, %llu cache hits)\n",
+                   modes[i].what, warm ? "warm" : "cold", t, nb, nf, (unsigned long long)st.jit_compiles,
                    st.jit_wall_ns * 1e-9, rt_jit_threads(), (unsigned long long)st.cache_hits);
             rc |= t < 0;
         }
@@ -259,8 +248,7 @@ static int startup(void)
     return rc;
 }
 
-int main(void)
-{
+int main(void) {
     fresh_cache();
     int rc = launch_overhead();
     if (rc == GPU_SKIP)

@@ -56,7 +56,7 @@
 #include <stdint.h>
 
 #define INTERP_MAX_MACS (1LL << 22)
-#define INTERP_MAX_OUT (1LL << 16)
+#define INTERP_MAX_OUT  (1LL << 16)
 
 typedef enum { K_MATMUL, K_GELU, K_BATCHED, K_TF32, K_I8, K_F8, K_CHAIN } Kind;
 
@@ -71,8 +71,7 @@ static const Spec specs[] = {
     {"matmul_f16", "matmul.tile", "matmul", K_MATMUL, TILE_F16, TILE_F16, false},
     {"matmul_bf16", "matmul.tile", "matmul", K_MATMUL, TILE_BF16, TILE_BF16, true},
     {"matmul_gelu", "matmul_gelu.tile", "matmul_gelu", K_GELU, TILE_F16, TILE_F16, false},
-    {"batched_matmul", "batched_matmul.tile", "batched_matmul", K_BATCHED, TILE_F16, TILE_F16,
-     false},
+    {"batched_matmul", "batched_matmul.tile", "batched_matmul", K_BATCHED, TILE_F16, TILE_F16, false},
     {"gemm_tf32", "gemm_tf32.tile", "gemm_tf32", K_TF32, TILE_F32, TILE_F32, false},
     {"gemm_i8", "gemm_i8.tile", "gemm_i8", K_I8, TILE_I8, TILE_I32, false},
     {"gemm_f8", "gemm_f8.tile", "gemm_f8", K_F8, TILE_F8E4M3, TILE_F16, false},
@@ -82,23 +81,22 @@ static const Spec specs[] = {
 
 /* ---- random numbers ------------------------------------------------------------------ */
 static uint64_t g_rng;
-static uint64_t rng_next(void)
-{
+static uint64_t rng_next(void) {
     uint64_t z = (g_rng += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
-static double rng_unit(void) { return (double)(rng_next() >> 11) * 0x1p-53; }
-static double rng_normal(void)
-{
+static double rng_unit(void) {
+    return (double)(rng_next() >> 11) * 0x1p-53;
+}
+static double rng_normal(void) {
     double u1 = 1.0 - rng_unit(), u2 = rng_unit();
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
 /* ---- number formats ------------------------------------------------------------------- */
-static double round_to(tile_scalar t, double x)
-{
+static double round_to(tile_scalar t, double x) {
     unsigned char b[8];
     double r;
     tile_store_elements(t, b, &x, 1);
@@ -107,24 +105,21 @@ static double round_to(tile_scalar t, double x)
 }
 /* one unit in the last place of x in a format of mbits mantissa bits and minimum normal
  * exponent emin */
-static double ulp_of(double x, int mbits, int emin)
-{
+static double ulp_of(double x, int mbits, int emin) {
     int e;
     frexp(fabs(x), &e);
     if (x == 0 || e - 1 < emin)
         e = emin + 1;
     return ldexp(1.0, e - 1 - mbits);
 }
-static double ulp_out(tile_scalar t, double x)
-{
+static double ulp_out(tile_scalar t, double x) {
     switch (t) {
     case TILE_F16: return ulp_of(x, 10, -14);
     case TILE_BF16: return ulp_of(x, 7, -126);
     default: return 0; /* f32 and i32 outputs: no final rounding in the tolerances */
     }
 }
-static double tf32_round(double x)
-{
+static double tf32_round(double x) {
     /* keep 10 mantissa bits of an f32, nearest even (the inputs are f32 already) */
     if (x == 0 || !isfinite(x))
         return x;
@@ -142,15 +137,16 @@ typedef struct Mat {
 /* rows x cols, row-major (t = 'n') or transposed storage (t = 't'), rows padded by pad;
  * 's': row-major with every other column (no unit stride, an odd row stride: the generic
  * form, whose stages the kernels fill through registers) */
-static Mat mat_make(int64_t rows, int64_t cols, char t, int64_t pad)
-{
+static Mat mat_make(int64_t rows, int64_t cols, char t, int64_t pad) {
     if (t == 't')
         return (Mat){rows, cols, 1, rows + pad, cols * (rows + pad)};
     if (t == 's')
         return (Mat){rows, cols, 2 * cols + pad + 1, 2, rows * (2 * cols + pad + 1)};
     return (Mat){rows, cols, cols + pad, 1, rows * (cols + pad)};
 }
-static int64_t at(const Mat *m, int64_t i, int64_t j) { return i * m->sr + j * m->sc; }
+static int64_t at(const Mat *m, int64_t i, int64_t j) {
+    return i * m->sr + j * m->sc;
+}
 
 typedef struct Host {
     tile_scalar t;
@@ -158,8 +154,7 @@ typedef struct Host {
     void *data;
 } Host;
 
-static Host host_new(tile_scalar t, size_t count)
-{
+static Host host_new(tile_scalar t, size_t count) {
     Host h = {t, count, count * tile_scalar_size(t), NULL};
     h.data = malloc(h.bytes + 1);
     return h;
@@ -167,21 +162,19 @@ static Host host_new(tile_scalar t, size_t count)
 
 /* fresh values for every element (padding included): normal for floats, uniform [0.25, 1)
  * for scales, the whole range for i8 */
-static void host_fill(Host *h, bool scale)
-{
+static void host_fill(Host *h, bool scale) {
     double *v = malloc((h->count + 1) * sizeof *v);
     for (size_t i = 0; i < h->count; i++)
         v[i] = h->t == TILE_I8 ? (double)(int)(rng_next() % 256) - 128
-               : scale          ? 0.25 + 0.75 * rng_unit()
-                                : rng_normal();
+               : scale         ? 0.25 + 0.75 * rng_unit()
+                               : rng_normal();
     tile_store_elements(h->t, h->data, v, h->count);
     free(v);
 }
 
 /* Batch z of matrix m in buffer h as dense doubles (row-major rows x cols), batch z at
  * element z * zs. */
-static double *dense(const Host *h, const Mat *m, int64_t z, int64_t zs)
-{
+static double *dense(const Host *h, const Mat *m, int64_t z, int64_t zs) {
     double *all = malloc((h->count + 1) * sizeof *all);
     double *d = malloc((size_t)(m->rows * m->cols + 1) * sizeof *d);
     tile_load_elements(h->t, all, h->data, h->count);
@@ -201,7 +194,7 @@ typedef struct Shape {
 
 typedef struct Arg {
     const char *name;
-    int buf;     /* index into bufs, or -1: an integer */
+    int buf; /* index into bufs, or -1: an integer */
     int64_t value;
 } Arg;
 
@@ -211,9 +204,8 @@ typedef struct Totals {
 
 /* the exact products: e[i,j] = sum_k a[i,k] b[k,j], s = sum |a b|, for the elements listed
  * (sample: n pairs of (i, j); NULL: all) */
-static void products(const double *a, const double *b, int64_t M, int64_t N, int64_t K,
-                     double *e, double *s, const int64_t *sample, int64_t ns)
-{
+static void products(const double *a, const double *b, int64_t M, int64_t N, int64_t K, double *e, double *s,
+                     const int64_t *sample, int64_t ns) {
     double *bt = malloc((size_t)(N * K + 1) * sizeof *bt);
     for (int64_t k = 0; k < K; k++)
         for (int64_t j = 0; j < N; j++)
@@ -234,32 +226,31 @@ static void products(const double *a, const double *b, int64_t M, int64_t N, int
     free(bt);
 }
 
-static double acc_bound(int64_t K, double s) { return (double)K * 0x1p-23 * s; }
+static double acc_bound(int64_t K, double s) {
+    return (double)K * 0x1p-23 * s;
+}
 
 typedef struct Check {
     int64_t bad, checked;
     char first[320];
 } Check;
 
-static void check_value(Check *c, const char *what, int64_t z, int64_t i, int64_t j, double g,
-                        double e, double tol)
-{
+static void check_value(Check *c, const char *what, int64_t z, int64_t i, int64_t j, double g, double e, double tol) {
     c->checked++;
     bool ok = !isnan(g) && fabs(g - e) <= tol;
     if (!ok && c->bad++ == 0)
-        snprintf(c->first, sizeof c->first, "%s[%lld][%lld, %lld]: got %.9g, expected %.9g "
-                 "(|diff| %.3g, tolerance %.3g)", what, (long long)z, (long long)i,
-                 (long long)j, g, e, fabs(g - e), tol);
+        snprintf(c->first, sizeof c->first,
+                 "%s[%lld][%lld, %lld]: got %.9g, expected %.9g "
+                 "(|diff| %.3g, tolerance %.3g)",
+                 what, (long long)z, (long long)i, (long long)j, g, e, fabs(g - e), tol);
 }
 
 /* Runs spec sp at shape sh on dev (and on cpu for the interpreter check); prints one line. */
-static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_kernel *kc,
-                     const Spec *sp, const Shape *sh, bool sampled, bool self, int arch,
-                     int64_t max_macs, Totals *t)
-{
+static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_kernel *kc, const Spec *sp,
+                     const Shape *sh, bool sampled, bool self, int arch, int64_t max_macs, Totals *t) {
     char label[200];
-    int n0 = snprintf(label, sizeof label, "%s %lldx%lldx%lld", sp->label, (long long)sh->M,
-                      (long long)sh->N, (long long)sh->K);
+    int n0 = snprintf(label, sizeof label, "%s %lldx%lldx%lld", sp->label, (long long)sh->M, (long long)sh->N,
+                      (long long)sh->K);
     if (sp->kind == K_CHAIN)
         n0 += snprintf(label + n0, sizeof label - (size_t)n0, " L=%lld", (long long)sh->L);
     if (sp->kind == K_BATCHED)
@@ -286,8 +277,7 @@ static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_ker
     Mat mc = mat_make(chain ? L : M, N, sh->lay[2], sh->pad);
     Mat md = mat_make(M, N, sh->lay[3] ? sh->lay[3] : 'n', sh->pad);
     Mat *mout = chain ? &md : &mc;
-    int64_t gap = sh->pad, za = ma.n + gap, zb = sh->lay[3] == 'b' ? 0 : mb.n + gap,
-            zc = mc.n + gap;
+    int64_t gap = sh->pad, za = ma.n + gap, zb = sh->lay[3] == 'b' ? 0 : mb.n + gap, zc = mc.n + gap;
     enum { BA, BB, BC, BD, BBIAS, BSA, BSB, NB };
     Host h[NB] = {0};
     h[BA] = host_new(sp->in, (size_t)(Z * za));
@@ -310,14 +300,31 @@ static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_ker
                 host_fill(&h[i], i == BSA || i == BSB);
         }
     Arg args[] = {
-        {"a", BA, 0}, {"b", BB, 0}, {"c", BC, 0}, {"d", BD, 0}, {"bias", BBIAS, 0},
-        {"scale_a", BSA, 0}, {"scale_b", BSB, 0},
-        {"M", -1, M}, {"N", -1, N}, {"K", -1, K}, {"L", -1, L}, {"batch", -1, Z},
-        {"stride_am", -1, ma.sr}, {"stride_ak", -1, ma.sc},
-        {"stride_bk", -1, mb.sr}, {"stride_bn", -1, mb.sc}, {"stride_bl", -1, mb.sc},
-        {"stride_cm", -1, mc.sr}, {"stride_cn", -1, mc.sc}, {"stride_cl", -1, mc.sr},
-        {"stride_dm", -1, md.sr}, {"stride_dn", -1, md.sc},
-        {"stride_az", -1, za}, {"stride_bz", -1, zb}, {"stride_cz", -1, zc},
+        {"a", BA, 0},
+        {"b", BB, 0},
+        {"c", BC, 0},
+        {"d", BD, 0},
+        {"bias", BBIAS, 0},
+        {"scale_a", BSA, 0},
+        {"scale_b", BSB, 0},
+        {"M", -1, M},
+        {"N", -1, N},
+        {"K", -1, K},
+        {"L", -1, L},
+        {"batch", -1, Z},
+        {"stride_am", -1, ma.sr},
+        {"stride_ak", -1, ma.sc},
+        {"stride_bk", -1, mb.sr},
+        {"stride_bn", -1, mb.sc},
+        {"stride_bl", -1, mb.sc},
+        {"stride_cm", -1, mc.sr},
+        {"stride_cn", -1, mc.sc},
+        {"stride_cl", -1, mc.sr},
+        {"stride_dm", -1, md.sr},
+        {"stride_dn", -1, md.sc},
+        {"stride_az", -1, za},
+        {"stride_bz", -1, zb},
+        {"stride_cz", -1, zc},
     };
     /* device buffers and the argument lists of both devices, in parameter order */
     void *dbuf[NB] = {0};
@@ -326,8 +333,8 @@ static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_ker
     int np = tile_rt_kernel_param_count(kd);
     bool ok = np <= 32;
     for (int i = 0; i < NB && ok; i++)
-        if (h[i].data && (tile_rt_alloc(dev, h[i].bytes, &dbuf[i]) ||
-                          tile_rt_copy_to_device(dev, dbuf[i], h[i].data, h[i].bytes))) {
+        if (h[i].data &&
+            (tile_rt_alloc(dev, h[i].bytes, &dbuf[i]) || tile_rt_copy_to_device(dev, dbuf[i], h[i].data, h[i].bytes))) {
             printf("FAIL %s: %s\n", label, tile_rt_last_error(dev));
             ok = false;
         }
@@ -370,7 +377,8 @@ static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_ker
                 t->pass++;
             } else {
                 printf("FAIL %s: sm_%d must refuse f8 dot with \"needs sm_89 or later\", got "
-                       "%s: %s\n", label, arch, tile_rt_status_string(s), err ? err : "");
+                       "%s: %s\n",
+                       label, arch, tile_rt_status_string(s), err ? err : "");
                 t->fail++;
             }
             ok = false;
@@ -428,14 +436,12 @@ static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_ker
                 products(a, b, M, N, K, e, s, sample, ns);
             } else {
                 double *c = dense(&h[BC], &mc, 0, 0);
-                double *tt = malloc((size_t)(M * L + 1) * sizeof *tt),
-                       *st = malloc((size_t)(M * L + 1) * sizeof *st),
+                double *tt = malloc((size_t)(M * L + 1) * sizeof *tt), *st = malloc((size_t)(M * L + 1) * sizeof *st),
                        *dt = malloc((size_t)(M * L + 1) * sizeof *dt);
                 products(a, b, M, L, K, tt, st, NULL, 0);
                 for (int64_t x = 0; x < M * L; x++) {
                     double eT = acc_bound(K, st[x]), rt = round_to(TILE_F16, tt[x]);
-                    dt[x] = fmax(fabs(round_to(TILE_F16, tt[x] - eT) - rt),
-                                 fabs(round_to(TILE_F16, tt[x] + eT) - rt));
+                    dt[x] = fmax(fabs(round_to(TILE_F16, tt[x] - eT) - rt), fabs(round_to(TILE_F16, tt[x] + eT) - rt));
                     tt[x] = rt;
                 }
                 products(tt, c, M, N, L, e, s, NULL, 0);
@@ -444,8 +450,8 @@ static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_ker
                         double carried = 0;
                         for (int64_t l = 0; l < L; l++)
                             carried += dt[i * L + l] * fabs(c[l * N + j]);
-                        tol[i * N + j] = ulp_out(sp->out, e[i * N + j]) +
-                                         acc_bound(L, s[i * N + j] + carried) + carried;
+                        tol[i * N + j] =
+                            ulp_out(sp->out, e[i * N + j]) + acc_bound(L, s[i * N + j] + carried) + carried;
                     }
                 free(c);
                 free(tt);
@@ -463,20 +469,15 @@ static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_ker
                 int64_t i = sampled ? sample[2 * x] : x / N, j = sampled ? sample[2 * x + 1] : x % N;
                 double ev = e[x], tv = 0;
                 switch (sp->kind) {
-                case K_MATMUL: case K_BATCHED:
-                    tv = ulp_out(sp->out, ev) + acc_bound(K, s[x]);
-                    break;
-                case K_TF32:
-                    tv = acc_bound(K, s[x]) + 0x1p-24 * fabs(ev);
-                    break;
-                case K_I8:
-                    tv = 0;
-                    break;
+                case K_MATMUL:
+                case K_BATCHED: tv = ulp_out(sp->out, ev) + acc_bound(K, s[x]); break;
+                case K_TF32: tv = acc_bound(K, s[x]) + 0x1p-24 * fabs(ev); break;
+                case K_I8: tv = 0; break;
                 case K_GELU: {
                     double y = ev + bias[j];
                     ev = 0.5 * y * (1.0 + erf(y / sqrt(2.0)));
-                    tv = ulp_out(sp->out, ev) + 1.13 * (acc_bound(K, s[x]) + 0x1p-24 * fabs(y)) +
-                         1e-6 * (fabs(y) + 1.0);
+                    tv =
+                        ulp_out(sp->out, ev) + 1.13 * (acc_bound(K, s[x]) + 0x1p-24 * fabs(y)) + 1e-6 * (fabs(y) + 1.0);
                     break;
                 }
                 case K_F8: {
@@ -485,9 +486,7 @@ static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_ker
                     tv = ulp_out(sp->out, ev) + fabs(sc) * acc_bound(K, s[x]) + 0x1p-23 * fabs(ev);
                     break;
                 }
-                case K_CHAIN:
-                    tv = tol[x];
-                    break;
+                case K_CHAIN: tv = tol[x]; break;
                 }
                 int64_t pos = (sp->kind == K_BATCHED ? z * zc : 0) + at(mout, i, j);
                 check_value(&cr, "device vs C", z, i, j, g[pos], ev, tv);
@@ -520,15 +519,14 @@ static void run_case(tile_rt *dev, tile_rt *cpu, tile_rt_kernel *kd, tile_rt_ker
                     }
         if (cr.bad || ci.bad || unwritten || stray) {
             printf("FAIL %s: %lld of %lld wrong vs C%s%s; %lld of %lld vs interpreter%s%s; %lld "
-                   "unwritten; %zu written outside (variant %s)\n", label, (long long)cr.bad,
-                   (long long)cr.checked, cr.bad ? ": " : "", cr.first, (long long)ci.bad,
-                   (long long)ci.checked, ci.bad ? ": " : "", ci.first, (long long)unwritten,
-                   stray, tile_rt_last_variant(kd));
+                   "unwritten; %zu written outside (variant %s)\n",
+                   label, (long long)cr.bad, (long long)cr.checked, cr.bad ? ": " : "", cr.first, (long long)ci.bad,
+                   (long long)ci.checked, ci.bad ? ": " : "", ci.first, (long long)unwritten, stray,
+                   tile_rt_last_variant(kd));
             t->fail++;
         } else {
-            printf("PASS %s: %lld elements vs C%s%s, %.2fs on the device (variant %s)\n", label,
-                   (long long)cr.checked, sampled ? " (sampled)" : "",
-                   interp ? " and the interpreter" : "", t_dev, tile_rt_last_variant(kd));
+            printf("PASS %s: %lld elements vs C%s%s, %.2fs on the device (variant %s)\n", label, (long long)cr.checked,
+                   sampled ? " (sampled)" : "", interp ? " and the interpreter" : "", t_dev, tile_rt_last_variant(kd));
             t->pass++;
         }
         free(g);
@@ -549,8 +547,7 @@ done:
 }
 
 /* The source of spec sp: the file, or matmul.tile made bf16 (NULL after printing FAIL). */
-static tile_rt_module *load(tile_rt *rt, const Spec *sp)
-{
+static tile_rt_module *load(tile_rt *rt, const Spec *sp) {
     tile_rt_module *m = NULL;
     const char *path = gpu_example(sp->file);
     if (!sp->bf16_source) {
@@ -585,7 +582,8 @@ static tile_rt_module *load(tile_rt *rt, const Spec *sp)
     *o = 0;
     if (nptr != 3 || ncast != 1) {
         printf("FAIL %s: %s no longer has three *f16 pointers and one `as f16` (found %d, %d): "
-               "update gpu_dot.c's bf16 rewrite\n", sp->label, path, nptr, ncast);
+               "update gpu_dot.c's bf16 rewrite\n",
+               sp->label, path, nptr, ncast);
         return NULL;
     }
     if (tile_rt_load_source(rt, "matmul_bf16.tile", outb, strlen(outb), &m)) {
@@ -595,8 +593,7 @@ static tile_rt_module *load(tile_rt *rt, const Spec *sp)
     return m;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
     bool self = false;
     const char *only = NULL;
@@ -632,8 +629,7 @@ int main(int argc, char **argv)
     const char *sm = strstr(tile_rt_device_name(dev), "(sm_");
     if (sm)
         arch = atoi(sm + 4);
-    printf("seed: %llu (replay with --seed=%llu)\n", (unsigned long long)seed,
-           (unsigned long long)seed);
+    printf("seed: %llu (replay with --seed=%llu)\n", (unsigned long long)seed, (unsigned long long)seed);
     g_rng = seed;
     static const int64_t vals[6] = {1, 16, 17, 100, 1000, 4095};
     static const char *lays[6] = {"nnn", "tnn", "ntn", "ttt", "nnt", "tnt"};
@@ -650,8 +646,7 @@ int main(int argc, char **argv)
         }
         tile_rt_module *md = load(dev, sp), *mc = load(cpu, sp);
         tile_rt_kernel *kd = NULL, *kc = NULL;
-        if (!md || !mc || tile_rt_get_kernel(md, sp->kernel, &kd) ||
-            tile_rt_get_kernel(mc, sp->kernel, &kc)) {
+        if (!md || !mc || tile_rt_get_kernel(md, sp->kernel, &kd) || tile_rt_get_kernel(mc, sp->kernel, &kc)) {
             if (md && mc)
                 printf("FAIL %s: no kernel %s\n", sp->label, sp->kernel);
             t.fail++;
@@ -693,8 +688,8 @@ int main(int argc, char **argv)
         tile_rt_module_free(md);
         tile_rt_module_free(mc);
     }
-    printf("summary: %d passed, %d failed, %d skipped in %.1fs (seed %llu)\n", t.pass, t.fail,
-           t.skip, gpu_now() - start, (unsigned long long)seed);
+    printf("summary: %d passed, %d failed, %d skipped in %.1fs (seed %llu)\n", t.pass, t.fail, t.skip,
+           gpu_now() - start, (unsigned long long)seed);
     tile_rt_close(dev);
     tile_rt_close(cpu);
     return t.fail ? 1 : 0;

@@ -45,7 +45,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#define MAX_TOK 48
+#define MAX_TOK  48
 #define MAX_ARGS 32
 
 typedef struct Case {
@@ -58,16 +58,14 @@ typedef struct Case {
 
 static const char *scaled_names[] = {"n", "rows", "cols", "seq", "batch"};
 
-static bool is_scaled(const char *name)
-{
+static bool is_scaled(const char *name) {
     for (size_t i = 0; i < sizeof scaled_names / sizeof *scaled_names; i++)
         if (!strcmp(name, scaled_names[i]))
             return true;
     return false;
 }
 
-static int64_t scale(const char *name, int64_t v, int size)
-{
+static int64_t scale(const char *name, int64_t v, int size) {
     if (size == 0)
         return v;
     int64_t r = size == 1 ? 1 + v / 100 : 3 * v + 5;
@@ -76,8 +74,7 @@ static int64_t scale(const char *name, int64_t v, int size)
     return r;
 }
 
-static bool file_has(const char *path, const char *needle)
-{
+static bool file_has(const char *path, const char *needle) {
     FILE *f = fopen(path, "rb");
     if (!f)
         return false;
@@ -89,15 +86,13 @@ static bool file_has(const char *path, const char *needle)
 }
 
 typedef struct Buf {
-    void *host, *ref;        /* gpu result (copied back), interpreter result */
+    void *host, *ref; /* gpu result (copied back), interpreter result */
     size_t bytes;
     int scalar;
 } Buf;
 
 /* A new count for a buffer of `count` elements, from the scalar args' old and new values. */
-static uint64_t resize(uint64_t count, const int64_t *oldv, const int64_t *newv, const bool *sc,
-                       int n)
-{
+static uint64_t resize(uint64_t count, const int64_t *oldv, const int64_t *newv, const bool *sc, int n) {
     for (int mul = 1; mul <= 2; mul++)
         for (int i = 0; i < n; i++) {
             if (!sc[i])
@@ -111,8 +106,7 @@ static uint64_t resize(uint64_t count, const int64_t *oldv, const int64_t *newv,
     return count;
 }
 
-static bool close_enough(int scalar, double g, double r)
-{
+static bool close_enough(int scalar, double g, double r) {
     if (isnan(g) || isnan(r))
         return isnan(g) && isnan(r);
     if (isinf(g) || isinf(r))
@@ -121,16 +115,17 @@ static bool close_enough(int scalar, double g, double r)
         return g == r;
     double d = fabs(g - r), a = fabs(r);
     switch (scalar) {
-    case TILE_F16: case TILE_BF16: return d <= 1e-3 + 1e-2 * a;
-    case TILE_F8E4M3: case TILE_F8E5M2: return d <= 1e-3 + 1.5e-1 * a;
+    case TILE_F16:
+    case TILE_BF16: return d <= 1e-3 + 1e-2 * a;
+    case TILE_F8E4M3:
+    case TILE_F8E5M2: return d <= 1e-3 + 1.5e-1 * a;
     default: return d <= 1e-5 + 2e-5 * a;
     }
 }
 
 /* The prefix-sum allowance of output buffer j (see the tolerances above), per element;
  * NULL when j is not a float buffer or no other float buffer of its size is its input. */
-static double *scan_bounds(const Buf *bufs, int np, int j, int64_t row, size_t n)
-{
+static double *scan_bounds(const Buf *bufs, int np, int j, int64_t row, size_t n) {
     const Buf *b = &bufs[j];
     if (!b->host || (b->scalar != TILE_F32 && b->scalar != TILE_F64))
         return NULL;
@@ -154,11 +149,9 @@ static double *scan_bounds(const Buf *bufs, int np, int j, int64_t row, size_t n
 /* The row-sum allowance of output buffer j (see the tolerances above): an output of `rows`
  * float elements and an input float buffer of the same scalar with rows * cols; NULL when
  * j is not such an output. */
-static double *row_sum_bounds(const Buf *bufs, int np, int j, int64_t rows, int64_t cols, size_t n)
-{
+static double *row_sum_bounds(const Buf *bufs, int np, int j, int64_t rows, int64_t cols, size_t n) {
     const Buf *b = &bufs[j];
-    if (!b->host || (b->scalar != TILE_F32 && b->scalar != TILE_F64) || rows <= 0 || cols <= 0 ||
-        n != (size_t)rows)
+    if (!b->host || (b->scalar != TILE_F32 && b->scalar != TILE_F64) || rows <= 0 || cols <= 0 || n != (size_t)rows)
         return NULL;
     size_t es = tile_scalar_size((tile_scalar)b->scalar), want = (size_t)rows * (size_t)cols * es;
     const Buf *in = NULL;
@@ -188,9 +181,7 @@ typedef struct Totals {
 } Totals;
 
 /* Runs one case at one size on both devices and compares. */
-static void run_case(tile_rt *gpu, tile_rt *cpu, const Case *c, int size, uint64_t seed,
-                     Totals *t)
-{
+static void run_case(tile_rt *gpu, tile_rt *cpu, const Case *c, int size, uint64_t seed, Totals *t) {
     static const char *size_name[] = {"given", "small", "large"};
     tile_rt_module *mg = NULL, *mc = NULL;
     tile_rt_kernel *kg = NULL, *kc = NULL;
@@ -272,15 +263,15 @@ static void run_case(tile_rt *gpu, tile_rt *cpu, const Case *c, int size, uint64
         b->bytes = count * es;
         b->host = malloc(b->bytes + 1);
         b->ref = malloc(b->bytes + 1);
-        tile_fill_kind fk = !strncmp(val[j], "randn", 5) ? TILE_FILL_RANDN
-                          : !strncmp(val[j], "rand", 4) ? TILE_FILL_RAND : TILE_FILL_ZEROS;
+        tile_fill_kind fk = !strncmp(val[j], "randn", 5)  ? TILE_FILL_RANDN
+                            : !strncmp(val[j], "rand", 4) ? TILE_FILL_RAND
+                                                          : TILE_FILL_ZEROS;
         if (fk == TILE_FILL_ZEROS && !atomics)
             memset(b->host, 0xFF, b->bytes);
         else
             tile_fill((tile_scalar)s, b->host, count, fk, seed + (uint64_t)j * 1000003u);
         memcpy(b->ref, b->host, b->bytes);
-        if (tile_rt_alloc(gpu, b->bytes, &dev[j]) ||
-            tile_rt_copy_to_device(gpu, dev[j], b->host, b->bytes)) {
+        if (tile_rt_alloc(gpu, b->bytes, &dev[j]) || tile_rt_copy_to_device(gpu, dev[j], b->host, b->bytes)) {
             printf("FAIL %s: %s\n", label, tile_rt_last_error(gpu));
             ok = false;
         }
@@ -305,8 +296,8 @@ static void run_case(tile_rt *gpu, tile_rt *cpu, const Case *c, int size, uint64
             t->skip++;
             ok = false;
         } else if (sr != TILE_RT_OK || sg != TILE_RT_OK) {
-            printf("FAIL %s: interp %s (%s) / gpu %s (%s)\n", label, tile_rt_status_string(sr),
-                   sr ? ec : "", tile_rt_status_string(sg), sg ? eg : "");
+            printf("FAIL %s: interp %s (%s) / gpu %s (%s)\n", label, tile_rt_status_string(sr), sr ? ec : "",
+                   tile_rt_status_string(sg), sg ? eg : "");
             t->fail++;
             ok = false;
         }
@@ -343,14 +334,12 @@ static void run_case(tile_rt *gpu, tile_rt *cpu, const Case *c, int size, uint64
             double *bound = scans ? scan_bounds(bufs, np, j, row, n) : NULL;
             double *rbound = sums ? row_sum_bounds(bufs, np, j, rows, row, n) : NULL;
             for (size_t i = 0; i < n; i++)
-                if (!close_enough(b->scalar, g[i], r[i]) &&
-                    !(bound && fabs(g[i] - r[i]) <= bound[i]) &&
+                if (!close_enough(b->scalar, g[i], r[i]) && !(bound && fabs(g[i] - r[i]) <= bound[i]) &&
                     !(rbound && fabs(g[i] - r[i]) <= rbound[i]) &&
-                    !(posenc && dim > 0 &&
-                      fabs(g[i] - r[i]) <= 1e-5 + (double)(i / (size_t)dim) * 0x1p-21) &&
+                    !(posenc && dim > 0 && fabs(g[i] - r[i]) <= 1e-5 + (double)(i / (size_t)dim) * 0x1p-21) &&
                     bad++ == 0)
-                    snprintf(first, sizeof first, "%s[%zu]: gpu %.9g, interp %.9g",
-                             tile_rt_kernel_param_name(kg, j), i, g[i], r[i]);
+                    snprintf(first, sizeof first, "%s[%zu]: gpu %.9g, interp %.9g", tile_rt_kernel_param_name(kg, j), i,
+                             g[i], r[i]);
             total += n;
             free(bound);
             free(rbound);
@@ -358,8 +347,8 @@ static void run_case(tile_rt *gpu, tile_rt *cpu, const Case *c, int size, uint64
             free(r);
         }
         if (ok && bad) {
-            printf("FAIL %s: %d of %zu elements differ; first %s (variant %s)\n", label, bad,
-                   total, first, tile_rt_last_variant(kg));
+            printf("FAIL %s: %d of %zu elements differ; first %s (variant %s)\n", label, bad, total, first,
+                   tile_rt_last_variant(kg));
             t->fail++;
         } else if (ok) {
             printf("PASS %s: %zu elements (variant %s)\n", label, total, tile_rt_last_variant(kg));
@@ -378,8 +367,7 @@ static void run_case(tile_rt *gpu, tile_rt *cpu, const Case *c, int size, uint64
     tile_rt_module_free(mc);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const char *runtxt = gpu_example("run.txt");
     uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
     bool self = false, given_only = false;
@@ -403,8 +391,7 @@ int main(int argc, char **argv)
         return GPU_SKIP;
     }
     tile_rt_open(TILE_RT_INTERP, NULL, &cpu);
-    printf("seed: %llu (replay with --seed=%llu)\n", (unsigned long long)seed,
-           (unsigned long long)seed);
+    printf("seed: %llu (replay with --seed=%llu)\n", (unsigned long long)seed, (unsigned long long)seed);
     FILE *f = fopen(runtxt, "r");
     if (!f) {
         printf("FAIL: cannot open %s\n", runtxt);
@@ -417,8 +404,7 @@ int main(int argc, char **argv)
         lineno++;
         Case c = {0};
         char *save = NULL;
-        for (char *tk = strtok_r(line, " \t\r\n", &save); tk && c.ntok < MAX_TOK;
-             tk = strtok_r(NULL, " \t\r\n", &save))
+        for (char *tk = strtok_r(line, " \t\r\n", &save); tk && c.ntok < MAX_TOK; tk = strtok_r(NULL, " \t\r\n", &save))
             c.tok[c.ntok++] = tk;
         if (c.ntok < 2 || c.tok[0][0] == '#')
             continue;
@@ -431,8 +417,8 @@ int main(int argc, char **argv)
             if (!strncmp(c.tok[i], "--grid=", 7)) {
                 c.has_grid = true;
                 c.grid[0] = c.grid[1] = c.grid[2] = 1;
-                sscanf(c.tok[i] + 7, "%lld,%lld,%lld", (long long *)&c.grid[0],
-                       (long long *)&c.grid[1], (long long *)&c.grid[2]);
+                sscanf(c.tok[i] + 7, "%lld,%lld,%lld", (long long *)&c.grid[0], (long long *)&c.grid[1],
+                       (long long *)&c.grid[2]);
             }
         if (only) {
             char list[512];
@@ -451,8 +437,7 @@ int main(int argc, char **argv)
             run_case(gpu, cpu, &c, size, seed + (uint64_t)lineno * 7919u + (uint64_t)size, &t);
     }
     fclose(f);
-    printf("summary: %d passed, %d failed, %d skipped (seed %llu)\n", t.pass, t.fail, t.skip,
-           (unsigned long long)seed);
+    printf("summary: %d passed, %d failed, %d skipped (seed %llu)\n", t.pass, t.fail, t.skip, (unsigned long long)seed);
     tile_rt_close(gpu);
     tile_rt_close(cpu);
     return t.fail ? 1 : 0;

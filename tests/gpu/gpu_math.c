@@ -11,28 +11,27 @@
 #include <math.h>
 #include <stdint.h>
 
-static const char *src =
-    "kernel m(y: *T, x: *T, n: i32, const FN: i32, const FAST: bool)\n"
-    "    const BLOCK = 1024\n"
-    "    grid(cdiv(n, BLOCK))\n"
-    "{\n"
-    "    let i = program_id(0) * BLOCK + arange(0, BLOCK);\n"
-    "    let msk = i < n;\n"
-    "    let v = load(x + i, mask=msk);\n"
-    "    var r = v;\n"
-    "    if FN == 0 { r = exp(v, fast=FAST); }\n"
-    "    else if FN == 1 { r = exp2(v, fast=FAST); }\n"
-    "    else if FN == 2 { r = log(v); }\n"
-    "    else if FN == 3 { r = log2(v); }\n"
-    "    else if FN == 4 { r = tanh(v, fast=FAST); }\n"
-    "    else if FN == 5 { r = sigmoid(v, fast=FAST); }\n"
-    "    else if FN == 6 { r = erf(v, fast=FAST); }\n"
-    "    else if FN == 7 { r = sin(v); }\n"
-    "    else if FN == 8 { r = cos(v); }\n"
-    "    else if FN == 9 { r = rsqrt(v); }\n"
-    "    else { r = sqrt(v); }\n"
-    "    store(y + i, r, mask=msk);\n"
-    "}\n";
+static const char *src = "kernel m(y: *T, x: *T, n: i32, const FN: i32, const FAST: bool)\n"
+                         "    const BLOCK = 1024\n"
+                         "    grid(cdiv(n, BLOCK))\n"
+                         "{\n"
+                         "    let i = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+                         "    let msk = i < n;\n"
+                         "    let v = load(x + i, mask=msk);\n"
+                         "    var r = v;\n"
+                         "    if FN == 0 { r = exp(v, fast=FAST); }\n"
+                         "    else if FN == 1 { r = exp2(v, fast=FAST); }\n"
+                         "    else if FN == 2 { r = log(v); }\n"
+                         "    else if FN == 3 { r = log2(v); }\n"
+                         "    else if FN == 4 { r = tanh(v, fast=FAST); }\n"
+                         "    else if FN == 5 { r = sigmoid(v, fast=FAST); }\n"
+                         "    else if FN == 6 { r = erf(v, fast=FAST); }\n"
+                         "    else if FN == 7 { r = sin(v); }\n"
+                         "    else if FN == 8 { r = cos(v); }\n"
+                         "    else if FN == 9 { r = rsqrt(v); }\n"
+                         "    else { r = sqrt(v); }\n"
+                         "    store(y + i, r, mask=msk);\n"
+                         "}\n";
 
 static const char *fn_names[] = {"exp", "exp2", "log", "log2", "tanh", "sigmoid", "erf", "sin", "cos", "rsqrt", "sqrt"};
 static const bool fn_has_fast[] = {1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 0};
@@ -83,7 +82,8 @@ static bool dev_open(Dev *d, tile_rt *rt, const char *type, size_t bytes) {
               tile_rt_get_kernel(m, "m", &d->k) == TILE_RT_OK && tile_rt_alloc(rt, bytes, &d->x) == TILE_RT_OK &&
               tile_rt_alloc(rt, bytes, &d->y) == TILE_RT_OK;
     free(s);
-    if (!ok) printf("FAIL setup (%s): %s\n", type, tile_rt_last_error(rt));
+    if (!ok)
+        printf("FAIL setup (%s): %s\n", type, tile_rt_last_error(rt));
     return ok;
 }
 
@@ -120,26 +120,32 @@ static void compare(const char *what, const void *in, const void *a, const void 
         memcpy(&u, (const char *)a + (size_t)i * esize, esize);
         memcpy(&v, (const char *)b + (size_t)i * esize, esize);
         memcpy(&x, (const char *)in + (size_t)i * esize, esize);
-        if (u == v) continue;
+        if (u == v)
+            continue;
         bool nu = bf16 ? (u & 0x7fff) > 0x7f80 : is_nan_bits(u, esize);
         bool nv = bf16 ? (v & 0x7fff) > 0x7f80 : is_nan_bits(v, esize);
-        if (nu && nv) continue;
+        if (nu && nv)
+            continue;
         if (diff++ < 5)
             printf("  %s: input bits %#llx: GPU %#llx, interpreter %#llx\n", what, (unsigned long long)x,
                    (unsigned long long)u, (unsigned long long)v);
     }
     printf("%s %s: %d inputs, %ld differ\n", diff ? "FAIL" : "ok  ", what, n, diff);
-    if (diff) failures++;
+    if (diff)
+        failures++;
 }
 
 int main(int argc, char **argv) {
     int n = 10000000;
     bool self = false;
     for (int i = 1; i < argc; i++) {
-        if (!strncmp(argv[i], "--n=", 4)) n = atoi(argv[i] + 4);
-        if (!strcmp(argv[i], "--self-check")) self = true, n = 200000;
+        if (!strncmp(argv[i], "--n=", 4))
+            n = atoi(argv[i] + 4);
+        if (!strcmp(argv[i], "--self-check"))
+            self = true, n = 200000;
     }
-    if (n < 1000) n = 1000;
+    if (n < 1000)
+        n = 1000;
     tile_rt_options o = {.tune = 0, .tune_log = -1};
     tile_rt *gpu = NULL;
     if (self) {
@@ -159,17 +165,39 @@ int main(int argc, char **argv) {
     float *in = malloc(sizeof(float) * (size_t)n), *ga = malloc(sizeof(float) * (size_t)n),
           *ia = malloc(sizeof(float) * (size_t)n);
     int k = 0;
-    for (uint32_t h = 0; h < 65536 && k < n; h++) in[k++] = f16_to_f32((uint16_t)h);
-    const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-149f, -0x1p-149f, 0x1p-126f,
-                             0x1.fffffep127f, 88.72283935546875f, -87.33654f, -103.97208f, 89.0f, -104.0f,
-                             128.0f, -126.0f, -149.0f, -150.0f, 1.0f, 0.625f, 0.875f, 4.0f, -100.0f};
-    for (size_t j = 0; j < sizeof special / sizeof special[0] && k < n; j++) in[k++] = special[j];
+    for (uint32_t h = 0; h < 65536 && k < n; h++)
+        in[k++] = f16_to_f32((uint16_t)h);
+    const float special[] = {0.0f,
+                             -0.0f,
+                             INFINITY,
+                             -INFINITY,
+                             NAN,
+                             0x1p-149f,
+                             -0x1p-149f,
+                             0x1p-126f,
+                             0x1.fffffep127f,
+                             88.72283935546875f,
+                             -87.33654f,
+                             -103.97208f,
+                             89.0f,
+                             -104.0f,
+                             128.0f,
+                             -126.0f,
+                             -149.0f,
+                             -150.0f,
+                             1.0f,
+                             0.625f,
+                             0.875f,
+                             4.0f,
+                             -100.0f};
+    for (size_t j = 0; j < sizeof special / sizeof special[0] && k < n; j++)
+        in[k++] = special[j];
     while (k < n) {
         uint64_t r = next64();
         uint32_t u = (uint32_t)(r >> 32);
         float x;
         switch (r & 3) {
-        case 0: memcpy(&x, &u, 4); break;                                   /* every binade */
+        case 0: memcpy(&x, &u, 4); break;                                    /* every binade */
         case 1: x = -10.0f + 20.0f * (float)(u >> 8) / 16777216.0f; break;   /* the core range */
         case 2: x = -120.0f + 240.0f * (float)(u >> 8) / 16777216.0f; break; /* exp's whole range */
         default: x = 1.0f + (float)(int32_t)(u >> 16) * 0x1p-23f; break;     /* next to 1 */
@@ -177,7 +205,8 @@ int main(int argc, char **argv) {
         in[k++] = x;
     }
     Dev dg, di;
-    if (!dev_open(&dg, gpu, "f32", sizeof(float) * (size_t)n) || !dev_open(&di, interp, "f32", sizeof(float) * (size_t)n))
+    if (!dev_open(&dg, gpu, "f32", sizeof(float) * (size_t)n) ||
+        !dev_open(&di, interp, "f32", sizeof(float) * (size_t)n))
         return 1;
     char what[64];
     for (int fn = 0; fn < NFN; fn++)
@@ -201,7 +230,8 @@ int main(int argc, char **argv) {
             din[j] = -800.0 + 1600.0 * (double)(r >> 11) / 9007199254740992.0;
     }
     Dev eg, ei;
-    if (dev_open(&eg, gpu, "f64", sizeof(double) * (size_t)n64) && dev_open(&ei, interp, "f64", sizeof(double) * (size_t)n64))
+    if (dev_open(&eg, gpu, "f64", sizeof(double) * (size_t)n64) &&
+        dev_open(&ei, interp, "f64", sizeof(double) * (size_t)n64))
         for (int fn = 0; fn < NFN; fn++) {
             if (!dev_run(&eg, fn, 0, din, dga, n64, 8) || !dev_run(&ei, fn, 0, din, dia, n64, 8)) {
                 failures++;
@@ -214,7 +244,8 @@ int main(int argc, char **argv) {
         failures++;
     /* f16 and bf16: every value */
     uint16_t hin[65536], hga[65536], hia[65536];
-    for (int j = 0; j < 65536; j++) hin[j] = (uint16_t)j;
+    for (int j = 0; j < 65536; j++)
+        hin[j] = (uint16_t)j;
     for (int t = 0; t < 2; t++) {
         Dev hg, hi;
         const char *ty = t ? "bf16" : "f16";

@@ -19,16 +19,16 @@
 #include <math.h>
 #include <stdint.h>
 
-#define NB 8   /* buffers per kernel at most */
+#define NB 8 /* buffers per kernel at most */
 
 typedef enum { EXACT, ZEROS_EQUAL, TOLERANT } Rule;
 
 typedef struct Kernel {
     const char *name;
-    int nin;                  /* input buffers first, then outputs */
+    int nin; /* input buffers first, then outputs */
     int nout;
-    int blocks[NB];           /* per output: how many blocks of n results */
-    const char *ops;          /* the output blocks' names, for messages ("add sub ...") */
+    int blocks[NB];  /* per output: how many blocks of n results */
+    const char *ops; /* the output blocks' names, for messages ("add sub ...") */
     Rule rule;
 } Kernel;
 
@@ -47,14 +47,12 @@ static const Kernel kernels[] = {
 };
 
 /* ---- special values --------------------------------------------------------------- */
-static float f32bits(uint32_t u)
-{
+static float f32bits(uint32_t u) {
     float f;
     memcpy(&f, &u, 4);
     return f;
 }
-static double f64bits(uint64_t u)
-{
+static double f64bits(uint64_t u) {
     double d;
     memcpy(&d, &u, 8);
     return d;
@@ -62,40 +60,88 @@ static double f64bits(uint64_t u)
 
 static float f32s[24];
 static double f64s[20];
-static const int32_t i32s[] = {0, 1, -1, 2, -2, 7, -7, 15, 16, 31, 32, 33, 63, 100000, -100000,
-                               0x55555555, INT32_MAX, INT32_MIN, INT32_MIN + 1, INT32_MAX - 1,
-                               16777217, -16777217, 65535, 65536};
+static const int32_t i32s[] = {0,
+                               1,
+                               -1,
+                               2,
+                               -2,
+                               7,
+                               -7,
+                               15,
+                               16,
+                               31,
+                               32,
+                               33,
+                               63,
+                               100000,
+                               -100000,
+                               0x55555555,
+                               INT32_MAX,
+                               INT32_MIN,
+                               INT32_MIN + 1,
+                               INT32_MAX - 1,
+                               16777217,
+                               -16777217,
+                               65535,
+                               65536};
 static const int8_t i8s[] = {0, 1, -1, 2, -2, 7, -7, 15, 16, 63, 64, 127, -128, -127, 100, -100};
-static const int64_t i64s[] = {0, 1, -1, 2, -2, 31, 32, 63, 64, 65, (int64_t)1 << 53,
-                               ((int64_t)1 << 53) + 1, INT64_MAX, INT64_MIN, INT64_MIN + 1,
-                               -((int64_t)1 << 40), 4294967296LL, 4294967295LL};
+static const int64_t i64s[] = {0,
+                               1,
+                               -1,
+                               2,
+                               -2,
+                               31,
+                               32,
+                               63,
+                               64,
+                               65,
+                               (int64_t)1 << 53,
+                               ((int64_t)1 << 53) + 1,
+                               INT64_MAX,
+                               INT64_MIN,
+                               INT64_MIN + 1,
+                               -((int64_t)1 << 40),
+                               4294967296LL,
+                               4294967295LL};
 
-static void init_specials(void)
-{
+static void init_specials(void) {
     const uint32_t f32b[24] = {
-        0x00000000, 0x80000000,             /* +0 -0 */
-        0x3f800000, 0xbf800000,             /* 1 -1 */
-        0x3f000000, 0xc0e80000,             /* 0.5 -7.25 */
-        0x00800000, 0x80800000,             /* +-FLT_MIN (smallest normal) */
-        0x00000001, 0x80000001,             /* +-smallest subnormal */
-        0x007fffff, 0x80400000,             /* largest subnormal, -2^-127 */
-        0x7f7fffff, 0xff7fffff,             /* +-FLT_MAX */
-        0x7f800000, 0xff800000,             /* +-inf */
-        0x7fc00000, 0xffc00000,             /* NaN, -NaN */
-        0x4b800001, 0xcb7fffff,             /* 16777218, -16777215: near 2^24 */
-        0x4f000000, 0xcf000001,             /* 2^31, just below -2^31 */
-        0x477fe000, 0x43800000,             /* 65504 (f16 max), 256 */
+        0x00000000, 0x80000000, /* +0 -0 */
+        0x3f800000, 0xbf800000, /* 1 -1 */
+        0x3f000000, 0xc0e80000, /* 0.5 -7.25 */
+        0x00800000, 0x80800000, /* +-FLT_MIN (smallest normal) */
+        0x00000001, 0x80000001, /* +-smallest subnormal */
+        0x007fffff, 0x80400000, /* largest subnormal, -2^-127 */
+        0x7f7fffff, 0xff7fffff, /* +-FLT_MAX */
+        0x7f800000, 0xff800000, /* +-inf */
+        0x7fc00000, 0xffc00000, /* NaN, -NaN */
+        0x4b800001, 0xcb7fffff, /* 16777218, -16777215: near 2^24 */
+        0x4f000000, 0xcf000001, /* 2^31, just below -2^31 */
+        0x477fe000, 0x43800000, /* 65504 (f16 max), 256 */
     };
     for (int i = 0; i < 24; i++)
         f32s[i] = f32bits(f32b[i]);
     const uint64_t f64b[20] = {
-        0, 0x8000000000000000ull, 0x3ff0000000000000ull, 0xbff0000000000000ull,
-        0x0010000000000000ull, 0x0000000000000001ull, 0x800fffffffffffffull,
-        0x7fefffffffffffffull, 0xffefffffffffffffull, 0x7ff0000000000000ull,
-        0xfff0000000000000ull, 0x7ff8000000000000ull, 0xfff8000000000000ull,
-        0x3fb999999999999aull /* 0.1 */, 0xc00921fb54442d18ull /* -pi */,
-        0x36a0000000000000ull /* 2^-149 as double */, 0x47efffffe0000000ull /* FLT_MAX */,
-        0x3ff0000000000001ull, 0x4340000000000001ull, 0x0008000000000000ull,
+        0,
+        0x8000000000000000ull,
+        0x3ff0000000000000ull,
+        0xbff0000000000000ull,
+        0x0010000000000000ull,
+        0x0000000000000001ull,
+        0x800fffffffffffffull,
+        0x7fefffffffffffffull,
+        0xffefffffffffffffull,
+        0x7ff0000000000000ull,
+        0xfff0000000000000ull,
+        0x7ff8000000000000ull,
+        0xfff8000000000000ull,
+        0x3fb999999999999aull /* 0.1 */,
+        0xc00921fb54442d18ull /* -pi */,
+        0x36a0000000000000ull /* 2^-149 as double */,
+        0x47efffffe0000000ull /* FLT_MAX */,
+        0x3ff0000000000001ull,
+        0x4340000000000001ull,
+        0x0008000000000000ull,
     };
     for (int i = 0; i < 20; i++)
         f64s[i] = f64bits(f64b[i]);
@@ -103,8 +149,7 @@ static void init_specials(void)
 
 /* Input buffer k (0, 1, 2) of every pair (i, j) of the nv values: a = v[i], b = v[j],
  * c = v[(i * 7 + j) % nv]. */
-static void fill_pairs(void *dst, const void *vals, int nv, size_t es, int k)
-{
+static void fill_pairs(void *dst, const void *vals, int nv, size_t es, int k) {
     for (int i = 0; i < nv; i++)
         for (int j = 0; j < nv; j++) {
             int src = k == 0 ? i : k == 1 ? j : (i * 7 + j) % nv;
@@ -113,21 +158,20 @@ static void fill_pairs(void *dst, const void *vals, int nv, size_t es, int k)
 }
 
 /* ---- comparing -------------------------------------------------------------------- */
-static bool is_nan(int sc, const void *p)
-{
+static bool is_nan(int sc, const void *p) {
     uint64_t u = 0;
     switch (sc) {
     case TILE_F32: memcpy(&u, p, 4); return (u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu);
-    case TILE_F64: memcpy(&u, p, 8); return (u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull &&
-                                             (u & 0xfffffffffffffull);
+    case TILE_F64:
+        memcpy(&u, p, 8);
+        return (u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull && (u & 0xfffffffffffffull);
     case TILE_F16: memcpy(&u, p, 2); return (u & 0x7c00) == 0x7c00 && (u & 0x3ff);
     case TILE_BF16: memcpy(&u, p, 2); return (u & 0x7f80) == 0x7f80 && (u & 0x7f);
     default: return false;
     }
 }
 
-static bool same(Rule rule, int sc, const void *g, const void *r, size_t es)
-{
+static bool same(Rule rule, int sc, const void *g, const void *r, size_t es) {
     if (is_nan(sc, g) || is_nan(sc, r))
         return is_nan(sc, g) && is_nan(sc, r);
     if (!memcmp(g, r, es))
@@ -144,8 +188,7 @@ static bool same(Rule rule, int sc, const void *g, const void *r, size_t es)
     return fabs(gd - rd) <= 1e-5 + 2e-5 * fabs(rd);
 }
 
-static void hex(char *buf, const void *p, size_t es)
-{
+static void hex(char *buf, const void *p, size_t es) {
     uint64_t u = 0;
     memcpy(&u, p, es);
     snprintf(buf, 24, "0x%0*llx", (int)(2 * es), (unsigned long long)u);
@@ -159,8 +202,7 @@ typedef struct Dev {
 
 /* Runs kernel kn on d with host buffers in[]/out[] (sizes bytes[]); false on an error
  * (printed). */
-static bool run_on(Dev *d, const Kernel *kn, void **host, const size_t *bytes, int nb, int n)
-{
+static bool run_on(Dev *d, const Kernel *kn, void **host, const size_t *bytes, int nb, int n) {
     tile_rt_kernel *k;
     if (tile_rt_get_kernel(d->m, kn->name, &k) != TILE_RT_OK) {
         printf("FAIL %s: %s\n", kn->name, tile_rt_last_error(d->rt));
@@ -179,28 +221,26 @@ static bool run_on(Dev *d, const Kernel *kn, void **host, const size_t *bytes, i
     for (int b = kn->nin; b < nb && ok; b++)
         ok = tile_rt_copy_to_host(d->rt, host[b], dev[b], bytes[b]) == TILE_RT_OK;
     if (!ok)
-        printf("FAIL %s on %s: %s\n", kn->name, tile_rt_device_name(d->rt),
-               tile_rt_last_error(d->rt));
+        printf("FAIL %s on %s: %s\n", kn->name, tile_rt_device_name(d->rt), tile_rt_last_error(d->rt));
     for (int b = 0; b < nb; b++)
         tile_rt_free(d->rt, dev[b]);
     return ok;
 }
 
 /* The values of the kernel's element type (its first parameter's). */
-static const void *values_of(int sc, int *nv)
-{
+static const void *values_of(int sc, int *nv) {
     switch (sc) {
     case TILE_F32: *nv = 24; return f32s;
     case TILE_F64: *nv = 20; return f64s;
-    case TILE_I32: case TILE_U32: *nv = (int)(sizeof i32s / sizeof *i32s); return i32s;
+    case TILE_I32:
+    case TILE_U32: *nv = (int)(sizeof i32s / sizeof *i32s); return i32s;
     case TILE_I8: *nv = (int)(sizeof i8s / sizeof *i8s); return i8s;
     case TILE_I64: *nv = (int)(sizeof i64s / sizeof *i64s); return i64s;
     default: *nv = 0; return NULL;
     }
 }
 
-static int check_kernel(Dev *gpu, Dev *ref, const Kernel *kn, int *ncompared)
-{
+static int check_kernel(Dev *gpu, Dev *ref, const Kernel *kn, int *ncompared) {
     tile_rt_kernel *k;
     if (tile_rt_get_kernel(ref->m, kn->name, &k) != TILE_RT_OK) {
         printf("FAIL %s: no such kernel\n", kn->name);
@@ -224,7 +264,7 @@ static int check_kernel(Dev *gpu, Dev *ref, const Kernel *kn, int *ncompared)
         if (b < kn->nin)
             fill_pairs(g[b], vals, nv, es[b], b);
         else
-            memset(g[b], 0xff, bytes[b]);   /* poisoned: an unwritten result shows */
+            memset(g[b], 0xff, bytes[b]); /* poisoned: an unwritten result shows */
         memcpy(r[b], g[b], bytes[b]);
     }
     int bad = 0;
@@ -239,8 +279,7 @@ static int check_kernel(Dev *gpu, Dev *ref, const Kernel *kn, int *ncompared)
             while (e < (size_t)n * es[b] && p[e] == 0xff)
                 e++;
             if (e == (size_t)n * es[b]) {
-                printf("FAIL %s: the interpreter left block %d of output %d unwritten\n",
-                       kn->name, blk, b - kn->nin);
+                printf("FAIL %s: the interpreter left block %d of output %d unwritten\n", kn->name, blk, b - kn->nin);
                 bad = 1;
             }
         }
@@ -270,13 +309,12 @@ static int check_kernel(Dev *gpu, Dev *ref, const Kernel *kn, int *ncompared)
                 hex(in[a], (const char *)g[a] + (size_t)idx * es[a], es[a]);
             hex(gh, gp, es[b]);
             hex(rh, rp, es[b]);
-            printf("FAIL %s %s: inputs %s%s%s%s%s: gpu %s, interpreter %s\n", kn->name,
-                   op ? op : "?", in[0], kn->nin > 1 ? " " : "", kn->nin > 1 ? in[1] : "",
-                   kn->nin > 2 ? " " : "", kn->nin > 2 ? in[2] : "", gh, rh);
+            printf("FAIL %s %s: inputs %s%s%s%s%s: gpu %s, interpreter %s\n", kn->name, op ? op : "?", in[0],
+                   kn->nin > 1 ? " " : "", kn->nin > 1 ? in[1] : "", kn->nin > 2 ? " " : "", kn->nin > 2 ? in[2] : "",
+                   gh, rh);
         }
         if (wrong) {
-            printf("FAIL %s: %d of %zu results of output %d differ\n", kn->name, wrong, cnt,
-                   b - kn->nin);
+            printf("FAIL %s: %d of %zu results of output %d differ\n", kn->name, wrong, cnt, b - kn->nin);
             bad = 1;
         }
     }
@@ -287,8 +325,7 @@ static int check_kernel(Dev *gpu, Dev *ref, const Kernel *kn, int *ncompared)
     return bad;
 }
 
-static bool load_dev(Dev *d, const char *path)
-{
+static bool load_dev(Dev *d, const char *path) {
     if (tile_rt_load_source_file(d->rt, path, &d->m) != TILE_RT_OK) {
         printf("FAIL loading %s: %s\n", path, tile_rt_last_error(d->rt));
         return false;
@@ -296,8 +333,7 @@ static bool load_dev(Dev *d, const char *path)
     return true;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bool self = argc > 1 && !strcmp(argv[1], "--self-check");
     init_specials();
     /* untuned: one variant each, and no trial launches on these tiny inputs */
@@ -319,8 +355,8 @@ int main(int argc, char **argv)
     int failed = 0, compared = 0;
     for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++)
         failed += check_kernel(&gpu, &ref, &kernels[i], &compared);
-    printf("%s: %d of %zu kernels differ (%d results compared)\n", failed ? "FAIL" : "ok",
-           failed, sizeof kernels / sizeof *kernels, compared);
+    printf("%s: %d of %zu kernels differ (%d results compared)\n", failed ? "FAIL" : "ok", failed,
+           sizeof kernels / sizeof *kernels, compared);
     tile_rt_module_free(gpu.m);
     tile_rt_module_free(ref.m);
     tile_rt_close(gpu.rt);

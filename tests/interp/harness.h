@@ -14,21 +14,21 @@
 #include <string.h>
 
 static int g_fail;
-#define CHECK(c)                                                                    \
-    do {                                                                            \
-        if (!(c)) {                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);   \
-            g_fail++;                                                               \
-        }                                                                           \
+#define CHECK(c)                                                                  \
+    do {                                                                          \
+        if (!(c)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
+            g_fail++;                                                             \
+        }                                                                         \
     } while (0)
-#define CHECKF(c, ...)                                                              \
-    do {                                                                            \
-        if (!(c)) {                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #c);   \
-            fprintf(stderr, __VA_ARGS__);                                           \
-            fputc('\n', stderr);                                                    \
-            g_fail++;                                                               \
-        }                                                                           \
+#define CHECKF(c, ...)                                                            \
+    do {                                                                          \
+        if (!(c)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #c); \
+            fprintf(stderr, __VA_ARGS__);                                         \
+            fputc('\n', stderr);                                                  \
+            g_fail++;                                                             \
+        }                                                                         \
     } while (0)
 
 /* ---- text building ------------------------------------------------------------------ */
@@ -49,14 +49,16 @@ __attribute__((format(printf, 2, 3))) static void sb(SB *b, const char *fmt, ...
         }
         b->cap = (b->cap + (size_t)k + 1) * 2;
         b->s = realloc(b->s, b->cap);
-        if (!b->s) abort();
-        if (b->n == 0) b->s[0] = 0;
+        if (!b->s)
+            abort();
+        if (b->n == 0)
+            b->s[0] = 0;
     }
 }
 
 /* Pointers %T.p (tile<SHAPE x ptr<ELEM>>) to BASE + the i32 offsets %OFF. */
 static inline void ir_ptrs(SB *b, const char *tag, const char *base, const char *elem, const char *shape,
-                    const char *off) {
+                           const char *off) {
     sb(b, "  %%%s.s = splat %%%s : tile<%sxptr<%s>>\n", tag, base, shape, elem);
     sb(b, "  %%%s.p = addptr %%%s.s, %%%s : tile<%sxptr<%s>>\n", tag, tag, off, shape, elem);
 }
@@ -85,11 +87,13 @@ static void test_diag(void *ud, const char *msg) {
     g_ndiag++;
     size_t n = strlen(g_diag);
     snprintf(g_diag + n, sizeof g_diag - n, "%s\n", msg);
-    if (!g_quiet) fprintf(stderr, "diag: %s\n", msg);
+    if (!g_quiet)
+        fprintf(stderr, "diag: %s\n", msg);
 }
 
 static TirModule *parse_ir(const char *text) {
-    if (!g_arena) g_arena = tir_arena_new();
+    if (!g_arena)
+        g_arena = tir_arena_new();
     g_diag[0] = 0;
     g_ndiag = 0;
     TirModule *m = tir_parse_module(g_arena, "test.tir", text, strlen(text), test_diag, NULL);
@@ -111,7 +115,7 @@ typedef struct {
     TirBuffer bufs[8];
     int nbufs;
     bool debug;
-    bool expect_error;   /* keep diagnostics quiet; the test checks them */
+    bool expect_error; /* keep diagnostics quiet; the test checks them */
     FILE *print_out;
 } Run;
 
@@ -121,15 +125,16 @@ static void add_buf(Run *r, void *base, size_t bytes, const char *name) {
 
 /* Runs @name of the module; returns the interpreter's error count (-1: no module). */
 static int run_kernel(TirModule *m, const char *name, const TirArg *args, Run *r) {
-    if (!m) return -1;
+    if (!m)
+        return -1;
     TirFunc *k = tir_module_find(m, name);
     if (!k) {
         fprintf(stderr, "no kernel @%s\n", name);
         g_fail++;
         return -1;
     }
-    TirInterpOptions o = {{r->grid[0], r->grid[1], r->grid[2]}, r->bufs, r->nbufs, test_diag, NULL,
-                          r->print_out, r->debug};
+    TirInterpOptions o = {
+        {r->grid[0], r->grid[1], r->grid[2]}, r->bufs, r->nbufs, test_diag, NULL, r->print_out, r->debug};
     g_diag[0] = 0;
     g_ndiag = 0;
     g_quiet = r->expect_error;
@@ -150,7 +155,9 @@ static uint64_t rnd(void) {
     g_rng ^= g_rng << 17;
     return g_rng;
 }
-static float rndf(float lo, float hi) { return lo + (hi - lo) * (float)((rnd() >> 40) * (1.0 / 16777216.0)); }
+static float rndf(float lo, float hi) {
+    return lo + (hi - lo) * (float)((rnd() >> 40) * (1.0 / 16777216.0));
+}
 
 static uint32_t fbits(float f) {
     uint32_t u;
@@ -158,9 +165,15 @@ static uint32_t fbits(float f) {
     return u;
 }
 /* Same bits, or both NaN. */
-static bool same_f32(float a, float b) { return (a != a && b != b) || fbits(a) == fbits(b); }
-static inline float f16f(uint16_t h) { return tir_f16_to_f32(h); }
-static inline uint16_t h16(float f) { return tir_f32_to_f16(f); }
+static bool same_f32(float a, float b) {
+    return (a != a && b != b) || fbits(a) == fbits(b);
+}
+static inline float f16f(uint16_t h) {
+    return tir_f16_to_f32(h);
+}
+static inline uint16_t h16(float f) {
+    return tir_f32_to_f16(f);
+}
 
 /* ---- the cases -------------------------------------------------------------------------- */
 /* A test file lists its cases as CASES(X), X(name) for each function test_name, and ends
@@ -174,7 +187,8 @@ typedef struct {
 static int harness_main(int argc, char **argv, const HarnessCase *cases, size_t ncases) {
     int ran = 0;
     for (size_t i = 0; i < ncases; i++) {
-        if (argc > 1 && strcmp(argv[1], cases[i].name) != 0) continue;
+        if (argc > 1 && strcmp(argv[1], cases[i].name) != 0)
+            continue;
         int before = g_fail;
         cases[i].fn();
         fprintf(stderr, "%s: %s\n", cases[i].name, g_fail == before ? "ok" : "FAILED");
@@ -184,14 +198,15 @@ static int harness_main(int argc, char **argv, const HarnessCase *cases, size_t 
         fprintf(stderr, "no case named %s\n", argc > 1 ? argv[1] : "?");
         return 2;
     }
-    if (g_arena) tir_arena_free(g_arena);
+    if (g_arena)
+        tir_arena_free(g_arena);
     return g_fail ? 1 : 0;
 }
 
 #define HARNESS_CASE(n) {#n, test_##n},
-#define HARNESS_MAIN(CASES)                                                                  \
-    static const HarnessCase harness_cases[] = {CASES(HARNESS_CASE)};                        \
-    int main(int argc, char **argv) {                                                        \
+#define HARNESS_MAIN(CASES)                                                                           \
+    static const HarnessCase harness_cases[] = {CASES(HARNESS_CASE)};                                 \
+    int main(int argc, char **argv) {                                                                 \
         return harness_main(argc, argv, harness_cases, sizeof harness_cases / sizeof *harness_cases); \
     }
 

@@ -34,7 +34,8 @@ static const char *ring_ir(int stages, int variant) {
         sb(&b, "    async_commit\n"); /* in place of the wait */
     else
         sb(&b, "    async_wait {n=%d}\n", variant == RING_WAIT_TOO_LOOSE ? stages - 1 : stages - 2);
-    if (variant != RING_NO_BARRIER) sb(&b, "    barrier\n");
+    if (variant != RING_NO_BARRIER)
+        sb(&b, "    barrier\n");
     sb(&b, "    %%s = rem %%i, %%cs : i32\n");
     sb(&b, "    %%v = smem_load %%buf, %%s : tile<16xf32>\n");
     sb(&b, "    %%io = mul %%i, %%c16 : i32\n    %%ios = splat %%io : tile<16xi32>\n");
@@ -52,7 +53,8 @@ static const char *ring_ir(int stages, int variant) {
 
 static int run_ring(int stages, int variant, float *x, float *out) {
     TirModule *m = parse_ir(ring_ir(stages, variant));
-    if (!m) return -1;
+    if (!m)
+        return -1;
     Run r = {{1, 1, 1}, .expect_error = variant != RING_OK};
     add_buf(&r, x, sizeof(float) * 64, "x");
     add_buf(&r, out, sizeof(float) * 64, "out");
@@ -68,7 +70,8 @@ static void test_ring(void) {
             out[i] = -99;
         }
         CHECK(run_ring(stages, RING_OK, x, out) == 0);
-        for (int i = 0; i < 64; i++) CHECK(same_f32(out[i], x[i]));
+        for (int i = 0; i < 64; i++)
+            CHECK(same_f32(out[i], x[i]));
     }
 }
 
@@ -100,23 +103,22 @@ static void test_ring_bad_stage(void) {
 
 /* smem_store then smem_load with and without a barrier between */
 static void test_store_load(void) {
-    const char *ok =
-        "kernel @sl (%x: ptr<f32>, %out: ptr<f32>) {\n"
-        "  %buf = smem_alloc : smem<1x8xf32>\n"
-        "  %c0 = constant {value=0} : i32\n"
-        "  %r = arange {start=0, end=8} : tile<8xi32>\n"
-        "  %xs = splat %x : tile<8xptr<f32>>\n"
-        "  %xp = addptr %xs, %r : tile<8xptr<f32>>\n"
-        "  %v = load %xp : tile<8xf32>\n"
-        "  smem_store %buf, %c0, %v\n"
-        "  barrier\n"
-        "  %w = smem_load %buf, %c0 : tile<8xf32>\n"
-        "  %os = splat %out : tile<8xptr<f32>>\n"
-        "  %op = addptr %os, %r : tile<8xptr<f32>>\n"
-        "  store %op, %w\n"
-        "  barrier\n"
-        "  smem_store %buf, %c0, %v\n"
-        "}\n";
+    const char *ok = "kernel @sl (%x: ptr<f32>, %out: ptr<f32>) {\n"
+                     "  %buf = smem_alloc : smem<1x8xf32>\n"
+                     "  %c0 = constant {value=0} : i32\n"
+                     "  %r = arange {start=0, end=8} : tile<8xi32>\n"
+                     "  %xs = splat %x : tile<8xptr<f32>>\n"
+                     "  %xp = addptr %xs, %r : tile<8xptr<f32>>\n"
+                     "  %v = load %xp : tile<8xf32>\n"
+                     "  smem_store %buf, %c0, %v\n"
+                     "  barrier\n"
+                     "  %w = smem_load %buf, %c0 : tile<8xf32>\n"
+                     "  %os = splat %out : tile<8xptr<f32>>\n"
+                     "  %op = addptr %os, %r : tile<8xptr<f32>>\n"
+                     "  store %op, %w\n"
+                     "  barrier\n"
+                     "  smem_store %buf, %c0, %v\n"
+                     "}\n";
     float x[8], out[8];
     for (int i = 0; i < 8; i++) {
         x[i] = (float)i - 3.5f;
@@ -128,14 +130,16 @@ static void test_store_load(void) {
     add_buf(&r, out, sizeof out, "out");
     TirArg args[2] = {{.p = x}, {.p = out}};
     CHECK(run_kernel(m, "sl", args, &r) == 0);
-    for (int i = 0; i < 8; i++) CHECK(same_f32(out[i], x[i]));
+    for (int i = 0; i < 8; i++)
+        CHECK(same_f32(out[i], x[i]));
     /* without the first barrier the read races the other threads' writes; without the
      * second the last store overwrites what they may still read */
     for (int which = 0; which < 2; which++) {
         char text[2048];
         snprintf(text, sizeof text, "%s", ok);
         char *bar = strstr(text, "  barrier\n");
-        if (which) bar = strstr(bar + 1, "  barrier\n");
+        if (which)
+            bar = strstr(bar + 1, "  barrier\n");
         memmove(bar, bar + 10, strlen(bar + 10) + 1);
         m = parse_ir(text);
         Run e = {{1, 1, 1}, .expect_error = true};

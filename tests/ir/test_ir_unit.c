@@ -16,21 +16,21 @@
 
 static int failures;
 
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
             fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                    \
-        }                                                                  \
+            failures++;                                                              \
+        }                                                                            \
     } while (0)
 
-#define CHECK_EQ_HEX(got, want)                                                                   \
-    do {                                                                                          \
-        unsigned long long g_ = (unsigned long long)(got), w_ = (unsigned long long)(want);       \
-        if (g_ != w_) {                                                                           \
+#define CHECK_EQ_HEX(got, want)                                                                     \
+    do {                                                                                            \
+        unsigned long long g_ = (unsigned long long)(got), w_ = (unsigned long long)(want);         \
+        if (g_ != w_) {                                                                             \
             fprintf(stderr, "%s:%d: %s = 0x%llx, want 0x%llx\n", __FILE__, __LINE__, #got, g_, w_); \
-            failures++;                                                                           \
-        }                                                                                         \
+            failures++;                                                                             \
+        }                                                                                           \
     } while (0)
 
 static float f32_of_bits(uint32_t b) {
@@ -125,14 +125,14 @@ static void test_fp(void) {
     CHECK_EQ_HEX(tir_f32_to_f16(1.0f), 0x3c00);
     CHECK_EQ_HEX(tir_f32_to_f16(-2.0f), 0xc000);
     CHECK_EQ_HEX(tir_f32_to_f16(65504.0f), 0x7bff);
-    CHECK_EQ_HEX(tir_f32_to_f16(65519.0f), 0x7bff);  /* below the halfway point to 65536 */
-    CHECK_EQ_HEX(tir_f32_to_f16(65520.0f), 0x7c00);  /* the tie rounds to even: inf */
+    CHECK_EQ_HEX(tir_f32_to_f16(65519.0f), 0x7bff); /* below the halfway point to 65536 */
+    CHECK_EQ_HEX(tir_f32_to_f16(65520.0f), 0x7c00); /* the tie rounds to even: inf */
     CHECK_EQ_HEX(tir_f32_to_f16(-1e10f), 0xfc00);
     CHECK_EQ_HEX(tir_f32_to_f16(1.0f / 3.0f), 0x3555);
-    CHECK_EQ_HEX(tir_f32_to_f16(ldexpf(1, -24)), 0x0001);      /* smallest subnormal */
-    CHECK_EQ_HEX(tir_f32_to_f16(ldexpf(1, -25)), 0x0000);      /* tie to even: zero */
-    CHECK_EQ_HEX(tir_f32_to_f16(ldexpf(3, -26)), 0x0001);      /* above the tie */
-    CHECK_EQ_HEX(tir_f32_to_f16(ldexpf(3, -25)), 0x0002);      /* 1.5 ulp: tie to even 2 */
+    CHECK_EQ_HEX(tir_f32_to_f16(ldexpf(1, -24)), 0x0001);                     /* smallest subnormal */
+    CHECK_EQ_HEX(tir_f32_to_f16(ldexpf(1, -25)), 0x0000);                     /* tie to even: zero */
+    CHECK_EQ_HEX(tir_f32_to_f16(ldexpf(3, -26)), 0x0001);                     /* above the tie */
+    CHECK_EQ_HEX(tir_f32_to_f16(ldexpf(3, -25)), 0x0002);                     /* 1.5 ulp: tie to even 2 */
     CHECK_EQ_HEX(tir_f32_to_f16(ldexpf(1023, -24) + ldexpf(1, -25)), 0x0400); /* subnormal rounds up to normal */
     CHECK_EQ_HEX(tir_f32_to_f16(-0.0f), 0x8000);
     CHECK_EQ_HEX(tir_f32_to_f16(INFINITY), 0x7c00);
@@ -154,7 +154,7 @@ static void test_fp(void) {
     /* f8e4m3: satfinite, no inf */
     CHECK_EQ_HEX(tir_f32_to_f8e4m3(1.0f), 0x38);
     CHECK_EQ_HEX(tir_f32_to_f8e4m3(448.0f), 0x7e);
-    CHECK_EQ_HEX(tir_f32_to_f8e4m3(464.0f), 0x7e);  /* would round to 480, the NaN pattern */
+    CHECK_EQ_HEX(tir_f32_to_f8e4m3(464.0f), 0x7e); /* would round to 480, the NaN pattern */
     CHECK_EQ_HEX(tir_f32_to_f8e4m3(1e9f), 0x7e);
     CHECK_EQ_HEX(tir_f32_to_f8e4m3(INFINITY), 0x7e);
     CHECK_EQ_HEX(tir_f32_to_f8e4m3(-INFINITY), 0xfe);
@@ -180,17 +180,22 @@ static void test_fp(void) {
     int bad = 0;
     for (uint32_t h = 0; h < 0x10000; h++) {
         float f = tir_f16_to_f32((uint16_t)h);
-        if (!isnan(f) && tir_f32_to_f16(f) != h) bad++;
+        if (!isnan(f) && tir_f32_to_f16(f) != h)
+            bad++;
         float g = tir_bf16_to_f32((uint16_t)h);
-        if (!isnan(g) && tir_f32_to_bf16(g) != h) bad++;
+        if (!isnan(g) && tir_f32_to_bf16(g) != h)
+            bad++;
         /* and rounding is monotonic between neighbours (positive finite f16) */
-        if (h < 0x7bff && !(tir_f16_to_f32((uint16_t)(h + 1)) > f)) bad++;
+        if (h < 0x7bff && !(tir_f16_to_f32((uint16_t)(h + 1)) > f))
+            bad++;
     }
     for (uint32_t v = 0; v < 0x100; v++) {
         float f = tir_f8e4m3_to_f32((uint8_t)v);
-        if (!isnan(f) && tir_f32_to_f8e4m3(f) != v) bad++;
+        if (!isnan(f) && tir_f32_to_f8e4m3(f) != v)
+            bad++;
         float g = tir_f8e5m2_to_f32((uint8_t)v);
-        if (!isnan(g) && !isinf(g) && tir_f32_to_f8e5m2(g) != v) bad++;
+        if (!isnan(g) && !isinf(g) && tir_f32_to_f8e5m2(g) != v)
+            bad++;
     }
     CHECK(bad == 0);
     /* the midpoint between consecutive f16 values rounds to the even one */
@@ -254,7 +259,8 @@ static void test_builder(void) {
     tir_op_new(&b, TIR_OP_STORE, 2, st, 0, NULL, 0);
     char diags[4096] = "";
     CHECK(tir_verify_module(m, collect, diags) == 0);
-    if (diags[0]) fprintf(stderr, "%s", diags);
+    if (diags[0])
+        fprintf(stderr, "%s", diags);
 
     CHECK(tir_count_uses(f, acc) == 2);
     CHECK(tir_count_uses(f, s) == 2);
@@ -289,14 +295,16 @@ static void test_builder(void) {
     CHECK(loop->region[0]->first == sum->def);
     memset(diags, 0, sizeof diags);
     CHECK(tir_verify_module(m, collect, diags) == 0);
-    if (diags[0]) fprintf(stderr, "%s", diags);
+    if (diags[0])
+        fprintf(stderr, "%s", diags);
 
     /* renumber: ids follow print order */
     tir_func_renumber(f);
     CHECK(x->id == 0 && n->id == 1 && zero->id == 2 && res->id == 5 && iv->id == 6 && acc->id == 7);
     CHECK(f->next_id > cl->res[0]->id);
     char *text = tir_print_module_to_string(m);
-    CHECK(strstr(text, "%5 = for %2, %n, %3, %4 : tile<64xf32> {\n  ^(%6: i32, %7: tile<64xf32>):\n    %8 = add %7, %7 : tile<64xf32>\n") != NULL);
+    CHECK(strstr(text, "%5 = for %2, %n, %3, %4 : tile<64xf32> {\n  ^(%6: i32, %7: tile<64xf32>):\n    %8 = add %7, %7 "
+                       ": tile<64xf32>\n") != NULL);
     /* printed text parses back and prints the same */
     TirModule *m2 = tir_parse_module(a, "t", text, strlen(text), NULL, NULL);
     CHECK(m2 != NULL);
@@ -324,7 +332,8 @@ static void test_builder(void) {
     tir_op_erase(bad->def);
     memset(diags, 0, sizeof diags);
     CHECK(tir_verify_module(m, collect, diags) == 0);
-    if (diags[0]) fprintf(stderr, "%s", diags);
+    if (diags[0])
+        fprintf(stderr, "%s", diags);
 
     tir_module_remove(m, f);
     CHECK(m->first == NULL && tir_module_find(m, "k") == NULL);
@@ -368,7 +377,9 @@ static const char *guarded_put(Guarded g, const char *text, size_t n) {
     memcpy(d, text, n);
     return d;
 }
-static void guarded_free(Guarded g) { munmap(g.base, g.data + g.page); }
+static void guarded_free(Guarded g) {
+    munmap(g.base, g.data + g.page);
+}
 
 static void count_diag(void *ud, const char *msg) {
     (*(int *)ud)++;
@@ -388,7 +399,8 @@ static void test_files(int nfiles, char **files) {
         size_t len;
         char *text = read_file(files[i], &len);
         CHECK(text != NULL);
-        if (!text) continue;
+        if (!text)
+            continue;
         TirArena *a = tir_arena_new();
         TirModule *m = tir_parse_module(a, files[i], text, len, NULL, NULL);
         CHECK(m != NULL);
@@ -442,13 +454,15 @@ static void test_files(int nfiles, char **files) {
     size_t depth = 100000;
     char *deep = malloc(depth * 40 + 200);
     size_t n = (size_t)sprintf(deep, "kernel @k (%%c: i1) {\n");
-    for (size_t i = 0; i < depth; i++) n += (size_t)sprintf(deep + n, "if %%c {\n");
+    for (size_t i = 0; i < depth; i++)
+        n += (size_t)sprintf(deep + n, "if %%c {\n");
     TirArena *a = tir_arena_new();
     int nd = 0;
     CHECK(tir_parse_module(a, "deep", deep, n, count_diag, &nd) == NULL && nd > 0);
     tir_arena_free(a);
     n = (size_t)sprintf(deep, "kernel @k () {\n %%0 = constant {value=0} : tile<4xi32, ");
-    for (size_t i = 0; i < depth; i++) n += (size_t)sprintf(deep + n, "#slice<dim=0, parent=");
+    for (size_t i = 0; i < depth; i++)
+        n += (size_t)sprintf(deep + n, "#slice<dim=0, parent=");
     a = tir_arena_new();
     nd = 0;
     CHECK(tir_parse_module(a, "deep", deep, n, count_diag, &nd) == NULL && nd > 0);
@@ -517,14 +531,13 @@ static void test_verify_result_link(void) {
  * prefix of such text, each ending against the guard page (a comment's first '/' the
  * last byte among them), parses or reports, and reads nothing past its length. */
 static void test_parse_bounds(void) {
-    static const char text[] =
-        "kernel @k (%x: i32) {\n"
-        "  %a = no_such_op %x : i32 {\n"
-        "    // a comment in the skipped region\n"
-        "    %s = \"a string with } and //\"\n"
-        "  }\n"
-        "  %b = add %x, %x : i32 // trailing\n"
-        "}\n";
+    static const char text[] = "kernel @k (%x: i32) {\n"
+                               "  %a = no_such_op %x : i32 {\n"
+                               "    // a comment in the skipped region\n"
+                               "    %s = \"a string with } and //\"\n"
+                               "  }\n"
+                               "  %b = add %x, %x : i32 // trailing\n"
+                               "}\n";
     size_t len = sizeof text - 1;
     Guarded g = guarded_new(len);
     for (size_t cut = 0; cut <= len; cut++) {

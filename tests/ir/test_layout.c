@@ -19,15 +19,15 @@ static int failures;
         }                                                                            \
     } while (0)
 
-#define CHECK_MSG(cond, ...)                                                           \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);   \
-            fprintf(stderr, __VA_ARGS__);                                              \
-            fprintf(stderr, "\n");                                                     \
-            failures++;                                                                \
-            return;                                                                    \
-        }                                                                              \
+#define CHECK_MSG(cond, ...)                                                         \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fprintf(stderr, "\n");                                                   \
+            failures++;                                                              \
+            return;                                                                  \
+        }                                                                            \
     } while (0)
 
 static TirArena *arena;
@@ -35,7 +35,8 @@ static TirModule *mod;
 
 static int64_t numel(int rank, const int32_t *shape) {
     int64_t n = 1;
-    for (int d = 0; d < rank; d++) n *= shape[d];
+    for (int d = 0; d < rank; d++)
+        n *= shape[d];
     return n;
 }
 
@@ -43,8 +44,8 @@ static int64_t numel(int rank, const int32_t *shape) {
  * canonical holder maps back to its coordinate. */
 typedef void (*Formula)(const void *ctx, int r, int lane, int w, int32_t *coord);
 
-static void check_against(const char *what, const TirLinear *l, int rank, const int32_t *shape, int nregs,
-                          int nwarps, Formula want, const void *ctx) {
+static void check_against(const char *what, const TirLinear *l, int rank, const int32_t *shape, int nregs, int nwarps,
+                          Formula want, const void *ctx) {
     CHECK_MSG(l != NULL, "%s: no map", what);
     CHECK_MSG(tir_lin_in_size(l, 0) == nregs, "%s: %d registers, want %d", what, tir_lin_in_size(l, 0), nregs);
     CHECK_MSG(tir_lin_in_size(l, 1) == 32, "%s: lanes", what);
@@ -91,7 +92,8 @@ static void check_against(const char *what, const TirLinear *l, int rank, const 
         tir_lin_apply_coords(l, in, back);
         CHECK_MSG(memcmp(back, c, (size_t)rank * sizeof *c) == 0, "%s: holder of element %lld", what, (long long)i);
         /* the holder has its free bits clear, and the inverse map gives the same one */
-        for (int k = 0; k < 3; k++) CHECK_MSG(!(in[k] & (int32_t)tir_lin_free_mask(l, k)), "%s: holder free bits", what);
+        for (int k = 0; k < 3; k++)
+            CHECK_MSG(!(in[k] & (int32_t)tir_lin_free_mask(l, k)), "%s: holder free bits", what);
         int32_t in2[3];
         tir_lin_unpack(&inv, tir_lin_apply(&inv, c), in2);
         CHECK_MSG(in2[0] == in[0] && in2[1] == in[1] && in2[2] == in[2], "%s: inverse map", what);
@@ -164,11 +166,8 @@ static void test_blocked(void) {
     /* 2-D, both orders, shapes around the coverage */
     int32_t shapes2[][2] = {{1, 128}, {4, 4}, {16, 64}, {64, 16}, {128, 256}, {2, 1024}, {256, 1}};
     int32_t cfg[][4][2] = {
-        {{1, 4}, {4, 8}, {4, 1}, {1, 0}},
-        {{1, 4}, {4, 8}, {4, 1}, {0, 1}},
-        {{2, 2}, {8, 4}, {2, 2}, {1, 0}},
-        {{4, 1}, {32, 1}, {1, 4}, {0, 1}},
-        {{1, 8}, {1, 32}, {8, 1}, {1, 0}},
+        {{1, 4}, {4, 8}, {4, 1}, {1, 0}},  {{1, 4}, {4, 8}, {4, 1}, {0, 1}},  {{2, 2}, {8, 4}, {2, 2}, {1, 0}},
+        {{4, 1}, {32, 1}, {1, 4}, {0, 1}}, {{1, 8}, {1, 32}, {8, 1}, {1, 0}},
     };
     for (size_t c = 0; c < sizeof cfg / sizeof *cfg; c++)
         for (size_t s = 0; s < sizeof shapes2 / sizeof *shapes2; s++)
@@ -192,7 +191,8 @@ static void test_slice(void) {
         int32_t pshape[2] = {dim == 0 ? 1 : 128, dim == 0 ? 128 : 1};
         const TirLinear *p = tir_layout_linear(mod, par, 2, pshape, NULL);
         CHECK(l && p);
-        if (!l || !p) continue;
+        if (!l || !p)
+            continue;
         CHECK(tir_lin_in_size(l, 0) == tir_lin_in_size(p, 0));
         for (int w = 0; w < 4; w++)
             for (int ln = 0; ln < 32; ln++)
@@ -214,7 +214,8 @@ static void test_slice(void) {
     CHECK(l && tir_lin_in_size(l, 0) == 4); /* rows l/4 + 8 r1 + 32 rM: 2 x 2 registers */
     const char *why = NULL;
     int32_t sh = tir_layout_shared(mod, 2, (int32_t[]){1, 0}, 1, 1, 1, 0);
-    CHECK(!tir_layout_linear(mod, tir_layout_slice(mod, sh, 0), 1, (int32_t[]){64}, &why) && why && strstr(why, "#shared"));
+    CHECK(!tir_layout_linear(mod, tir_layout_slice(mod, sh, 0), 1, (int32_t[]){64}, &why) && why &&
+          strstr(why, "#shared"));
     int32_t order1[1];
     tir_layout_order(mod, row, order1);
     CHECK(order1[0] == 0);
@@ -237,7 +238,8 @@ static void check_form(int32_t idx, int rank, const int32_t *shape) {
         total *= n[d];
     }
     for (int i = 0; i < bf.rank; i++)
-        if (bf.tile_dim[bf.order[i]] >= 0) order[k++] = bf.tile_dim[bf.order[i]];
+        if (bf.tile_dim[bf.order[i]] >= 0)
+            order[k++] = bf.tile_dim[bf.order[i]];
     CHECK_MSG(tir_lin_in_size(l, 0) == total, "%s: %d registers, view %d", name, tir_lin_in_size(l, 0), total);
     int nw = tir_lin_in_size(l, 2);
     for (int w = 0; w < nw; w++)
@@ -262,10 +264,12 @@ static void check_form(int32_t idx, int rank, const int32_t *shape) {
                 tir_lin_apply_coords(l, (int32_t[]){e, ln, w}, c);
                 for (int d = 0; d < rank; d++) {
                     int rd = bf.root_dim[d];
-                    int32_t pos = (w / bf.warp_stride[rd] % bf.wpc[rd]) * bf.tpw[rd] + ln / bf.lane_stride[rd] % bf.tpw[rd];
-                    int32_t want = ((pos * bf.spt[rd]) & (shape[d] - 1)) + (j[d] / bf.spt[rd]) * (int32_t)tir_blocked_span(&bf, rd) +
-                                   j[d] % bf.spt[rd];
-                    CHECK_MSG(c[d] == want, "%s: element %d of lane %d warp %d dim %d at %d, view %d", name, e, ln, w, d, c[d], want);
+                    int32_t pos =
+                        (w / bf.warp_stride[rd] % bf.wpc[rd]) * bf.tpw[rd] + ln / bf.lane_stride[rd] % bf.tpw[rd];
+                    int32_t want = ((pos * bf.spt[rd]) & (shape[d] - 1)) +
+                                   (j[d] / bf.spt[rd]) * (int32_t)tir_blocked_span(&bf, rd) + j[d] % bf.spt[rd];
+                    CHECK_MSG(c[d] == want, "%s: element %d of lane %d warp %d dim %d at %d, view %d", name, e, ln, w,
+                              d, c[d], want);
                 }
             }
         }
@@ -279,10 +283,11 @@ static void check_form(int32_t idx, int rank, const int32_t *shape) {
                 int32_t in[3] = {0, 0, 0}, c[TIR_MAXRANK];
                 in[1 + i] = 1 << b;
                 tir_lin_apply_coords(l, in, c);
-                if (c[d]) *(i ? &bw : &bl) += 1;
+                if (c[d])
+                    *(i ? &bw : &bl) += 1;
             }
-        CHECK_MSG(lanes == 1 << bl && warps == 1 << bw, "%s: dim %d: %d lanes %d warps distinct, map %d %d", name, d, lanes,
-                  warps, 1 << bl, 1 << bw);
+        CHECK_MSG(lanes == 1 << bl && warps == 1 << bw, "%s: dim %d: %d lanes %d warps distinct, map %d %d", name, d,
+                  lanes, warps, 1 << bl, 1 << bw);
     }
 }
 
@@ -300,7 +305,8 @@ static void test_blocked_form(void) {
             for (int dim = 0; dim < 3; dim++) {
                 int32_t s2[2];
                 for (int d = 0, k = 0; d < 3; d++)
-                    if (d != dim) s2[k++] = shapes[s][d];
+                    if (d != dim)
+                        s2[k++] = shapes[s][d];
                 int32_t sl = tir_layout_slice(mod, b, dim);
                 check_form(sl, 2, s2);
                 int32_t s1[1] = {s2[1]};
@@ -346,19 +352,21 @@ static void test_mma_case(int v, int wm, int wn, int in, int M, int N) {
     Mma m = {wm, wn, in, M, N};
     int64_t cover_m = 16 * wm, cover_n = (int64_t)in * wn;
     CHECK(l);
-    if (!l) return;
+    if (!l)
+        return;
     /* register count: the map's own; the formula checks what each register holds */
     int nregs = tir_lin_in_size(l, 0);
-    if (M >= cover_m && N >= cover_n) CHECK(nregs == (int64_t)M * N / (32 * wm * wn));
+    if (M >= cover_m && N >= cover_n)
+        CHECK(nregs == (int64_t)M * N / (32 * wm * wn));
     check_against(name, l, 2, shape, nregs, wm * wn, mma_formula, &m);
 }
 
 static void test_mma(void) {
-    test_mma_case(2, 1, 1, 8, 16, 8);   /* one m16n8 tile: 4 registers */
+    test_mma_case(2, 1, 1, 8, 16, 8); /* one m16n8 tile: 4 registers */
     test_mma_case(2, 2, 2, 8, 128, 64);
     test_mma_case(2, 4, 1, 8, 64, 64);
     test_mma_case(2, 2, 4, 8, 64, 256);
-    test_mma_case(3, 4, 1, 64, 64, 64);  /* wgmma m64n64: 32 accumulators per thread */
+    test_mma_case(3, 4, 1, 64, 64, 64); /* wgmma m64n64: 32 accumulators per thread */
     test_mma_case(3, 4, 1, 128, 128, 128);
     test_mma_case(3, 8, 2, 64, 256, 256);
     /* wgmma m64nN per warp group: exactly TENSORCORES.md's formula with w the warp */
@@ -379,10 +387,11 @@ static void test_mma(void) {
         }
     /* the bases as text: one m16n8 tile */
     char buf[512];
-    const TirLinear *one = tir_layout_linear(mod, tir_layout_mma(mod, 2, 2, (int32_t[]){1, 1}, (int32_t[]){16, 8, 16}), 2,
-                                             (int32_t[]){16, 8}, NULL);
+    const TirLinear *one = tir_layout_linear(mod, tir_layout_mma(mod, 2, 2, (int32_t[]){1, 1}, (int32_t[]){16, 8, 16}),
+                                             2, (int32_t[]){16, 8}, NULL);
     tir_lin_print(buf, sizeof buf, one);
-    CHECK_MSG(strcmp(buf, "register=[(0, 1), (8, 0)] lane=[(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)] warp=[]") == 0, "%s", buf);
+    CHECK_MSG(strcmp(buf, "register=[(0, 1), (8, 0)] lane=[(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)] warp=[]") == 0, "%s",
+              buf);
     /* contiguous along N: 2 (the r%2 pair) */
     CHECK(l && tir_lin_contig(l, 0, 1) == 2 && tir_lin_contig(l, 0, 0) == 1);
     /* a shape smaller than the CTA tile: warps along M past it replicate */
@@ -393,9 +402,11 @@ static void test_mma(void) {
     /* bad numbers are refused with a reason */
     const char *why = NULL;
     CHECK(!tir_layout_linear(mod, tir_layout_mma(mod, 3, 2, (int32_t[]){2, 1}, (int32_t[]){64, 64, 16}), 2,
-                             (int32_t[]){64, 64}, &why) && why && strstr(why, "multiple of 4"));
+                             (int32_t[]){64, 64}, &why) &&
+          why && strstr(why, "multiple of 4"));
     CHECK(!tir_layout_linear(mod, tir_layout_mma(mod, 2, 2, (int32_t[]){2, 1}, (int32_t[]){16, 8, 16}), 2,
-                             (int32_t[]){48, 64}, &why) && why && strstr(why, "power of two"));
+                             (int32_t[]){48, 64}, &why) &&
+          why && strstr(why, "power of two"));
 }
 
 /* ---- dot operands: the PTX ISA's fragment tables for one m16n8kK instruction ---- */
@@ -406,7 +417,7 @@ typedef struct {
 /* ---- grouped N tiles (tir_layout_mma_grouped) ---- */
 typedef struct {
     Mma m;
-    int g;   /* the group the shape allows: min(ngroup, N / (8 wn)) */
+    int g; /* the group the shape allows: min(ngroup, N / (8 wn)) */
 } Grouped;
 
 /* The column move, written out digit by digit: column = hi S g + j S + lo -> hi S g + lo g + j. */
@@ -429,11 +440,13 @@ static void test_mma_grouped_case(int wm, int wn, int M, int N, int ngroup) {
     tir_layout_print(name, sizeof name, mod, idx);
     snprintf(name + strlen(name), sizeof name - strlen(name), " %dx%d", M, N);
     int g = ngroup;
-    while (g > 1 && N < 8 * wn * g) g /= 2;
+    while (g > 1 && N < 8 * wn * g)
+        g /= 2;
     Grouped q = {{wm, wn, 8, M, N}, g};
     const TirLinear *l = tir_layout_linear(mod, idx, 2, shape, NULL);
     CHECK_MSG(l != NULL, "%s: no map", name);
-    if (!l) return;
+    if (!l)
+        return;
     check_against(name, l, 2, shape, tir_lin_in_size(l, 0), wm * wn, grouped_formula, &q);
     CHECK_MSG(tir_layout_mma_ngroup(mod, idx) == (ngroup > 1 ? ngroup : 1), "%s: ngroup", name);
     /* B [K, N] moves its columns alike: every register of every thread, against the
@@ -444,7 +457,8 @@ static void test_mma_grouped_case(int wm, int wn, int M, int N, int ngroup) {
     const TirLinear *ap = tir_layout_linear(mod, tir_layout_dot_operand(mod, plain, 0, 4), 2, (int32_t[]){M, 64}, NULL);
     const TirLinear *ag = tir_layout_linear(mod, tir_layout_dot_operand(mod, idx, 0, 4), 2, (int32_t[]){M, 64}, NULL);
     CHECK_MSG(bp && bg && ap && ag, "%s: operand maps", name);
-    if (!bp || !bg || !ap || !ag) return;
+    if (!bp || !bg || !ap || !ag)
+        return;
     CHECK_MSG(tir_lin_equal(ap, ag), "%s: A does not move", name);
     int bad = 0;
     for (int w = 0; w < wm * wn; w++)
@@ -478,11 +492,11 @@ static void test_mma_grouped_case(int wm, int wn, int M, int N, int ngroup) {
 }
 
 static void test_mma_grouped(void) {
-    test_mma_grouped_case(4, 1, 128, 64, 4);    /* gemm_f8's tile: 8 N tiles a warp, groups of 4 */
-    test_mma_grouped_case(2, 4, 128, 256, 4);   /* 8 warps, N tiles interleaved across 4 warps */
+    test_mma_grouped_case(4, 1, 128, 64, 4);  /* gemm_f8's tile: 8 N tiles a warp, groups of 4 */
+    test_mma_grouped_case(2, 4, 128, 256, 4); /* 8 warps, N tiles interleaved across 4 warps */
     test_mma_grouped_case(2, 2, 64, 128, 8);
-    test_mma_grouped_case(2, 2, 64, 32, 4);     /* N allows 2 of the 4 */
-    test_mma_grouped_case(1, 4, 16, 32, 4);     /* N allows none: the plain map */
+    test_mma_grouped_case(2, 2, 64, 32, 4); /* N allows 2 of the 4 */
+    test_mma_grouped_case(1, 4, 16, 32, 4); /* N allows none: the plain map */
     test_mma_grouped_case(2, 2, 64, 128, 1);
     /* a slice of the accumulator along N (row sums) keeps its map: no N bits */
     int32_t g = tir_layout_mma_grouped(mod, tir_layout_mma(mod, 2, 2, (int32_t[]){2, 2}, (int32_t[]){16, 8, 32}), 4);
@@ -504,7 +518,8 @@ static void runs_first_case(const char *what, const TirLinear *l, int want_run) 
     CHECK_MSG(tir_lin_contig(&out, 0, l->nout - 1) == run, "%s: contig of the result", what);
     int bad = 0;
     for (int r = 0; r < nr; r++) {
-        if (perm[r] < 0 || perm[r] >= nr || hit[perm[r]]++) bad++;
+        if (perm[r] < 0 || perm[r] >= nr || hit[perm[r]]++)
+            bad++;
         for (int ln = 0; ln < 32; ln += 5)
             for (int w = 0; w < tir_lin_in_size(l, 2); w++) {
                 int32_t a[3] = {r, ln, w}, b[3] = {perm[r], ln, w};
@@ -552,7 +567,8 @@ static void vector_of_acc_case(int32_t acc, int M, int N, int dim) {
                 for (int k = 0; k < tir_lin_in_size(lo, 0) && found == 1; k++) {
                     int32_t io[3] = {k, ln, w}, co[2];
                     tir_lin_apply_coords(lo, io, co);
-                    if (co[keep] == c[keep] && co[dim] == 0) found = 2;
+                    if (co[keep] == c[keep] && co[dim] == 0)
+                        found = 2;
                 }
                 bad += found != 2;
             }
@@ -576,7 +592,8 @@ static void test_runs_first(void) {
     tir_lin_add_bit(&h, 0, (int32_t[]){16, 0});
     tir_lin_add_bit(&h, 0, (int32_t[]){0, 2});
     tir_lin_add_bit(&h, 0, (int32_t[]){0, 1});
-    for (int k = 0; k < 5; k++) tir_lin_add_bit(&h, 1, (int32_t[]){k < 3 ? 0 : 1 << (k - 3), k < 3 ? 8 << k : 0});
+    for (int k = 0; k < 5; k++)
+        tir_lin_add_bit(&h, 1, (int32_t[]){k < 3 ? 0 : 1 << (k - 3), k < 3 ? 8 << k : 0});
     runs_first_case("reversed by hand", &h, 8);
     vector_of_acc_case(g, 128, 64, 0);
     vector_of_acc_case(g, 128, 64, 1);
@@ -589,13 +606,19 @@ static void frag_formula(const void *ctx, int i, int l, int w, int32_t *c) {
     (void)w;
     int g = l / 4, t = l % 4;
     if (f->op == 0) { /* A: 16 x 8kw */
-        if (f->kw == 2) c[0] = g + 8 * ((i / 2) % 2), c[1] = 2 * t + i % 2 + 8 * (i / 4);
-        if (f->kw == 4) c[0] = g + 8 * ((i / 4) % 2), c[1] = 4 * t + i % 4 + 16 * (i / 8);
-        if (f->kw == 1) c[0] = g + 8 * (i % 2), c[1] = t + 4 * (i / 2);
+        if (f->kw == 2)
+            c[0] = g + 8 * ((i / 2) % 2), c[1] = 2 * t + i % 2 + 8 * (i / 4);
+        if (f->kw == 4)
+            c[0] = g + 8 * ((i / 4) % 2), c[1] = 4 * t + i % 4 + 16 * (i / 8);
+        if (f->kw == 1)
+            c[0] = g + 8 * (i % 2), c[1] = t + 4 * (i / 2);
     } else { /* B: 8kw x 8 */
-        if (f->kw == 2) c[0] = 2 * t + i % 2 + 8 * (i / 2), c[1] = g;
-        if (f->kw == 4) c[0] = 4 * t + i % 4 + 16 * (i / 4), c[1] = g;
-        if (f->kw == 1) c[0] = t + 4 * i, c[1] = g;
+        if (f->kw == 2)
+            c[0] = 2 * t + i % 2 + 8 * (i / 2), c[1] = g;
+        if (f->kw == 4)
+            c[0] = 4 * t + i % 4 + 16 * (i / 4), c[1] = g;
+        if (f->kw == 1)
+            c[0] = t + 4 * i, c[1] = g;
     }
 }
 
@@ -618,7 +641,8 @@ static void test_dot_operands(void) {
     const TirLinear *a = tir_layout_linear(mod, tir_layout_dot_operand(mod, mma22, 0, 2), 2, (int32_t[]){64, 32}, NULL);
     const TirLinear *b = tir_layout_linear(mod, tir_layout_dot_operand(mod, mma22, 1, 2), 2, (int32_t[]){32, 32}, NULL);
     CHECK(a && b);
-    if (!a || !b) return;
+    if (!a || !b)
+        return;
     CHECK(tir_lin_free_mask(a, 2) == 0x2 && tir_lin_free_mask(b, 2) == 0x1);
     CHECK(tir_lin_in_size(a, 0) == 8 * 2 * 2); /* 8 per fragment x 2 along K x 2 along M */
     for (int r = 0; r < 32; r++) {
@@ -665,8 +689,11 @@ static void test_shared(void) {
             test_shared_case(v[i][0], v[i][1], v[i][2], 0, shapes[s][0], shapes[s][1],
                              tir_layout_shared(mod, 2, order, v[i][0], v[i][1], v[i][2], 0));
     /* wgmma/TMA swizzles: 16-byte vectors, atoms as wide as the swizzle */
-    struct { int bytes, bits, vec, pp, mp, atom; } nv[] = {
-        {128, 16, 8, 1, 8, 64}, {64, 16, 8, 2, 4, 32}, {32, 16, 8, 4, 2, 16}, {128, 8, 16, 1, 8, 128}, {128, 32, 4, 1, 8, 32},
+    struct {
+        int bytes, bits, vec, pp, mp, atom;
+    } nv[] = {
+        {128, 16, 8, 1, 8, 64},  {64, 16, 8, 2, 4, 32},  {32, 16, 8, 4, 2, 16},
+        {128, 8, 16, 1, 8, 128}, {128, 32, 4, 1, 8, 32},
     };
     for (size_t i = 0; i < sizeof nv / sizeof *nv; i++) {
         int32_t idx = tir_layout_shared_nvmma(mod, 2, order, nv[i].bytes, nv[i].bits);
@@ -676,7 +703,8 @@ static void test_shared(void) {
     }
     /* column-contiguous (order [0, 1]): the formula with the dims exchanged */
     int32_t o01[2] = {0, 1};
-    const TirLinear *l = tir_layout_linear(mod, tir_layout_shared(mod, 2, o01, 4, 1, 8, 0), 2, (int32_t[]){32, 16}, NULL);
+    const TirLinear *l =
+        tir_layout_linear(mod, tir_layout_shared(mod, 2, o01, 4, 1, 8, 0), 2, (int32_t[]){32, 16}, NULL);
     for (int32_t r = 0; l && r < 32; r++)
         for (int32_t c = 0; c < 16; c++) {
             int32_t h[1];
@@ -700,12 +728,14 @@ static void test_compose(void) {
         int32_t ext2[2] = {16, 32}, ext1[1] = {1 << 9};
         tir_lin_init(&inner, 3, k3, 2, k2, ext2);
         for (int i = 0; i < 3; i++)
-            for (int k = 0; k < 3; k++) tir_lin_add_bit(&inner, i, (int32_t[]){(int32_t)(rnd() % 16), (int32_t)(rnd() % 32)});
+            for (int k = 0; k < 3; k++)
+                tir_lin_add_bit(&inner, i, (int32_t[]){(int32_t)(rnd() % 16), (int32_t)(rnd() % 32)});
         tir_lin_init(&outer, 2, k2, 1, k1, ext1);
         outer.inbits[0] = 4;
         outer.inbits[1] = 5;
         for (int i = 0; i < 2; i++)
-            for (int k = 0; k < outer.inbits[i]; k++) outer.basis[i][k] = rnd() % 512;
+            for (int k = 0; k < outer.inbits[i]; k++)
+                outer.basis[i][k] = rnd() % 512;
         CHECK(tir_lin_compose(&outer, &inner, &comp));
         for (int x = 0; x < 512; x++) {
             int32_t in[3] = {x & 7, (x >> 3) & 7, x >> 6}, mid[2];
@@ -716,9 +746,9 @@ static void test_compose(void) {
         CHECK(!tir_lin_compose(&inner, &outer, &comp));
     }
     /* inverse o layout is the identity on the bits that are not free */
-    const TirLinear *l = tir_layout_linear(mod, tir_layout_blocked(mod, 2, (int32_t[]){1, 4}, (int32_t[]){4, 8},
-                                                                   (int32_t[]){4, 1}, (int32_t[]){1, 0}),
-                                           2, (int32_t[]){8, 64}, NULL);
+    const TirLinear *l = tir_layout_linear(
+        mod, tir_layout_blocked(mod, 2, (int32_t[]){1, 4}, (int32_t[]){4, 8}, (int32_t[]){4, 1}, (int32_t[]){1, 0}), 2,
+        (int32_t[]){8, 64}, NULL);
     TirLinear inv, id;
     CHECK(l && tir_lin_invert(l, &inv) && tir_lin_compose(&inv, l, &id));
     for (int i = 0; l && i < 3; i++)
@@ -727,7 +757,8 @@ static void test_compose(void) {
             in[i] = 1 << k;
             tir_lin_unpack(&id, tir_lin_apply(&id, in), out);
             bool free_bit = tir_lin_free_mask(l, i) >> k & 1;
-            CHECK(free_bit ? (out[0] | out[1] | out[2]) == 0 : (out[i] == in[i] && (out[0] | out[1] | out[2]) == in[i]));
+            CHECK(free_bit ? (out[0] | out[1] | out[2]) == 0
+                           : (out[i] == in[i] && (out[0] | out[1] | out[2]) == in[i]));
         }
 }
 
@@ -736,7 +767,8 @@ static int64_t flat_of(const TirLinear *l, const int32_t *in) {
     int32_t c[TIR_MAXRANK];
     tir_lin_apply_coords(l, in, c);
     int64_t f = 0;
-    for (int d = 0; d < l->nout; d++) f = (f << l->outbits[d]) | c[d];
+    for (int d = 0; d < l->nout; d++)
+        f = (f << l->outbits[d]) | c[d];
     return f;
 }
 
@@ -748,37 +780,48 @@ static TirConvKind run_plan(const char *what, const TirLinear *a, const TirLinea
         return TIR_CONV_NONE;
     }
     int ra = tir_lin_in_size(a, 0), rb = tir_lin_in_size(b, 0), nw = tir_lin_in_size(a, 2);
-    int64_t *src = malloc(sizeof(int64_t) * (size_t)ra * 32 * nw), *dst = malloc(sizeof(int64_t) * (size_t)rb * 32 * nw);
+    int64_t *src = malloc(sizeof(int64_t) * (size_t)ra * 32 * nw),
+            *dst = malloc(sizeof(int64_t) * (size_t)rb * 32 * nw);
     for (int w = 0; w < nw; w++)
         for (int l = 0; l < 32; l++)
-            for (int r = 0; r < ra; r++) src[((int64_t)w * 32 + l) * ra + r] = flat_of(a, (int32_t[]){r, l, w});
-    for (int64_t i = 0; i < (int64_t)rb * 32 * nw; i++) dst[i] = -1;
+            for (int r = 0; r < ra; r++)
+                src[((int64_t)w * 32 + l) * ra + r] = flat_of(a, (int32_t[]){r, l, w});
+    for (int64_t i = 0; i < (int64_t)rb * 32 * nw; i++)
+        dst[i] = -1;
     if (p.kind == TIR_CONV_NONE) {
-        for (int64_t i = 0; i < (int64_t)rb * 32 * nw; i++) dst[i] = src[i];
+        for (int64_t i = 0; i < (int64_t)rb * 32 * nw; i++)
+            dst[i] = src[i];
     } else if (p.kind == TIR_CONV_REGS) {
         for (int w = 0; w < nw; w++)
             for (int l = 0; l < 32; l++)
-                for (int r = 0; r < rb; r++) dst[((int64_t)w * 32 + l) * rb + r] = src[((int64_t)w * 32 + l) * ra + p.perm[r]];
+                for (int r = 0; r < rb; r++)
+                    dst[((int64_t)w * 32 + l) * rb + r] = src[((int64_t)w * 32 + l) * ra + p.perm[r]];
     } else if (p.kind == TIR_CONV_SHUFFLE) {
         int rounds = 0;
         for (int w = 0; w < nw; w++)
             for (int r = 0; r < rb; r++) {
                 int64_t sent[32];
                 if (p.one_round) {
-                    for (int l = 0; l < 32; l++) sent[l] = src[((int64_t)w * 32 + l) * ra + p.send_reg[r * 32 + l]];
-                    for (int l = 0; l < 32; l++) dst[((int64_t)w * 32 + l) * rb + r] = sent[p.src_lane[r * 32 + l]];
+                    for (int l = 0; l < 32; l++)
+                        sent[l] = src[((int64_t)w * 32 + l) * ra + p.send_reg[r * 32 + l]];
+                    for (int l = 0; l < 32; l++)
+                        dst[((int64_t)w * 32 + l) * rb + r] = sent[p.src_lane[r * 32 + l]];
                     rounds += w == 0;
                     continue;
                 }
                 /* receiver side: a round per source register, each lane keeps its own */
                 for (int k = 0; k < ra; k++) {
                     bool used = false;
-                    for (int l = 0; l < 32; l++) used |= p.src_reg[r * 32 + l] == k;
-                    if (!used) continue;
-                    rounds += w == 0;
-                    for (int l = 0; l < 32; l++) sent[l] = src[((int64_t)w * 32 + l) * ra + k];
                     for (int l = 0; l < 32; l++)
-                        if (p.src_reg[r * 32 + l] == k) dst[((int64_t)w * 32 + l) * rb + r] = sent[p.src_lane[r * 32 + l]];
+                        used |= p.src_reg[r * 32 + l] == k;
+                    if (!used)
+                        continue;
+                    rounds += w == 0;
+                    for (int l = 0; l < 32; l++)
+                        sent[l] = src[((int64_t)w * 32 + l) * ra + k];
+                    for (int l = 0; l < 32; l++)
+                        if (p.src_reg[r * 32 + l] == k)
+                            dst[((int64_t)w * 32 + l) * rb + r] = sent[p.src_lane[r * 32 + l]];
                 }
             }
         if (rounds != p.shuffles) {
@@ -787,7 +830,8 @@ static TirConvKind run_plan(const char *what, const TirLinear *a, const TirLinea
         }
     } else {
         int64_t *smem = malloc(sizeof(int64_t) * (size_t)p.smem_elems);
-        for (int64_t i = 0; i < p.smem_elems; i++) smem[i] = -1;
+        for (int64_t i = 0; i < p.smem_elems; i++)
+            smem[i] = -1;
         TirLinear sinv;
         CHECK(tir_lin_invert(&p.smem, &sinv));
         for (int w = 0; w < nw; w++)
@@ -812,7 +856,8 @@ static TirConvKind run_plan(const char *what, const TirLinear *a, const TirLinea
     for (int w = 0; w < nw; w++)
         for (int l = 0; l < 32; l++)
             for (int r = 0; r < rb; r++)
-                if (dst[((int64_t)w * 32 + l) * rb + r] != flat_of(b, (int32_t[]){r, l, w})) bad++;
+                if (dst[((int64_t)w * 32 + l) * rb + r] != flat_of(b, (int32_t[]){r, l, w}))
+                    bad++;
     if (bad) {
         fprintf(stderr, "%s: plan kind %d leaves %d registers wrong\n", what, p.kind, bad);
         failures++;
@@ -840,13 +885,17 @@ static void test_conversions(void) {
     const TirLinear *one = blk(1, (int32_t[]){1}, (int32_t[]){32}, (int32_t[]){1}, (int32_t[]){0}, (int32_t[]){8});
     CHECK(run_plan("from replicated", rep, one, 4) == TIR_CONV_SHUFFLE); /* each lane picks its own register */
     /* a lane permutation inside the warp: one shuffle */
-    const TirLinear *s1 = blk(2, (int32_t[]){1, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 1}, (int32_t[]){1, 0}, (int32_t[]){8, 4});
-    const TirLinear *s2 = blk(2, (int32_t[]){1, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 1}, (int32_t[]){0, 1}, (int32_t[]){8, 4});
+    const TirLinear *s1 =
+        blk(2, (int32_t[]){1, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 1}, (int32_t[]){1, 0}, (int32_t[]){8, 4});
+    const TirLinear *s2 =
+        blk(2, (int32_t[]){1, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 1}, (int32_t[]){0, 1}, (int32_t[]){8, 4});
     CHECK(run_plan("lane permutation", s1, s2, 4) == TIR_CONV_SHUFFLE);
     /* a transpose inside one warp: each of the 8 dst registers needs all 8 src registers
      * (64 shuffles against 16 shared-memory accesses): shared memory */
-    const TirLinear *t1 = blk(2, (int32_t[]){1, 1}, (int32_t[]){1, 32}, (int32_t[]){1, 1}, (int32_t[]){1, 0}, (int32_t[]){8, 32});
-    const TirLinear *t2 = blk(2, (int32_t[]){1, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 1}, (int32_t[]){0, 1}, (int32_t[]){8, 32});
+    const TirLinear *t1 =
+        blk(2, (int32_t[]){1, 1}, (int32_t[]){1, 32}, (int32_t[]){1, 1}, (int32_t[]){1, 0}, (int32_t[]){8, 32});
+    const TirLinear *t2 =
+        blk(2, (int32_t[]){1, 1}, (int32_t[]){8, 4}, (int32_t[]){1, 1}, (int32_t[]){0, 1}, (int32_t[]){8, 32});
     CHECK(run_plan("warp transpose", t1, t2, 4) == TIR_CONV_SMEM);
     /* the split of a 64-element row over lanes: each dst register needs two src registers */
     const TirLinear *x1 = blk(1, (int32_t[]){1}, (int32_t[]){32}, (int32_t[]){1}, (int32_t[]){0}, (int32_t[]){64});
@@ -878,7 +927,8 @@ static void test_conversions(void) {
     TirConvPlan p;
     CHECK(tir_conv_plan(arena, rows, cols, 4, &p) && p.kind == TIR_CONV_SMEM);
     run_plan("transpose", rows, cols, 4);
-    const TirLinear *plain = tir_layout_linear(mod, tir_layout_shared(mod, 2, (int32_t[]){1, 0}, 1, 1, 1, 0), 2, t32, NULL);
+    const TirLinear *plain =
+        tir_layout_linear(mod, tir_layout_shared(mod, 2, (int32_t[]){1, 0}, 1, 1, 1, 0), 2, t32, NULL);
     TirBankCount rd = tir_lin_bank_conflicts(cols, plain, 4, TIR_ACCESS_VECTOR, 1);
     CHECK(rd.ok && rd.wavefronts == 32 * 32 && rd.ideal == 32);
     CHECK(p.write_wavefronts == 32 && p.read_wavefronts == 32);
@@ -907,14 +957,18 @@ static int64_t brute_wavefronts(const TirLinear *dist, const TirLinear *smem, in
                         tir_lin_unpack(&inv, tir_lin_apply(&inv, c), off);
                         int64_t word = (int64_t)off[0] * eb / 4;
                         bool seen = false;
-                        for (int j = 0; j < n; j++) seen |= words[j] == word;
-                        if (!seen) words[n++] = word;
+                        for (int j = 0; j < n; j++)
+                            seen |= words[j] == word;
+                        if (!seen)
+                            words[n++] = word;
                     }
                 int64_t worst = 0;
                 for (int b = 0; b < 32; b++) {
                     int64_t k = 0;
-                    for (int j = 0; j < n; j++) k += (words[j] & 31) == b;
-                    if (k > worst) worst = k;
+                    for (int j = 0; j < n; j++)
+                        k += (words[j] & 31) == b;
+                    if (k > worst)
+                        worst = k;
                 }
                 total += worst;
             }
@@ -928,8 +982,8 @@ static void check_banks(const char *what, const TirLinear *dist, const TirLinear
     CHECK_MSG(bc.wavefronts == brute_wavefronts(dist, smem, eb, kind, vec), "%s: %lld wavefronts, counted %lld", what,
               (long long)bc.wavefronts, (long long)brute_wavefronts(dist, smem, eb, kind, vec));
     int nph = kind == TIR_ACCESS_LDMATRIX || vec * eb <= 4 ? 1 : vec * eb / 4;
-    CHECK_MSG(bc.wavefronts == want_per_access * bc.accesses, "%s: %lld wavefronts over %lld accesses, want %lld each", what,
-              (long long)bc.wavefronts, (long long)bc.accesses, (long long)want_per_access);
+    CHECK_MSG(bc.wavefronts == want_per_access * bc.accesses, "%s: %lld wavefronts over %lld accesses, want %lld each",
+              what, (long long)bc.wavefronts, (long long)bc.accesses, (long long)want_per_access);
     CHECK_MSG(bc.ideal == nph * bc.accesses, "%s: ideal", what);
 }
 
@@ -945,7 +999,8 @@ static void test_banks(void) {
     int32_t mma = tir_layout_mma(mod, 2, 2, (int32_t[]){1, 1}, (int32_t[]){16, 8, 16});
     int32_t opa = tir_layout_dot_operand(mod, mma, 0, 2);
     const TirLinear *a16 = tir_layout_linear(mod, opa, 2, (int32_t[]){16, 16}, NULL);
-    const TirLinear *p16 = tir_layout_linear(mod, tir_layout_shared(mod, 2, o10, 1, 1, 1, 0), 2, (int32_t[]){16, 16}, NULL);
+    const TirLinear *p16 =
+        tir_layout_linear(mod, tir_layout_shared(mod, 2, o10, 1, 1, 1, 0), 2, (int32_t[]){16, 16}, NULL);
     check_banks("ldmatrix 32 B rows", a16, p16, 2, TIR_ACCESS_LDMATRIX, 0, 2);
     /* 64 f16 per row (128 B): every row of a matrix in the same banks, 8-way */
     int32_t k64[2] = {64, 64};
@@ -1009,7 +1064,8 @@ static void test_text(void) {
         tir_layout_print(back, sizeof back, pm, pl);
         CHECK_MSG(strcmp(back, buf) == 0, "round trip %s -> %s", buf, back);
         int32_t shape[2] = {64, 64};
-        const TirLinear *x = tir_layout_linear(m, idx[i], rank, shape, NULL), *y = tir_layout_linear(pm, pl, rank, shape, NULL);
+        const TirLinear *x = tir_layout_linear(m, idx[i], rank, shape, NULL),
+                        *y = tir_layout_linear(pm, pl, rank, shape, NULL);
         CHECK_MSG(x && y && tir_lin_equal(x, y), "map after round trip of %s", buf);
     }
     tir_arena_free(a);

@@ -27,7 +27,8 @@ static void collect(void *ud, const char *msg) {
     if (t->len + n + 2 > t->cap) {
         t->cap = (t->len + n + 2) * 2;
         t->buf = realloc(t->buf, t->cap);
-        if (!t->buf) abort();
+        if (!t->buf)
+            abort();
     }
     memcpy(t->buf + t->len, msg, n);
     t->len += n;
@@ -69,7 +70,8 @@ static int check_substrings(const char *got, const char *expected) {
         }
         p += n + (e ? 1 : 0);
     }
-    if (bad) fprintf(stderr, "diagnostics were:\n%s", got);
+    if (bad)
+        fprintf(stderr, "diagnostics were:\n%s", got);
     return bad;
 }
 
@@ -89,7 +91,8 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (strcmp(mode, "print") == 0) {
         char *p1 = parse_print(a, in, text, len, false);
-        if (p1) fputs(p1, stdout);
+        if (p1)
+            fputs(p1, stdout);
         rc = p1 ? 0 : 1;
         free(p1);
     } else if (strcmp(mode, "roundtrip") == 0) {
@@ -98,12 +101,14 @@ int main(int argc, char **argv) {
         if (!p1 || !p2) {
             rc = 1;
         } else if (strcmp(p1, p2) != 0) {
-            fprintf(stderr, "print(parse(print(parse(x)))) differs from print(parse(x)):\n--- first\n%s--- second\n%s", p1, p2);
+            fprintf(stderr, "print(parse(print(parse(x)))) differs from print(parse(x)):\n--- first\n%s--- second\n%s",
+                    p1, p2);
             rc = 1;
         } else if (argc > 3) {
             size_t glen;
             char *golden = read_file(argv[3], &glen);
-            if (!golden) fprintf(stderr, "cannot open %s\n", argv[3]);
+            if (!golden)
+                fprintf(stderr, "cannot open %s\n", argv[3]);
             if (!golden || strcmp(golden, p1) != 0) {
                 fprintf(stderr, "print(parse(x)) differs from the golden %s:\n%s", argv[3], p1);
                 rc = 1;
@@ -116,7 +121,8 @@ int main(int argc, char **argv) {
         bool parse_mode = strcmp(mode, "parse-fail") == 0;
         size_t elen;
         char *expected = argc > 3 ? read_file(argv[3], &elen) : NULL;
-        if (argc > 3 && !expected) fprintf(stderr, "cannot open %s\n", argv[3]);
+        if (argc > 3 && !expected)
+            fprintf(stderr, "cannot open %s\n", argv[3]);
         Text diags = {0};
         TirModule *m = tir_parse_module(a, in, text, len, collect, &diags);
         if (parse_mode) {
@@ -131,7 +137,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, "%s: verified, but an error was expected\n", in);
             rc = 1;
         }
-        if (!rc && expected) rc = check_substrings(diags.buf ? diags.buf : "", expected);
+        if (!rc && expected)
+            rc = check_substrings(diags.buf ? diags.buf : "", expected);
         if (!rc && !diags.buf) {
             fprintf(stderr, "%s: failed without a message\n", in);
             rc = 1;

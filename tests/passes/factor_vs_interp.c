@@ -29,12 +29,15 @@ static void diag(void *ud, const char *msg) {
 /* [0]: for-carried tiles of pointers, [1]: for-carried i64 scalars */
 static bool count_carried(TirOp *op, void *ud) {
     int *n = ud;
-    if (op->code != TIR_OP_FOR || op->nregion != 1) return true;
+    if (op->code != TIR_OP_FOR || op->nregion != 1)
+        return true;
     TirBlock *body = op->region[0];
     for (int i = 1; i < body->nargs; i++) {
         TirType t = body->args[i]->ty;
-        if (tir_type_is_tile(t) && t.ptr) n[0]++;
-        if (!tir_type_is_tile(t) && !t.ptr && t.elem == TIR_I64) n[1]++;
+        if (tir_type_is_tile(t) && t.ptr)
+            n[0]++;
+        if (!tir_type_is_tile(t) && !t.ptr && t.elem == TIR_I64)
+            n[1]++;
     }
     return true;
 }
@@ -53,7 +56,7 @@ typedef struct {
 
 static int run(TirFunc *k, const Case *c, uint16_t *a, uint16_t *b, uint16_t *out, size_t na, size_t nb, size_t nc) {
     TirBuffer bufs[3] = {{a, na * 2, "a"}, {b, nb * 2, "b"}, {out, nc * 2, "c"}};
-    TirArg args[12] = {{.p = a}, {.p = b}, {.p = out}, {.i = c->M}, {.i = c->N}, {.i = c->K},
+    TirArg args[12] = {{.p = a},     {.p = b},     {.p = out},   {.i = c->M},  {.i = c->N},  {.i = c->K},
                        {.i = c->am}, {.i = c->ak}, {.i = c->bk}, {.i = c->bn}, {.i = c->cm}, {.i = c->cn}};
     TirInterpOptions o = {{((c->M + 63) / 64) * ((c->N + 63) / 64), 1, 1}, bufs, 3, diag, NULL, NULL, false};
     return tir_interp_run(k, args, &o);
@@ -61,7 +64,8 @@ static int run(TirFunc *k, const Case *c, uint16_t *a, uint16_t *b, uint16_t *ou
 
 /* Elements a matrix of R x C with strides (sr, sc) spans. */
 static size_t span(int R, int C, int64_t sr, int64_t sc) {
-    if (R == 0 || C == 0) return 1;
+    if (R == 0 || C == 0)
+        return 1;
     return (size_t)((R - 1) * sr + (C - 1) * sc + 1);
 }
 
@@ -70,7 +74,8 @@ int main(int argc, char **argv) {
     TirModule *mods[3];
     char *text;
     int rc = parse_copies(argc, argv, "factor_vs_interp", ar, diag, &text, mods, 3);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     TirModule *ref = mods[0], *fac = mods[1], *all = mods[2];
     TirPassContext ctx = {.arch = "sm_80", .opt_level = 3, .verify_each = true, .diag = diag};
     if (tir_run_pipeline(fac, &ctx, "factor_ptrs") != 0 || tir_run_pipeline(all, &ctx, "barriers") != 0) {
@@ -81,27 +86,27 @@ int main(int argc, char **argv) {
     tir_walk_func(ref->first, count_carried, before);
     tir_walk_func(fac->first, count_carried, after);
     if (before[0] < 2 || after[0] != 0 || after[1] < 2) {
-        fprintf(stderr, "carried pointer tiles %d -> %d, i64 offsets %d -> %d (want >= 2 -> 0, >= 2)\n",
-                before[0], after[0], before[1], after[1]);
+        fprintf(stderr, "carried pointer tiles %d -> %d, i64 offsets %d -> %d (want >= 2 -> 0, >= 2)\n", before[0],
+                after[0], before[1], after[1]);
         g_fail++;
     }
     static const Case cases[] = {
-        {64, 64, 32, 32, 1, 64, 1, 64, 1},       /* row-major */
-        {48, 80, 40, 40, 1, 80, 1, 80, 1},       /* masked tails in M, N and K */
-        {100, 70, 96, 1, 100, 70, 1, 70, 1},     /* A transposed */
-        {64, 50, 70, 70, 1, 1, 70, 50, 1},       /* B transposed */
-        {70, 64, 33, 37, 1, 67, 1, 1, 70},       /* padded rows, C column-major */
-        {16, 16, 0, 1, 1, 16, 1, 16, 1},         /* K = 0: the loop never runs */
-        {128, 64, 160, 3, 384, 64 * 2, 2, 64, 1},/* strides > 1 in both dimensions */
+        {64, 64, 32, 32, 1, 64, 1, 64, 1},        /* row-major */
+        {48, 80, 40, 40, 1, 80, 1, 80, 1},        /* masked tails in M, N and K */
+        {100, 70, 96, 1, 100, 70, 1, 70, 1},      /* A transposed */
+        {64, 50, 70, 70, 1, 1, 70, 50, 1},        /* B transposed */
+        {70, 64, 33, 37, 1, 67, 1, 1, 70},        /* padded rows, C column-major */
+        {16, 16, 0, 1, 1, 16, 1, 16, 1},          /* K = 0: the loop never runs */
+        {128, 64, 160, 3, 384, 64 * 2, 2, 64, 1}, /* strides > 1 in both dimensions */
     };
     /* The unit form (the parameters marked {one}: row-major operands, pointers aligned,
      * sizes anything) runs row-major cases with odd leading dimensions only. */
     static const Case unit_cases[] = {
-        {64, 64, 32, 33, 1, 65, 1, 67, 1},       /* row-major, padded rows */
-        {48, 80, 40, 41, 1, 81, 1, 83, 1},       /* masked tails in M, N and K */
-        {100, 70, 95, 97, 1, 71, 1, 71, 1},      /* K not a multiple of 8 */
-        {16, 16, 0, 17, 1, 16, 1, 16, 1},        /* K = 0: the loop never runs */
-        {128, 64, 161, 161, 1, 65, 1, 65, 1},    /* several K steps and a tail */
+        {64, 64, 32, 33, 1, 65, 1, 67, 1},    /* row-major, padded rows */
+        {48, 80, 40, 41, 1, 81, 1, 83, 1},    /* masked tails in M, N and K */
+        {100, 70, 95, 97, 1, 71, 1, 71, 1},   /* K not a multiple of 8 */
+        {16, 16, 0, 17, 1, 16, 1, 16, 1},     /* K = 0: the loop never runs */
+        {128, 64, 161, 161, 1, 65, 1, 65, 1}, /* several K steps and a tail */
     };
     bool unit = strstr(text, "{one}") != NULL;
     const Case *cs = unit ? unit_cases : cases;
@@ -111,8 +116,10 @@ int main(int argc, char **argv) {
         size_t na = span(c->M, c->K, c->am, c->ak), nb = span(c->K, c->N, c->bk, c->bn),
                nc = span(c->M, c->N, c->cm, c->cn);
         uint16_t *a = malloc(na * 2), *b = malloc(nb * 2), *out[3];
-        for (size_t i = 0; i < na; i++) a[i] = rnd_f16();
-        for (size_t i = 0; i < nb; i++) b[i] = rnd_f16();
+        for (size_t i = 0; i < na; i++)
+            a[i] = rnd_f16();
+        for (size_t i = 0; i < nb; i++)
+            b[i] = rnd_f16();
         TirFunc *k[3] = {ref->first, fac->first, all->first};
         const char *what[3] = {"reference", "factored", "whole pipeline"};
         for (int v = 0; v < 3; v++) {
@@ -120,7 +127,8 @@ int main(int argc, char **argv) {
             memset(out[v], 0xff, nc * 2);
             int e = run(k[v], c, a, b, out[v], na, nb, nc);
             size_t written = 0;
-            for (size_t i = 0; i < nc; i++) written += out[v][i] != 0xffff;
+            for (size_t i = 0; i < nc; i++)
+                written += out[v][i] != 0xffff;
             if (e) {
                 fprintf(stderr, "case %zu: interpreter errors %d (%s)\n", s, e, what[v]);
                 g_fail++;
@@ -129,18 +137,21 @@ int main(int argc, char **argv) {
                 g_fail++;
             } else if (v && memcmp(out[0], out[v], nc * 2) != 0) {
                 size_t i = 0;
-                while (out[0][i] == out[v][i]) i++;
-                fprintf(stderr, "case %zu (M=%d N=%d K=%d): c[%zu] is %04x %s, %04x before\n", s, c->M, c->N,
-                        c->K, i, out[v][i], what[v], out[0][i]);
+                while (out[0][i] == out[v][i])
+                    i++;
+                fprintf(stderr, "case %zu (M=%d N=%d K=%d): c[%zu] is %04x %s, %04x before\n", s, c->M, c->N, c->K, i,
+                        out[v][i], what[v], out[0][i]);
                 g_fail++;
             }
         }
         free(a);
         free(b);
-        for (int v = 0; v < 3; v++) free(out[v]);
+        for (int v = 0; v < 3; v++)
+            free(out[v]);
     }
     tir_arena_free(ar);
     free(text);
-    if (!g_fail) printf("factor_ptrs: the factored matmul equals the reference at every size and stride\n");
+    if (!g_fail)
+        printf("factor_ptrs: the factored matmul equals the reference at every size and stride\n");
     return g_fail ? 1 : 0;
 }

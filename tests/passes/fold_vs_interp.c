@@ -23,7 +23,8 @@ static void diag_print(void *ud, const char *msg) {
 /* The stored element, read back as a number so that NaNs compare equal. */
 static bool same_bits(TirScalar s, const unsigned char *a, const unsigned char *b) {
     int n = tir_scalar_bytes(s);
-    if (memcmp(a, b, (size_t)n) == 0) return true;
+    if (memcmp(a, b, (size_t)n) == 0)
+        return true;
     double x, y;
     switch (s) {
     case TIR_F16: {
@@ -54,7 +55,8 @@ static bool same_bits(TirScalar s, const unsigned char *a, const unsigned char *
 
 static TirValue *make_const(TirBuilder *b, TirScalar s, double v) {
     TirType t = tir_scalar_type(s);
-    if (tir_scalar_is_float(s)) return tir_const_float(b, t, tir_round_to(s, v));
+    if (tir_scalar_is_float(s))
+        return tir_const_float(b, t, tir_round_to(s, v));
     return tir_const_int(b, t, (int64_t)tir_round_to(s, v));
 }
 
@@ -78,7 +80,8 @@ static void check(TirOpcode code, int64_t pred, TirScalar s, TirScalar rs, int n
     TirBuilder b = {0};
     tir_builder_at_end(&b, k->body);
     TirValue *opnd[3];
-    for (int i = 0; i < n; i++) opnd[i] = make_const(&b, s, v[i]);
+    for (int i = 0; i < n; i++)
+        opnd[i] = make_const(&b, s, v[i]);
     TirType rt = tir_scalar_type(rs);
     TirOp *op = tir_op_new(&b, code, n, opnd, 1, &rt, 0);
     op->attr.i[0] = pred;
@@ -102,8 +105,8 @@ static void check(TirOpcode code, int64_t pred, TirScalar s, TirScalar rs, int n
         failures++;
     } else {
         TirOp *store = k->body->last;
-        bool is_const = store && store->nopnd == 2 && store->opnd[1]->def &&
-                        store->opnd[1]->def->code == TIR_OP_CONSTANT;
+        bool is_const =
+            store && store->nopnd == 2 && store->opnd[1]->def && store->opnd[1]->def->code == TIR_OP_CONSTANT;
         folded += is_const;
         if (must_fold && !is_const) {
             fprintf(stderr, "FAIL %s: not folded\n", desc);
@@ -113,35 +116,67 @@ static void check(TirOpcode code, int64_t pred, TirScalar s, TirScalar rs, int n
             fprintf(stderr, "FAIL %s: the canonicalized kernel does not run\n", desc);
             failures++;
         } else if (!same_bits(rs, before, after)) {
-            fprintf(stderr, "FAIL %s: interpreter %02x%02x%02x%02x.., folded %02x%02x%02x%02x..\n", desc,
-                    before[3], before[2], before[1], before[0], after[3], after[2], after[1], after[0]);
+            fprintf(stderr, "FAIL %s: interpreter %02x%02x%02x%02x.., folded %02x%02x%02x%02x..\n", desc, before[3],
+                    before[2], before[1], before[0], after[3], after[2], after[1], after[0]);
             failures++;
         }
     }
     tir_arena_free(a);
 }
 
-static const double int_vals[] = {0, 1, -1, 2, -7, 7, 31, 32, 127, -128, 255, 65535, 2147483647, -2147483648.0,
-                                  4294967295.0, 1e15, -1e15};
-static const double float_vals[] = {0.0, -0.0, 1.0, -1.5, 0.1, 3.0, 2.5, -2.5, 448.0, 65504.0, 1e10, -1e-8,
-                                    INFINITY, -INFINITY, NAN};
+static const double int_vals[] = {
+    0, 1, -1, 2, -7, 7, 31, 32, 127, -128, 255, 65535, 2147483647, -2147483648.0, 4294967295.0, 1e15, -1e15};
+static const double float_vals[] = {0.0,   -0.0,    1.0,  -1.5,  0.1,      3.0,       2.5, -2.5,
+                                    448.0, 65504.0, 1e10, -1e-8, INFINITY, -INFINITY, NAN};
 /* Casts also see every integer type's boundaries and the values next to them (a cast
  * from a float saturates there, one from an integer wraps). */
-static const double cast_float_vals[] = {
-    127.0, 127.5, 128.0, -128.5, -129.0, 255.5, 256.0, 32767.5, 32768.0, -32769.0, 65535.5,
-    65536.0, 2147483647.5, 2147483648.0, -2147483649.0, 3e9, 4294967295.5, 4294967296.0,
-    9223372036854775807.0, -9223372036854775808.0, -9.3e18, 18446744073709551615.0, 3.7e19,
-    1e30, -1e30};
-static const double cast_int_vals[] = {
-    128, -129, 256, 32767, 32768, -32769, 65536, 2147483648.0, -2147483649.0, 4294967296.0,
-    9007199254740993.0, -9007199254740993.0, 9223372036854775807.0, -9223372036854775808.0};
+static const double cast_float_vals[] = {127.0,
+                                         127.5,
+                                         128.0,
+                                         -128.5,
+                                         -129.0,
+                                         255.5,
+                                         256.0,
+                                         32767.5,
+                                         32768.0,
+                                         -32769.0,
+                                         65535.5,
+                                         65536.0,
+                                         2147483647.5,
+                                         2147483648.0,
+                                         -2147483649.0,
+                                         3e9,
+                                         4294967295.5,
+                                         4294967296.0,
+                                         9223372036854775807.0,
+                                         -9223372036854775808.0,
+                                         -9.3e18,
+                                         18446744073709551615.0,
+                                         3.7e19,
+                                         1e30,
+                                         -1e30};
+static const double cast_int_vals[] = {128,
+                                       -129,
+                                       256,
+                                       32767,
+                                       32768,
+                                       -32769,
+                                       65536,
+                                       2147483648.0,
+                                       -2147483649.0,
+                                       4294967296.0,
+                                       9007199254740993.0,
+                                       -9007199254740993.0,
+                                       9223372036854775807.0,
+                                       -9223372036854775808.0};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static void check_casts(TirScalar s, const double *vals, int nv) {
     bool fl = tir_scalar_is_float(s);
     for (int i = 0; i < nv; i++)
         for (int d = 0; d < TIR_NSCALARS; d++) {
-            if (d == TIR_I1 || d == (int)s) continue;
+            if (d == TIR_I1 || d == (int)s)
+                continue;
             /* ints beyond 2^53 to bf16 are left alone: in range, and a double rounding
              * could differ from the one rounding the semantics asks for */
             double iv = fl ? 0 : tir_round_to(s, vals[i]);
@@ -151,13 +186,15 @@ static void check_casts(TirScalar s, const double *vals, int nv) {
 }
 
 int main(void) {
-    static const TirOpcode int_bin[] = {TIR_OP_ADD, TIR_OP_SUB, TIR_OP_MUL, TIR_OP_DIV, TIR_OP_REM, TIR_OP_AND,
+    static const TirOpcode int_bin[] = {TIR_OP_ADD, TIR_OP_SUB, TIR_OP_MUL, TIR_OP_DIV, TIR_OP_REM,     TIR_OP_AND,
                                         TIR_OP_OR,  TIR_OP_XOR, TIR_OP_SHL, TIR_OP_SHR, TIR_OP_MAXIMUM, TIR_OP_MINIMUM};
-    static const TirOpcode float_bin[] = {TIR_OP_ADD, TIR_OP_SUB, TIR_OP_MUL, TIR_OP_DIV, TIR_OP_MAXIMUM, TIR_OP_MINIMUM};
+    static const TirOpcode float_bin[] = {TIR_OP_ADD, TIR_OP_SUB,     TIR_OP_MUL,
+                                          TIR_OP_DIV, TIR_OP_MAXIMUM, TIR_OP_MINIMUM};
     static const TirOpcode unary[] = {TIR_OP_NEG, TIR_OP_NOT, TIR_OP_ABS, TIR_OP_FLOOR, TIR_OP_CEIL};
 
     for (int s = 0; s < TIR_NSCALARS; s++) {
-        if (s == TIR_I1) continue;
+        if (s == TIR_I1)
+            continue;
         bool fl = tir_scalar_is_float((TirScalar)s);
         const double *vals = fl ? float_vals : int_vals;
         int nv = fl ? COUNT(float_vals) : COUNT(int_vals);
@@ -171,17 +208,22 @@ int main(void) {
                     bool by_zero = (bins[o] == TIR_OP_DIV || bins[o] == TIR_OP_REM) && rv == 0;
                     check(bins[o], 0, (TirScalar)s, (TirScalar)s, 2, v, !by_zero);
                 }
-                for (int p = 0; p < 6; p++) check(TIR_OP_CMP, p, (TirScalar)s, TIR_I1, 2, v, true);
-                if (fl) check(TIR_OP_FMA, 0, (TirScalar)s, (TirScalar)s, 3, v, true);
+                for (int p = 0; p < 6; p++)
+                    check(TIR_OP_CMP, p, (TirScalar)s, TIR_I1, 2, v, true);
+                if (fl)
+                    check(TIR_OP_FMA, 0, (TirScalar)s, (TirScalar)s, 3, v, true);
             }
             for (int o = 0; o < COUNT(unary); o++) {
                 bool applies = fl ? unary[o] != TIR_OP_NOT : (unary[o] != TIR_OP_FLOOR && unary[o] != TIR_OP_CEIL);
-                if (applies) check(unary[o], 0, (TirScalar)s, (TirScalar)s, 1, &vals[i], true);
+                if (applies)
+                    check(unary[o], 0, (TirScalar)s, (TirScalar)s, 1, &vals[i], true);
             }
         }
         check_casts((TirScalar)s, vals, nv);
-        if (fl) check_casts((TirScalar)s, cast_float_vals, COUNT(cast_float_vals));
-        else check_casts((TirScalar)s, cast_int_vals, COUNT(cast_int_vals));
+        if (fl)
+            check_casts((TirScalar)s, cast_float_vals, COUNT(cast_float_vals));
+        else
+            check_casts((TirScalar)s, cast_int_vals, COUNT(cast_int_vals));
     }
     printf("fold_vs_interp: %d cases, %d folded, %d failures\n", cases, folded, failures);
     return failures ? 1 : 0;

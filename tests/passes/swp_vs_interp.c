@@ -30,7 +30,8 @@ static void diag(void *ud, const char *msg) {
 
 static bool has_op(TirOp *op, void *ud) {
     int *want = ud;
-    if (op->code == want[0]) want[1]++;
+    if (op->code == want[0])
+        want[1]++;
     return true;
 }
 
@@ -47,13 +48,16 @@ static uint16_t rnd_f16(void) {
     return tir_f32_to_f16(x);
 }
 
-static int run(TirFunc *k, int M, int N, int K, uint16_t *a, uint16_t *b, uint16_t *c, size_t na, size_t nb, size_t nc) {
+static int run(TirFunc *k, int M, int N, int K, uint16_t *a, uint16_t *b, uint16_t *c, size_t na, size_t nb,
+               size_t nc) {
     TirBuffer bufs[3] = {{a, na * 2, "a"}, {b, nb * 2, "b"}, {c, nc * 2, "c"}};
     TirArg args[9] = {{.p = a}, {.p = b}, {.p = c}, {.i = M}, {.i = N}, {.i = K}, {.i = K}, {.i = N}, {.i = N}};
     int64_t bm = 64, bn = 64;
     for (int i = 0; i < k->nconsts; i++) {
-        if (!strcmp(k->consts[i].name, "BM")) bm = k->consts[i].ival;
-        if (!strcmp(k->consts[i].name, "BN")) bn = k->consts[i].ival;
+        if (!strcmp(k->consts[i].name, "BM"))
+            bm = k->consts[i].ival;
+        if (!strcmp(k->consts[i].name, "BN"))
+            bn = k->consts[i].ival;
     }
     TirInterpOptions o = {{((M + bm - 1) / bm) * ((N + bn - 1) / bn), 1, 1}, bufs, 3, diag, NULL, NULL, false};
     return tir_interp_run(k, args, &o);
@@ -64,7 +68,8 @@ int main(int argc, char **argv) {
     TirModule *mods[2];
     char *text;
     int rc = parse_copies(argc, argv, "swp_vs_interp", ar, diag, &text, mods, 2);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     TirModule *ref = mods[0], *piped = mods[1];
     TirPassContext ctx = {.arch = "sm_80", .opt_level = 3, .verify_each = true, .diag = diag};
     if (tir_run_pipeline(piped, &ctx, "barriers") != 0) {
@@ -77,17 +82,22 @@ int main(int argc, char **argv) {
         stores = count_ops(kp, TIR_OP_SMEM_STORE);
     /* copies: cp.async, or (loads without an alignment fact) a load and a smem_store */
     if (allocs != 2 || copies + stores < 4 || waits < 2 || loads != 2) {
-        fprintf(stderr, "the pipelined IR has %d rings, %d copies + %d stores, %d waits, %d ring loads (want 2, >= 4, >= 2, 2)\n",
-                allocs, copies, stores, waits, loads);
+        fprintf(
+            stderr,
+            "the pipelined IR has %d rings, %d copies + %d stores, %d waits, %d ring loads (want 2, >= 4, >= 2, 2)\n",
+            allocs, copies, stores, waits, loads);
         g_fail++;
     }
-    static const int sizes[][3] = {{64, 64, 32}, {48, 80, 16}, {128, 64, 256}, {16, 16, 0}, {64, 128, 96}, {112, 48, 160}};
+    static const int sizes[][3] = {{64, 64, 32}, {48, 80, 16},  {128, 64, 256},
+                                   {16, 16, 0},  {64, 128, 96}, {112, 48, 160}};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
         size_t na = (size_t)M * (K ? K : 1), nb = (size_t)(K ? K : 1) * N, nc = (size_t)M * N;
         uint16_t *a = malloc(na * 2), *b = malloc(nb * 2), *c1 = malloc(nc * 2), *c2 = malloc(nc * 2);
-        for (size_t i = 0; i < na; i++) a[i] = rnd_f16();
-        for (size_t i = 0; i < nb; i++) b[i] = rnd_f16();
+        for (size_t i = 0; i < na; i++)
+            a[i] = rnd_f16();
+        for (size_t i = 0; i < nb; i++)
+            b[i] = rnd_f16();
         memset(c1, 0xff, nc * 2);
         memset(c2, 0xff, nc * 2);
         int e1 = run(kr, M, N, K, a, b, c1, na, nb, nc), e2 = run(kp, M, N, K, a, b, c2, na, nb, nc);
@@ -96,7 +106,8 @@ int main(int argc, char **argv) {
             g_fail++;
         } else if (memcmp(c1, c2, nc * 2) != 0) {
             size_t i = 0;
-            while (c1[i] == c2[i]) i++;
+            while (c1[i] == c2[i])
+                i++;
             fprintf(stderr, "M=%d N=%d K=%d: c[%zu] is %04x pipelined, %04x before\n", M, N, K, i, c2[i], c1[i]);
             g_fail++;
         }
@@ -107,6 +118,7 @@ int main(int argc, char **argv) {
     }
     tir_arena_free(ar);
     free(text);
-    if (!g_fail) printf("software_pipeline: pipelined matmul equals the reference at every size\n");
+    if (!g_fail)
+        printf("software_pipeline: pipelined matmul equals the reference at every size\n");
     return g_fail ? 1 : 0;
 }

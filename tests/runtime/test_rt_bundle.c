@@ -12,25 +12,21 @@ typedef struct W {
     size_t n;
 } W;
 
-static void le(W *w, uint64_t v, int bytes)
-{
+static void le(W *w, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; i++)
         w->b[w->n++] = (uint8_t)(v >> (8 * i));
 }
-static void str(W *w, const char *s)
-{
+static void str(W *w, const char *s) {
     le(w, strlen(s), 4);
     memcpy(w->b + w->n, s, strlen(s));
     w->n += strlen(s);
 }
-static void f64(W *w, double d)
-{
+static void f64(W *w, double d) {
     uint64_t u;
     memcpy(&u, &d, 8);
     le(w, u, 8);
 }
-static void expr(W *w, const uint8_t *code, size_t n)
-{
+static void expr(W *w, const uint8_t *code, size_t n) {
     le(w, n, 4);
     memcpy(w->b + w->n, code, n);
     w->n += n;
@@ -44,8 +40,7 @@ static int v1_kind = 2;
 
 /* payload: one kernel `k(x: *f32, n: i32)`, grid(cdiv(n, BLOCK)), where BLOCK >= n,
  * consts BLOCK, warps, stages; variants BLOCK=256 and 1024, each with a PTX object. */
-static void payload(W *w, const uint8_t *grid, size_t ngrid)
-{
+static void payload(W *w, const uint8_t *grid, size_t ngrid) {
     str(w, "test writer");
     le(w, 1, 4);
     str(w, "k");
@@ -69,7 +64,7 @@ static void payload(W *w, const uint8_t *grid, size_t ngrid)
         f64(w, v ? 1024 : 256), f64(w, 4), f64(w, 2);
         le(w, 0, 1), le(w, 0, 1), le(w, 0, 1);
         le(w, 4, 4), le(w, 2, 4), le(w, 0, 4);
-        le(w, v ? 1 : 0, 8);   /* variant 1 assumes x is 16-byte aligned */
+        le(w, v ? 1 : 0, 8); /* variant 1 assumes x is 16-byte aligned */
         le(w, 0, 8);
         le(w, 100, 8), le(w, 4096, 8);
         le(w, 1, 4);
@@ -80,8 +75,7 @@ static void payload(W *w, const uint8_t *grid, size_t ngrid)
     }
 }
 
-static void bundle(W *out, const W *body, uint32_t version)
-{
+static void bundle(W *out, const W *body, uint32_t version) {
     out->n = 0;
     memcpy(out->b, "TILEBNDL", 8);
     out->n = 8;
@@ -93,16 +87,14 @@ static void bundle(W *out, const W *body, uint32_t version)
     out->n += body->n;
 }
 
-static tile_rt_status parse(const W *w, size_t len, char *err, RtBundle **b)
-{
+static tile_rt_status parse(const W *w, size_t len, char *err, RtBundle **b) {
     return rt_bundle_parse("x.tbundle", w->b, len, b, err, 600);
 }
 
 static W body, file, cut;
 static const uint8_t good_grid[] = {ARG, 1, 0, CONST, 0, 0, CDIV};
 
-static void hand_written(void)
-{
+static void hand_written(void) {
     char err[600];
     RtBundle *b;
     payload(&body, good_grid, sizeof good_grid);
@@ -160,11 +152,9 @@ static void hand_written(void)
     cut.b[0] = 'X';
     CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE && strstr(err, "bad magic"));
     bundle(&cut, &body, 4);
-    CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE &&
-          strstr(err, "version 4, this runtime reads 1 to 3"));
+    CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE && strstr(err, "version 4, this runtime reads 1 to 3"));
     bundle(&cut, &body, 0);
-    CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE &&
-          strstr(err, "version 0, this runtime reads 1 to 3"));
+    CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE && strstr(err, "version 0, this runtime reads 1 to 3"));
     cut = file;
     cut.b[cut.n++] = 0;
     CHECK(parse(&cut, cut.n, err, &b) == TILE_RT_ERR_BUNDLE && strstr(err, "trailing"));
@@ -173,7 +163,11 @@ static void hand_written(void)
     const uint8_t bad_op[] = {ARG, 1, 0, 0x7f};
     const uint8_t bad_arg[] = {ARG, 0, 0};
     const uint8_t two[] = {ARG, 1, 0, PUSH_I, 1, 0, 0, 0, 0, 0, 0, 0};
-    const struct { const uint8_t *code; size_t n; const char *want; } bad[] = {
+    const struct {
+        const uint8_t *code;
+        size_t n;
+        const char *want;
+    } bad[] = {
         {bad_op, sizeof bad_op, "unknown opcode 0x7f"},
         {bad_arg, sizeof bad_arg, "ARG 0 is not a runtime scalar"},
         {two, sizeof two, "leaves 2 values"},
@@ -219,15 +213,14 @@ static void hand_written(void)
     bundle(&file, &body, 2);
     CHECK_ERR(parse(&file, file.n, err, &b), TILE_RT_ERR_BUNDLE, err,
               "code kind 4 is neither cubin (1), PTX (2) nor uncapped cubin (3)");
-    v1_kind = 2;   /* the good bundle again, for what follows */
+    v1_kind = 2; /* the good bundle again, for what follows */
     body.n = 0;
     payload(&body, good_grid, sizeof good_grid);
     bundle(&file, &body, 1);
 }
 
 /* Through the public API: a damaged file is TILE_RT_ERR_BUNDLE naming the file. */
-static void public_api(void)
-{
+static void public_api(void) {
     tile_rt *rt;
     CHECK(tile_rt_open(TILE_RT_INTERP, NULL, &rt) == TILE_RT_OK);
     const char *path = "rt_bundle_test.tbundle";
@@ -241,19 +234,18 @@ static void public_api(void)
               "bundle 'rt_bundle_test.tbundle': checksum mismatch");
     CHECK(m == NULL);
     remove(path);
-    CHECK_ERR(tile_rt_load_bundle_file(rt, "/nonexistent.tbundle", &m), TILE_RT_ERR_IO,
-              tile_rt_last_error(rt), "/nonexistent.tbundle");
-    CHECK_ERR(tile_rt_load_bundle(rt, file.b, 10, &m), TILE_RT_ERR_BUNDLE,
-              tile_rt_last_error(rt), "truncated at byte 10 (header)");
+    CHECK_ERR(tile_rt_load_bundle_file(rt, "/nonexistent.tbundle", &m), TILE_RT_ERR_IO, tile_rt_last_error(rt),
+              "/nonexistent.tbundle");
+    CHECK_ERR(tile_rt_load_bundle(rt, file.b, 10, &m), TILE_RT_ERR_BUNDLE, tile_rt_last_error(rt),
+              "truncated at byte 10 (header)");
     /* a good bundle validates, then the interpreter says it cannot run GPU code */
-    CHECK_ERR(tile_rt_load_bundle(rt, file.b, file.n, &m), TILE_RT_ERR_UNSUPPORTED,
-              tile_rt_last_error(rt), "interpreter device runs .tile sources only");
+    CHECK_ERR(tile_rt_load_bundle(rt, file.b, file.n, &m), TILE_RT_ERR_UNSUPPORTED, tile_rt_last_error(rt),
+              "interpreter device runs .tile sources only");
     tile_rt_close(rt);
 }
 
 /* The compiler's metadata bundles parse, and their clauses mean what the source says. */
-static void compiler_meta(void)
-{
+static void compiler_meta(void) {
     tile_ctx *c = tile_ctx_new();
     tile_program *p;
     CHECK(tile_program_load_file(c, TILEC_EXAMPLES_DIR "/softmax.tile", &p) == TILE_OK);
@@ -315,8 +307,7 @@ static void compiler_meta(void)
 /* A compiled bundle (cubins through ptxas): layernorm BLOCK=4096 with 4 warps needs more
  * registers than 8 programs per SM allow, so its variants carry the capped cubin (kind 1)
  * and the uncapped one (kind 3), both ELF; vector_add BLOCK=1024 needs no cap: no kind 3. */
-static void compiled_bundle(void)
-{
+static void compiled_bundle(void) {
     if (!tile_emit_supported(TILE_EMIT_BUNDLE)) {
         printf("compiled_bundle: no GPU backend in this build (skipped)\n");
         return;
@@ -343,7 +334,10 @@ static void compiled_bundle(void)
                 const RtCode *code = &b->kernels[0].variants[v].code[i];
                 if (code->kind == RT_CODE_PTX)
                     continue;
-                CHECK(code->len > 4 && !memcmp(code->bytes, "\x7f" "ELF", 4));
+                CHECK(code->len > 4 && !memcmp(code->bytes,
+                                               "\x7f"
+                                               "ELF",
+                                               4));
                 capped += code->kind == RT_CODE_CUBIN;
                 uncapped += code->kind == RT_CODE_CUBIN_UNCAPPED;
             }
@@ -356,8 +350,7 @@ static void compiled_bundle(void)
     }
 }
 
-int main(void)
-{
+int main(void) {
     hand_written();
     public_api();
     compiler_meta();

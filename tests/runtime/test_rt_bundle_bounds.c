@@ -19,8 +19,7 @@ typedef struct W {
     size_t n, cap;
 } W;
 
-static void put(W *w, const void *p, size_t n)
-{
+static void put(W *w, const void *p, size_t n) {
     if (w->n + n > w->cap) {
         w->cap = (w->n + n) * 2 + 1024;
         w->b = realloc(w->b, w->cap);
@@ -28,17 +27,19 @@ static void put(W *w, const void *p, size_t n)
     memcpy(w->b + w->n, p, n);
     w->n += n;
 }
-static void le(W *w, uint64_t v, int bytes)
-{
+static void le(W *w, uint64_t v, int bytes) {
     uint8_t t[8];
     for (int i = 0; i < bytes; i++)
         t[i] = (uint8_t)(v >> (8 * i));
     put(w, t, (size_t)bytes);
 }
-static void strn(W *w, const char *s, size_t n) { le(w, n, 4), put(w, s, n); }
-static void str(W *w, const char *s) { strn(w, s, strlen(s)); }
-static void f64(W *w, double d)
-{
+static void strn(W *w, const char *s, size_t n) {
+    le(w, n, 4), put(w, s, n);
+}
+static void str(W *w, const char *s) {
+    strn(w, s, strlen(s));
+}
+static void f64(W *w, double d) {
     uint64_t u;
     memcpy(&u, &d, 8);
     le(w, u, 8);
@@ -52,32 +53,41 @@ enum { ARG = 0x03, CONST = 0x04, NEG = 0x15, CDIV = 0x16, GE = 0x25 };
  * object each. */
 typedef struct Spec {
     uint32_t version, flags;
-    int64_t payload_delta;        /* added to the payload length in the header */
-    size_t extra_bytes;           /* checksummed bytes after the kernel table */
+    int64_t payload_delta; /* added to the payload length in the header */
+    size_t extra_bytes;    /* checksummed bytes after the kernel table */
     uint32_t nkernels, nparams, ngrid, nwhere, nkey, ncnames, nvariants, ncode;
-    size_t name_len;              /* kernel 0's name length, 0: "k0" */
-    uint32_t grid_len;            /* grid expression length, 0: the 7-byte cdiv */
-    uint8_t isp0, sc0, isc0;      /* param x's kind bytes */
+    size_t name_len;         /* kernel 0's name length, 0: "k0" */
+    uint32_t grid_len;       /* grid expression length, 0: the 7-byte cdiv */
+    uint8_t isp0, sc0, isc0; /* param x's kind bytes */
     uint16_t key0;
     uint8_t cfloat0;
-    double cval0;                 /* variant 0's BLOCK when not 0 */
+    double cval0; /* variant 0's BLOCK when not 0 */
     uint32_t warps;
-    uint64_t div16, eq1, div8;    /* div8: version 3 on */
+    uint64_t div16, eq1, div8; /* div8: version 3 on */
     uint8_t kind;
-    int64_t code_len_delta;       /* the last code object's length field minus its bytes */
-    const uint8_t *grid_code;     /* the grid expression's bytes, else grid_len's */
+    int64_t code_len_delta;   /* the last code object's length field minus its bytes */
+    const uint8_t *grid_code; /* the grid expression's bytes, else grid_len's */
     uint32_t grid_code_n;
 } Spec;
 
-static Spec base(void)
-{
-    return (Spec){.version = 3, .nkernels = 1, .nparams = 3, .ngrid = 1, .nwhere = 1,
-                  .nkey = 1, .ncnames = 1, .nvariants = 2, .ncode = 1, .isp0 = 1,
-                  .sc0 = TILE_F32, .key0 = 1, .warps = 4, .kind = 2};
+static Spec base(void) {
+    return (Spec){.version = 3,
+                  .nkernels = 1,
+                  .nparams = 3,
+                  .ngrid = 1,
+                  .nwhere = 1,
+                  .nkey = 1,
+                  .ncnames = 1,
+                  .nvariants = 2,
+                  .ncode = 1,
+                  .isp0 = 1,
+                  .sc0 = TILE_F32,
+                  .key0 = 1,
+                  .warps = 4,
+                  .kind = 2};
 }
 
-static void grid_expr(W *w, const Spec *s)
-{
+static void grid_expr(W *w, const Spec *s) {
     if (s->grid_code) {
         le(w, s->grid_code_n, 4), put(w, s->grid_code, s->grid_code_n);
         return;
@@ -95,8 +105,7 @@ static void grid_expr(W *w, const Spec *s)
         le(w, NEG, 1);
 }
 
-static void kernel(W *w, const Spec *s, uint32_t ki)
-{
+static void kernel(W *w, const Spec *s, uint32_t ki) {
     char name[32];
     if (ki == 0 && s->name_len) {
         char *long_name = malloc(s->name_len);
@@ -159,8 +168,7 @@ static void kernel(W *w, const Spec *s, uint32_t ki)
 
 static W body, file;
 
-static void write_bundle(const Spec *s)
-{
+static void write_bundle(const Spec *s) {
     body.n = file.n = 0;
     str(&body, "bounds test");
     le(&body, s->nkernels, 4);
@@ -178,8 +186,7 @@ static void write_bundle(const Spec *s)
 
 /* Writes the bundle of s and parses it: `want` NULL means it must parse; else it must be
  * refused with a message that contains `want`. */
-static void expect(int line, const Spec *s, const char *want)
-{
+static void expect(int line, const Spec *s, const char *want) {
     write_bundle(s);
     char err[600] = "";
     RtBundle *b = NULL;
@@ -188,18 +195,26 @@ static void expect(int line, const Spec *s, const char *want)
         fprintf(stderr, "%s:%d: refused, want accepted: %s\n", __FILE__, line, err);
         rt_test_failures++;
     } else if (want && (st != TILE_RT_ERR_BUNDLE || !strstr(err, want))) {
-        fprintf(stderr, "%s:%d: got status %d '%s', want refused with '%s'\n", __FILE__, line,
-                (int)st, err, want);
+        fprintf(stderr, "%s:%d: got status %d '%s', want refused with '%s'\n", __FILE__, line, (int)st, err, want);
         rt_test_failures++;
     }
     if (st == TILE_RT_OK)
         rt_bundle_free(b);
 }
-#define OK(...) do { Spec s_ = base(); __VA_ARGS__; expect(__LINE__, &s_, NULL); } while (0)
-#define BAD(want, ...) do { Spec s_ = base(); __VA_ARGS__; expect(__LINE__, &s_, want); } while (0)
+#define OK(...)                      \
+    do {                             \
+        Spec s_ = base();            \
+        __VA_ARGS__;                 \
+        expect(__LINE__, &s_, NULL); \
+    } while (0)
+#define BAD(want, ...)               \
+    do {                             \
+        Spec s_ = base();            \
+        __VA_ARGS__;                 \
+        expect(__LINE__, &s_, want); \
+    } while (0)
 
-static void reader_bounds(void)
-{
+static void reader_bounds(void) {
     OK();
     /* header */
     OK(s_.version = 1);
@@ -253,8 +268,7 @@ static void reader_bounds(void)
     OK(s_.key0 = 2);
     BAD("key of 'k0' names parameter 3, not a runtime scalar", s_.key0 = 3);
     BAD("key of 'k0' names parameter 0, not a runtime scalar", s_.key0 = 0);
-    BAD("key of 'k0' names parameter 0, not a runtime scalar", s_.key0 = 0, s_.isp0 = 0,
-        s_.isc0 = 1);
+    BAD("key of 'k0' names parameter 0, not a runtime scalar", s_.key0 = 0, s_.isp0 = 0, s_.isc0 = 1);
     OK(s_.nparams = 5, s_.key0 = 4);
     BAD("key of 'k0' names parameter 5", s_.nparams = 5, s_.key0 = 5);
     /* float flags */
@@ -265,8 +279,7 @@ static void reader_bounds(void)
     OK(s_.cval0 = 0x1p53);
     OK(s_.cval0 = -0x1p63);
     BAD("integer constant 'BLOCK' has the value 9.22337e+18, not an i64", s_.cval0 = 0x1p63);
-    BAD("integer constant 'BLOCK' has the value 2.68156e+154, not an i64 (variant 0 of 'k0')",
-        s_.cval0 = 2.68156e+154);
+    BAD("integer constant 'BLOCK' has the value 2.68156e+154, not an i64 (variant 0 of 'k0')", s_.cval0 = 2.68156e+154);
     BAD("integer constant 'BLOCK' has the value 0.5", s_.cval0 = 0.5);
     BAD("integer constant 'BLOCK' has the value nan", s_.cval0 = NAN);
     OK(s_.cval0 = 0.5, s_.cfloat0 = 1);
@@ -306,11 +319,36 @@ static void reader_bounds(void)
  * expression: 64-bit C arithmetic, division truncating, cdiv rounding up), and the
  * checker's stack accounting of each (a binary operator that popped one value would leave
  * two). The expression is ARG n, PUSH_I b, OP (or ARG n, OP for the unary ones). */
-enum { PUSH_I = 0x01, ADD = 0x10, SUB, MUL, DIV, MOD, NEG_, CDIV_, MIN, MAX, NEXT_POW2,
-       EQ = 0x20, NE, LT, LE, GT, GE_, LAND, LOR, LNOT, BAND, BOR, BXOR, SHL, SHR, BNOT };
+enum {
+    PUSH_I = 0x01,
+    ADD = 0x10,
+    SUB,
+    MUL,
+    DIV,
+    MOD,
+    NEG_,
+    CDIV_,
+    MIN,
+    MAX,
+    NEXT_POW2,
+    EQ = 0x20,
+    NE,
+    LT,
+    LE,
+    GT,
+    GE_,
+    LAND,
+    LOR,
+    LNOT,
+    BAND,
+    BOR,
+    BXOR,
+    SHL,
+    SHR,
+    BNOT
+};
 
-static int64_t eval_op(int op, int64_t n, int64_t b, bool *ok)
-{
+static int64_t eval_op(int op, int64_t n, int64_t b, bool *ok) {
     uint8_t code[16] = {ARG, 1, 0};
     size_t len = 3;
     if (op != NEG_ && op != NEXT_POW2 && op != LNOT && op != BNOT) {
@@ -332,41 +370,61 @@ static int64_t eval_op(int op, int64_t n, int64_t b, bool *ok)
     }
     RtKernelMeta *k = &bd->kernels[0];
     RtValue args[3] = {{0}, {.i = n}, {.is_float = true, .f = 0}}, r;
-    *ok = rt_expr_eval(&k->grid[0], k, &k->variants[0], args, &r, err, sizeof err) &&
-          !r.is_float;
+    *ok = rt_expr_eval(&k->grid[0], k, &k->variants[0], args, &r, err, sizeof err) && !r.is_float;
     if (!*ok)
         fprintf(stderr, "op 0x%02x: %s\n", op, err);
     rt_bundle_free(bd);
     return r.i;
 }
 
-static void clause_ops(void)
-{
+static void clause_ops(void) {
     static const int64_t ns[] = {7, -7, 12, 0};
     static const int64_t bs[] = {3, -2, 7, 1};
     for (size_t i = 0; i < 4; i++)
         for (size_t j = 0; j < 4; j++) {
             int64_t a = ns[i], b = bs[j];
-            const struct { int op; int64_t want; } t[] = {
-                {ADD, a + b}, {SUB, a - b}, {MUL, a * b}, {DIV, a / b}, {MOD, a % b},
+            const struct {
+                int op;
+                int64_t want;
+            } t[] = {
+                {ADD, a + b},
+                {SUB, a - b},
+                {MUL, a * b},
+                {DIV, a / b},
+                {MOD, a % b},
                 {CDIV_, a / b + ((a % b != 0) && ((a < 0) == (b < 0)))},
-                {MIN, a < b ? a : b}, {MAX, a > b ? a : b},
-                {EQ, a == b}, {NE, a != b}, {LT, a < b}, {LE, a <= b}, {GT, a > b},
-                {GE_, a >= b}, {LAND, a && b}, {LOR, a || b}, {BAND, a & b}, {BOR, a | b},
-                {BXOR, a ^ b}, {SHL, b >= 0 ? (int64_t)((uint64_t)a << b) : 0},
+                {MIN, a < b ? a : b},
+                {MAX, a > b ? a : b},
+                {EQ, a == b},
+                {NE, a != b},
+                {LT, a < b},
+                {LE, a <= b},
+                {GT, a > b},
+                {GE_, a >= b},
+                {LAND, a && b},
+                {LOR, a || b},
+                {BAND, a & b},
+                {BOR, a | b},
+                {BXOR, a ^ b},
+                {SHL, b >= 0 ? (int64_t)((uint64_t)a << b) : 0},
                 {SHR, b >= 0 ? a >> b : 0},
-                {NEG_, -a}, {LNOT, !a}, {BNOT, ~a},
-                {NEXT_POW2, a <= 1 ? 1 : a <= 2 ? 2 : a <= 4 ? 4 : a <= 8 ? 8 : 16},
+                {NEG_, -a},
+                {LNOT, !a},
+                {BNOT, ~a},
+                {NEXT_POW2, a <= 1   ? 1
+                            : a <= 2 ? 2
+                            : a <= 4 ? 4
+                            : a <= 8 ? 8
+                                     : 16},
             };
             for (size_t o = 0; o < sizeof t / sizeof *t; o++) {
                 if ((t[o].op == SHL || t[o].op == SHR) && b < 0)
-                    continue;   /* refused at evaluation: "shift by -2" */
+                    continue; /* refused at evaluation: "shift by -2" */
                 bool ok;
                 int64_t got = eval_op(t[o].op, a, b, &ok);
                 if (!ok || got != t[o].want) {
-                    fprintf(stderr, "%s:%d: op 0x%02x (%lld, %lld): got %lld, want %lld\n",
-                            __FILE__, __LINE__, t[o].op, (long long)a, (long long)b,
-                            (long long)got, (long long)t[o].want);
+                    fprintf(stderr, "%s:%d: op 0x%02x (%lld, %lld): got %lld, want %lld\n", __FILE__, __LINE__, t[o].op,
+                            (long long)a, (long long)b, (long long)got, (long long)t[o].want);
                     rt_test_failures++;
                 }
             }
@@ -374,8 +432,7 @@ static void clause_ops(void)
 }
 
 /* The writer: kernel numbers from -1 (all) to count - 1. */
-static void writer_bounds(void)
-{
+static void writer_bounds(void) {
     tile_ctx *c = tile_ctx_new();
     tile_program *p;
     const char *src = "kernel a(x: *f32) { store(x, 1.0); }\n"
@@ -394,8 +451,7 @@ static void writer_bounds(void)
     tile_ctx_free(c);
 }
 
-int main(void)
-{
+int main(void) {
     reader_bounds();
     clause_ops();
     writer_bounds();

@@ -16,8 +16,7 @@
 
 static char dir[256];
 
-static tile_rt_stats compile_once(uint64_t div16, size_t *len_out)
-{
+static tile_rt_stats compile_once(uint64_t div16, size_t *len_out) {
     tile_rt_options o = {.cache_dir = dir, .tune = -1, .tune_log = -1};
     tile_rt *rt;
     tile_rt_stats st = {0};
@@ -35,7 +34,10 @@ static tile_rt_stats compile_once(uint64_t div16, size_t *len_out)
     /* vector_add BLOCK=1024: 26 registers already let 16 programs share an SM: one cubin */
     CHECK(s == TILE_RT_OK && n == 1 && len[0] > 16);
     /* a cubin is an ELF file */
-    CHECK(cubin[0] && !memcmp(cubin[0], "\x7f" "ELF", 4));
+    CHECK(cubin[0] && !memcmp(cubin[0],
+                              "\x7f"
+                              "ELF",
+                              4));
     *len_out = len[0];
     for (int i = 0; i < n; i++)
         free(cubin[i]);
@@ -46,8 +48,7 @@ static tile_rt_stats compile_once(uint64_t div16, size_t *len_out)
 }
 
 /* The one entry file in dir/jit (there is exactly one after the first compile). */
-static bool entry_path(char *path, size_t n)
-{
+static bool entry_path(char *path, size_t n) {
     char sub[300];
     snprintf(sub, sizeof sub, "%s/jit", dir);
     DIR *d = opendir(sub);
@@ -64,8 +65,7 @@ static bool entry_path(char *path, size_t n)
     return found;
 }
 
-static int count_entries(void)
-{
+static int count_entries(void) {
     char sub[300];
     snprintf(sub, sizeof sub, "%s/jit", dir);
     DIR *d = opendir(sub);
@@ -80,8 +80,7 @@ static int count_entries(void)
 
 /* Every variant of softmax and vector_add through tile_rt_precompile with `threads`
  * compile threads into cache directory d; the stats and the sorted entry names+sizes. */
-static tile_rt_stats precompile_all(const char *d, const char *threads, int *nbuilt)
-{
+static tile_rt_stats precompile_all(const char *d, const char *threads, int *nbuilt) {
     setenv("TILE_JIT_THREADS", threads, 1);
     tile_rt_options o = {.cache_dir = d, .tune = -1, .tune_log = -1};
     tile_rt *rt;
@@ -109,8 +108,7 @@ static tile_rt_stats precompile_all(const char *d, const char *threads, int *nbu
 }
 
 /* Whether the two cache directories hold the same jit entries, byte for byte. */
-static bool same_entries(const char *a, const char *b, int *n)
-{
+static bool same_entries(const char *a, const char *b, int *n) {
     char sub[400];
     snprintf(sub, sizeof sub, "%s/jit", a);
     DIR *d = opendir(sub);
@@ -130,8 +128,7 @@ static bool same_entries(const char *a, const char *b, int *n)
     return same;
 }
 
-static void parallel_batch(void)
-{
+static void parallel_batch(void) {
     char d1[300], d4[300];
     snprintf(d1, sizeof d1, "%s/p1", dir);
     snprintf(d4, sizeof d4, "%s/p4", dir);
@@ -139,7 +136,7 @@ static void parallel_batch(void)
     tile_rt_stats s1 = precompile_all(d1, "1", &n1);
     tile_rt_stats s4 = precompile_all(d4, "4", &n4);
     CHECK(n1 == n4 && s1.jit_compiles == (uint64_t)n1 && s4.jit_compiles == (uint64_t)n4);
-    CHECK(s4.cache_hits == 2);   /* the second, variant-0 pass */
+    CHECK(s4.cache_hits == 2); /* the second, variant-0 pass */
     CHECK(same_entries(d4, d1, &n) && n == n4);
     /* again: all from the cache */
     tile_rt_stats s = precompile_all(d4, "4", &n);
@@ -149,8 +146,7 @@ static void parallel_batch(void)
 /* layernorm BLOCK=4096 with 4 warps, every parameter aligned (as launched on 16-byte
  * aligned rows): ptxas needs 75 registers, the budget caps it at 64 for occupancy, so the
  * compile gives two cubins (capped first), and the cache gives both back byte for byte. */
-static void uncapped_alternate(void)
-{
+static void uncapped_alternate(void) {
     char *first[RT_MAX_CUBINS] = {0};
     size_t flen[RT_MAX_CUBINS] = {0};
     int fn = 0;
@@ -175,7 +171,10 @@ static void uncapped_alternate(void)
             fprintf(stderr, "%s\n", tile_rt_last_error(rt));
         CHECK(s == TILE_RT_OK && n == 2);
         for (int i = 0; i < n; i++)
-            CHECK(!memcmp(cubin[i], "\x7f" "ELF", 4));
+            CHECK(!memcmp(cubin[i],
+                          "\x7f"
+                          "ELF",
+                          4));
         CHECK(len[0] != len[1] || memcmp(cubin[0], cubin[1], len[0]));
         tile_rt_stats st;
         tile_rt_get_stats(rt, &st);
@@ -200,8 +199,7 @@ static void uncapped_alternate(void)
         free(first[i]);
 }
 
-int main(void)
-{
+int main(void) {
     snprintf(dir, sizeof dir, "%s/tilert-cache-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");

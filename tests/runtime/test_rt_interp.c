@@ -7,28 +7,24 @@
 
 #include <math.h>
 
-static tile_rt_arg ptr(void *p, size_t bytes)
-{
+static tile_rt_arg ptr(void *p, size_t bytes) {
     tile_rt_arg a = {.kind = TILE_RT_ARG_PTR};
     a.buf.ptr = p;
     a.buf.bytes = bytes;
     return a;
 }
-static tile_rt_arg i64(int64_t v)
-{
+static tile_rt_arg i64(int64_t v) {
     tile_rt_arg a = {.kind = TILE_RT_ARG_I64};
     a.i64 = v;
     return a;
 }
-static tile_rt_arg f64(double v)
-{
+static tile_rt_arg f64(double v) {
     tile_rt_arg a = {.kind = TILE_RT_ARG_F64};
     a.f64 = v;
     return a;
 }
 
-static tile_rt_kernel *kernel(tile_rt *rt, const char *file, const char *name, tile_rt_module **m)
-{
+static tile_rt_kernel *kernel(tile_rt *rt, const char *file, const char *name, tile_rt_module **m) {
     tile_rt_kernel *k = NULL;
     CHECK(tile_rt_load_source_file(rt, file, m) == TILE_RT_OK);
     if (*m)
@@ -38,8 +34,7 @@ static tile_rt_kernel *kernel(tile_rt *rt, const char *file, const char *name, t
     return k;
 }
 
-static void vector_add(tile_rt *rt)
-{
+static void vector_add(tile_rt *rt) {
     tile_rt_module *m;
     tile_rt_kernel *k = kernel(rt, TILEC_EXAMPLES_DIR "/vector_add.tile", "vector_add", &m);
     if (!k)
@@ -49,7 +44,7 @@ static void vector_add(tile_rt *rt)
     int sc;
     bool isp;
     CHECK(tile_rt_kernel_param_type(k, 0, &sc, &isp) == TILE_RT_OK && isp && sc == TILE_F32);
-    const int n = 3001;   /* ragged: not a multiple of any BLOCK */
+    const int n = 3001; /* ragged: not a multiple of any BLOCK */
     float *x = malloc(n * 4), *y = malloc(n * 4), *out = malloc(n * 4);
     tile_fill(TILE_F32, x, n, TILE_FILL_RANDN, 11);
     tile_fill(TILE_F32, y, n, TILE_FILL_RANDN, 12);
@@ -98,14 +93,12 @@ static void vector_add(tile_rt *rt)
     CHECK(tile_rt_set_const(k, "BLOKC", 1, 1) == TILE_RT_OK);
     CHECK(tile_rt_launch(k, args, 4, NULL, NULL) != TILE_RT_OK);
     CHECK(strstr(tile_rt_last_error(rt), "BLOKC") != NULL);
-    CHECK_ERR(tile_rt_get_kernel(m, "nope", &k), TILE_RT_ERR_NOT_FOUND, tile_rt_last_error(rt),
-              "no kernel 'nope'");
+    CHECK_ERR(tile_rt_get_kernel(m, "nope", &k), TILE_RT_ERR_NOT_FOUND, tile_rt_last_error(rt), "no kernel 'nope'");
     free(x), free(y), free(out);
     tile_rt_module_free(m);
 }
 
-static void softmax(tile_rt *rt)
-{
+static void softmax(tile_rt *rt) {
     tile_rt_module *m;
     tile_rt_kernel *k = kernel(rt, TILEC_EXAMPLES_DIR "/softmax.tile", "softmax", &m);
     if (!k)
@@ -131,16 +124,14 @@ static void softmax(tile_rt *rt)
     CHECK(worst < 1e-5);
     /* cols wider than every BLOCK: no variant; the message names the predicate */
     tile_rt_arg wide[4] = {ptr(out, rows * cols * 4), ptr(x, rows * cols * 4), i64(1), i64(100000)};
-    CHECK_ERR(tile_rt_launch(k, wide, 4, NULL, NULL), TILE_RT_ERR_NO_VARIANT,
-              tile_rt_last_error(rt), "BLOCK >= cols");
+    CHECK_ERR(tile_rt_launch(k, wide, 4, NULL, NULL), TILE_RT_ERR_NO_VARIANT, tile_rt_last_error(rt), "BLOCK >= cols");
     free(x), free(out);
     tile_rt_module_free(m);
 }
 
 /* An explicit grid replaces the grid clause, every dimension of it: 2 programs of 1024
  * write the first 2048 elements and nothing else. */
-static void explicit_grid(tile_rt *rt)
-{
+static void explicit_grid(tile_rt *rt) {
     tile_rt_module *m;
     tile_rt_kernel *k = kernel(rt, TILEC_EXAMPLES_DIR "/vector_add.tile", "vector_add", &m);
     if (!k)
@@ -169,17 +160,15 @@ static void explicit_grid(tile_rt *rt)
     tile_rt_module_free(m);
 }
 
-static void compile_error(tile_rt *rt)
-{
+static void compile_error(tile_rt *rt) {
     const char *src = "kernel k(x: *f32) { let y = ; }\n";
     tile_rt_module *m = NULL;
-    CHECK_ERR(tile_rt_load_source(rt, "bad.tile", src, strlen(src), &m), TILE_RT_ERR_COMPILE,
-              tile_rt_last_error(rt), "bad.tile:1:");
+    CHECK_ERR(tile_rt_load_source(rt, "bad.tile", src, strlen(src), &m), TILE_RT_ERR_COMPILE, tile_rt_last_error(rt),
+              "bad.tile:1:");
     CHECK(m == NULL);
 }
 
-int main(void)
-{
+int main(void) {
     tile_rt *rt;
     CHECK(tile_rt_open(TILE_RT_INTERP, NULL, &rt) == TILE_RT_OK);
     vector_add(rt);

@@ -4,17 +4,14 @@
 #include "tile/runtime.h"
 #include "rt_test.h"
 
-static void expect_no_driver(const char *libcuda, const char *want)
-{
+static void expect_no_driver(const char *libcuda, const char *want) {
     setenv("TILE_LIBCUDA", libcuda, 1);
     tile_rt *rt = (tile_rt *)1;
-    CHECK_ERR(tile_rt_open(TILE_RT_CUDA, NULL, &rt), TILE_RT_ERR_NO_DRIVER, tile_rt_open_error(),
-              want);
+    CHECK_ERR(tile_rt_open(TILE_RT_CUDA, NULL, &rt), TILE_RT_ERR_NO_DRIVER, tile_rt_open_error(), want);
     CHECK(rt == NULL);
 }
 
-int main(void)
-{
+int main(void) {
     expect_no_driver("/nonexistent/libcuda.so.1",
                      "/nonexistent/libcuda.so.1 not found: no NVIDIA driver on this machine");
     expect_no_driver("libc.so.6", "has no cuGetProcAddress_v2");
@@ -24,8 +21,7 @@ int main(void)
     tile_rt *rt = NULL;
     tile_rt_status s = tile_rt_open(TILE_RT_CUDA, NULL, &rt);
     if (s == TILE_RT_ERR_NO_DRIVER && strstr(tile_rt_open_error(), "libcuda.so.1 not found"))
-        CHECK(!strcmp(tile_rt_open_error(),
-                      "libcuda.so.1 not found: no NVIDIA driver on this machine"));
+        CHECK(!strcmp(tile_rt_open_error(), "libcuda.so.1 not found: no NVIDIA driver on this machine"));
     else if (s == TILE_RT_OK)
         tile_rt_close(rt);
     else

@@ -18,20 +18,18 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char src[] =
-    "kernel scale(x: *f32, out: *f32, n: i32, const K: i32)\n"
-    "    tune BLOCK in [128, 256], warps in [1, 2]\n"
-    "    grid(cdiv(n, BLOCK))\n"
-    "{\n"
-    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
-    "    let m = offs < n;\n"
-    "    store(out + offs, load(x + offs, mask=m) * (K as f32), mask=m);\n"
-    "}\n";
+static const char src[] = "kernel scale(x: *f32, out: *f32, n: i32, const K: i32)\n"
+                          "    tune BLOCK in [128, 256], warps in [1, 2]\n"
+                          "    grid(cdiv(n, BLOCK))\n"
+                          "{\n"
+                          "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+                          "    let m = offs < n;\n"
+                          "    store(out + offs, load(x + offs, mask=m) * (K as f32), mask=m);\n"
+                          "}\n";
 
 static char cache[64];
 
-static tile_rt *open_stub(int tune)
-{
+static tile_rt *open_stub(int tune) {
     tile_rt_options o = {.cache_dir = cache, .tune = tune, .tune_log = -1};
     tile_rt *rt = NULL;
     tile_rt_status s = tile_rt_open(TILE_RT_CUDA, &o, &rt);
@@ -42,8 +40,7 @@ static tile_rt *open_stub(int tune)
     return rt;
 }
 
-static tile_rt_kernel *load(tile_rt *rt, tile_rt_module **m, int64_t kval)
-{
+static tile_rt_kernel *load(tile_rt *rt, tile_rt_module **m, int64_t kval) {
     tile_rt_kernel *k = NULL;
     CHECK(tile_rt_load_source(rt, "scale.tile", src, sizeof src - 1, m) == TILE_RT_OK);
     CHECK(tile_rt_get_kernel(*m, "scale", &k) == TILE_RT_OK);
@@ -51,8 +48,7 @@ static tile_rt_kernel *load(tile_rt *rt, tile_rt_module **m, int64_t kval)
     return k;
 }
 
-static void set_args(tile_rt_arg a[3], void *x, void *out, int64_t n)
-{
+static void set_args(tile_rt_arg a[3], void *x, void *out, int64_t n) {
     a[0] = (tile_rt_arg){.kind = TILE_RT_ARG_PTR, .buf = {x, 0}};
     a[1] = (tile_rt_arg){.kind = TILE_RT_ARG_PTR, .buf = {out, 0}};
     a[2] = (tile_rt_arg){.kind = TILE_RT_ARG_I64, .i64 = n};
@@ -68,8 +64,7 @@ typedef struct Fix {
     tile_rt_arg a[3];
 } Fix;
 
-static void fix_open(Fix *f, int tune, int64_t kval, size_t bytes, int64_t n)
-{
+static void fix_open(Fix *f, int tune, int64_t kval, size_t bytes, int64_t n) {
     f->rt = open_stub(tune);
     f->k = load(f->rt, &f->m, kval);
     CHECK(tile_rt_alloc(f->rt, bytes, &f->x) == TILE_RT_OK);
@@ -79,8 +74,7 @@ static void fix_open(Fix *f, int tune, int64_t kval, size_t bytes, int64_t n)
     stub_set_nparams(3);
 }
 
-static void fix_close(Fix *f)
-{
+static void fix_close(Fix *f) {
     tile_rt_free(f->rt, f->x);
     tile_rt_free(f->rt, f->out);
     tile_rt_module_free(f->m);
@@ -88,8 +82,7 @@ static void fix_close(Fix *f)
 }
 
 /* ---- launches and facts ------------------------------------------------------------ */
-static void test_launch(void)
-{
+static void test_launch(void) {
     tile_rt *rt = open_stub(0);
     CHECK(!strcmp(tile_rt_device_name(rt), "Stub GPU (sm_90a)"));
     tile_rt_module *m;
@@ -124,7 +117,10 @@ static void test_launch(void)
     CHECK(l && (uint32_t)l->params[2] == 1000);
     CHECK(l && !strcmp(stub_function(l->function)->name, "scale"));
     /* the module is the compiler's cubin */
-    CHECK(!stub_module(0)->is_ptx && !memcmp(stub_module(0)->image, "\x7f" "ELF", 4));
+    CHECK(!stub_module(0)->is_ptx && !memcmp(stub_module(0)->image,
+                                             "\x7f"
+                                             "ELF",
+                                             4));
 
     /* n = 1024: div16 for n too: a module of its own */
     set_args(a, x, out, 1024);
@@ -140,7 +136,7 @@ static void test_launch(void)
     set_args(a, x, out, 8);
     CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
     CHECK(!strcmp(tile_rt_last_variant(k), "BLOCK=128, K=2, warps=1, stages=2; div16: x out; div8: n"));
-    CHECK(stub_nmodules() == 3);   /* the facts of n = 1000 again: that module */
+    CHECK(stub_nmodules() == 3); /* the facts of n = 1000 again: that module */
     /* n = 1004: a multiple of neither */
     set_args(a, x, out, 1004);
     CHECK(tile_rt_launch(k, a, 3, NULL, NULL) == TILE_RT_OK);
@@ -158,12 +154,10 @@ static void test_launch(void)
     CHECK(stub_nmodules() == 6);
     /* x 2 bytes off: not aligned to f32, refused before the driver */
     set_args(a, (char *)x + 2, out, 1000);
-    CHECK_ERR(tile_rt_launch(k, a, 3, NULL, NULL), TILE_RT_ERR_ARGS, tile_rt_last_error(rt),
-              "pointer 'x'");
+    CHECK_ERR(tile_rt_launch(k, a, 3, NULL, NULL), TILE_RT_ERR_ARGS, tile_rt_last_error(rt), "pointer 'x'");
     /* n out of i32's range: refused */
     set_args(a, x, out, (int64_t)1 << 31);
-    CHECK_ERR(tile_rt_launch(k, a, 3, NULL, NULL), TILE_RT_ERR_ARGS, tile_rt_last_error(rt),
-              "out of range for i32");
+    CHECK_ERR(tile_rt_launch(k, a, 3, NULL, NULL), TILE_RT_ERR_ARGS, tile_rt_last_error(rt), "out of range for i32");
     /* i32's minimum is in range, but cdiv of it is a negative grid: refused, not launched */
     set_args(a, x, out, -((int64_t)1 << 31));
     CHECK_ERR(tile_rt_launch(k, a, 3, NULL, NULL), TILE_RT_ERR_ARGS, tile_rt_last_error(rt),
@@ -177,7 +171,7 @@ static void test_launch(void)
     CHECK(l && l->grid[0] == 5 && l->grid[1] == 1 && l->grid[2] == 3);
     int64_t g0[3] = {0, 1, 1};
     int before = stub_nlaunches();
-    CHECK(tile_rt_launch(k, a, 3, NULL, g0) == TILE_RT_OK);  /* nothing to run */
+    CHECK(tile_rt_launch(k, a, 3, NULL, g0) == TILE_RT_OK); /* nothing to run */
     CHECK(stub_nlaunches() == before);
     /* a stream is passed through */
     CHECK(tile_rt_launch(k, a, 3, (void *)0x1234, NULL) == TILE_RT_OK);
@@ -196,40 +190,37 @@ typedef struct Costs {
     double b128w1, b128w2, b256w1, b256w2;
 } Costs;
 
-static double cost(const StubLaunch *l, void *ud)
-{
+static double cost(const StubLaunch *l, void *ud) {
     const Costs *c = ud;
     bool b128 = l->grid[0] == 32;
     bool w1 = l->block[0] == 32;
     return b128 ? (w1 ? c->b128w1 : c->b128w2) : (w1 ? c->b256w1 : c->b256w2);
 }
 
-static int launches_with(int from, unsigned programs, unsigned threads)
-{
+static int launches_with(int from, unsigned programs, unsigned threads) {
     int n = 0;
     for (int i = from; i < stub_nlaunches(); i++)
         n += stub_launch(i)->grid[0] == programs && stub_launch(i)->block[0] == threads;
     return n;
 }
 
-static void tune_once(int64_t kval, const Costs *c, const char *want, int want_tunings,
-                      int want_disk_hits, int want_launches)
-{
+static void tune_once(int64_t kval, const Costs *c, const char *want, int want_tunings, int want_disk_hits,
+                      int want_launches) {
     Fix f;
     fix_open(&f, 1, kval, 4 * 8192, 4096);
     int allocs = stub_live_allocs();
-    f.a[0].buf.bytes = 4 * 8192;   /* saved and restored around the trials */
+    f.a[0].buf.bytes = 4 * 8192; /* saved and restored around the trials */
     stub_set_cost(cost, (void *)c);
     CHECK(tile_rt_launch(f.k, f.a, 3, NULL, NULL) == TILE_RT_OK);
     if (strncmp(tile_rt_last_variant(f.k), want, strlen(want)))
-        fprintf(stderr, "tuned K=%lld: got '%s', want '%s'\n", (long long)kval,
-                tile_rt_last_variant(f.k), want), rt_test_failures++;
+        fprintf(stderr, "tuned K=%lld: got '%s', want '%s'\n", (long long)kval, tile_rt_last_variant(f.k), want),
+            rt_test_failures++;
     tile_rt_stats st;
     tile_rt_get_stats(f.rt, &st);
     CHECK(st.tunings == (uint64_t)want_tunings && st.tune_disk_hits == (uint64_t)want_disk_hits);
     if (want_launches >= 0 && stub_nlaunches() != want_launches)
-        fprintf(stderr, "K=%lld: %d launches, want %d\n", (long long)kval, stub_nlaunches(),
-                want_launches), rt_test_failures++;
+        fprintf(stderr, "K=%lld: %d launches, want %d\n", (long long)kval, stub_nlaunches(), want_launches),
+            rt_test_failures++;
     /* the trials' copies and the flush buffer are freed */
     CHECK(stub_live_allocs() == allocs);
     /* the same key again: the choice in memory, one launch, no trials */
@@ -241,13 +232,11 @@ static void tune_once(int64_t kval, const Costs *c, const char *want, int want_t
     fix_close(&f);
 }
 
-static void test_tuning(void)
-{
+static void test_tuning(void) {
     /* BLOCK=256 warps=2 fastest by far: each of the 4 candidates gets 2 warm-up launches and
      * 9 samples, no final round (none within 3%), then the real launch */
     Costs fast_b256w2 = {1.0, 1.0, 1.0, 0.5};
-    tune_once(2, &fast_b256w2, "BLOCK=256, K=2, warps=2, stages=2; div16: x out n", 1, 0,
-              4 * 11 + 1);
+    tune_once(2, &fast_b256w2, "BLOCK=256, K=2, warps=2, stages=2; div16: x out n", 1, 0, 4 * 11 + 1);
     /* a later process: the choice comes from the tuning cache, no trial */
     Costs other = {0.1, 1.0, 1.0, 1.0};
     tune_once(2, &other, "BLOCK=256, K=2, warps=2, stages=2", 0, 1, 1);
@@ -282,8 +271,7 @@ static void test_tuning(void)
 
 /* Without an L2 size (no flush buffer) a sample is a batch of back-to-back launches of at
  * least 0.25 ms (1 ms in the final round), sized from each candidate's own time. */
-static void test_tuning_batches(void)
-{
+static void test_tuning_batches(void) {
     Costs fail_close = {-1, 1.0, 0.50, 0.51};
     Fix f;
     fix_open(&f, 1, 5, 4 * 8192, 4096);
@@ -302,8 +290,7 @@ static void test_tuning_batches(void)
 
 /* tile_rt_bench: warm-up launches (the first one tunes when needed), then `reps` timed
  * ones; the median of their event times. */
-static void test_bench(void)
-{
+static void test_bench(void) {
     Fix f;
     fix_open(&f, 0, 2, 8192, 1000);
     Costs c = {0.25, 1, 1, 1};
@@ -322,9 +309,8 @@ static void test_bench(void)
 /* ---- a bundle's specializations ---------------------------------------------------- */
 /* Kernel `name` of a bundle tilec builds (with `flags`) from `text`, written to the cache
  * folder; NULL (a check failed) when that does not work. */
-static tile_rt_kernel *bundle_kernel(tile_rt *rt, const char *tilec, const char *name,
-                                     const char *text, const char *flags, tile_rt_module **m)
-{
+static tile_rt_kernel *bundle_kernel(tile_rt *rt, const char *tilec, const char *name, const char *text,
+                                     const char *flags, tile_rt_module **m) {
     char tile[160], tb[160], cmd[640];
     snprintf(tile, sizeof tile, "%s/%s.tile", cache, name);
     snprintf(tb, sizeof tb, "%s/%s.tb", cache, name);
@@ -342,8 +328,7 @@ static tile_rt_kernel *bundle_kernel(tile_rt *rt, const char *tilec, const char 
 }
 
 /* One launch of k, which must run the record `want` (its variant text with facts). */
-static void launch_runs(tile_rt_kernel *k, const tile_rt_arg *a, int nargs, const char *want)
-{
+static void launch_runs(tile_rt_kernel *k, const tile_rt_arg *a, int nargs, const char *want) {
     CHECK(tile_rt_launch(k, a, nargs, NULL, NULL) == TILE_RT_OK);
     const char *got = tile_rt_last_variant(k);
     CHECK(got && !strcmp(got, want));
@@ -354,8 +339,7 @@ static void launch_runs(tile_rt_kernel *k, const tile_rt_arg *a, int nargs, cons
 /* tilec writes each variant under four sets of facts (none; pointers div16; pointers div16
  * and integers div8; pointers and integers div16): a launch gets the most specialized record
  * its arguments satisfy. */
-static void test_bundle_facts(const char *tilec)
-{
+static void test_bundle_facts(const char *tilec) {
     tile_rt *rt = open_stub(0);
     tile_rt_module *m;
     tile_rt_kernel *k = bundle_kernel(rt, tilec, "scale", src, "-D K=2", &m);
@@ -365,7 +349,10 @@ static void test_bundle_facts(const char *tilec)
     stub_reset();
     stub_set_nparams(3);
     tile_rt_arg a[4];
-    static const struct { int64_t off, n; const char *want; } cases[] = {
+    static const struct {
+        int64_t off, n;
+        const char *want;
+    } cases[] = {
         {0, 1000, "BLOCK=128, K=2, warps=1, stages=2; div16: x out; div8: n"},
         {0, 1024, "BLOCK=128, K=2, warps=1, stages=2; div16: x out n"},
         {0, 1004, "BLOCK=128, K=2, warps=1, stages=2; div16: x out"},
@@ -380,18 +367,20 @@ static void test_bundle_facts(const char *tilec)
     tile_rt_module_free(m);
     /* a parameter assumed equal to 1 at build time (a unit stride) gets no divisibility
      * form, so the integer forms stay launchable with it */
-    static const char src2[] =
-        "kernel gather(x: *f32, out: *f32, n: i32, s: i32)\n"
-        "    tune BLOCK in [128, 256]\n"
-        "    grid(cdiv(n, BLOCK))\n"
-        "{\n"
-        "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
-        "    let m = offs < n;\n"
-        "    store(out + offs, load(x + offs * s, mask=m), mask=m);\n"
-        "}\n";
+    static const char src2[] = "kernel gather(x: *f32, out: *f32, n: i32, s: i32)\n"
+                               "    tune BLOCK in [128, 256]\n"
+                               "    grid(cdiv(n, BLOCK))\n"
+                               "{\n"
+                               "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+                               "    let m = offs < n;\n"
+                               "    store(out + offs, load(x + offs * s, mask=m), mask=m);\n"
+                               "}\n";
     k = bundle_kernel(rt, tilec, "gather", src2, "--assume-one=s", &m);
     stub_set_nparams(4);
-    static const struct { int64_t n; const char *want; } cases2[] = {
+    static const struct {
+        int64_t n;
+        const char *want;
+    } cases2[] = {
         {1000, "BLOCK=128, warps=4, stages=2; div16: x out; div8: n; eq1: s"},
         {1024, "BLOCK=128, warps=4, stages=2; div16: x out n; eq1: s"},
     };
@@ -406,8 +395,7 @@ static void test_bundle_facts(const char *tilec)
     tile_rt_close(rt);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (!getenv("TILE_LIBCUDA")) {
         fprintf(stderr, "set TILE_LIBCUDA to libstubcuda.so (CTest does)\n");
         return 1;

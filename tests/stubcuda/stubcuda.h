@@ -20,25 +20,25 @@
 #define STUB_MAX_PARAMS 32
 
 typedef struct StubModule {
-    unsigned char *image;    /* a copy: the whole ELF file, or the PTX text */
+    unsigned char *image; /* a copy: the whole ELF file, or the PTX text */
     size_t len;
     int is_ptx;
     int unloaded;
 } StubModule;
 
 typedef struct StubFunction {
-    int module;              /* index of stub_module() */
+    int module; /* index of stub_module() */
     char name[128];
-    int max_dynamic_smem;    /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0 unset */
+    int max_dynamic_smem; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0 unset */
 } StubFunction;
 
 typedef struct StubLaunch {
-    int function;            /* index of stub_function() */
+    int function; /* index of stub_function() */
     unsigned grid[3], block[3], smem;
     void *stream;
-    int nparams;             /* how many kernelParams were read: stub_set_nparams */
-    uint64_t params[STUB_MAX_PARAMS];   /* each parameter's 8-byte slot (little-endian) */
-    double start_ms;         /* the virtual clock when it began */
+    int nparams;                      /* how many kernelParams were read: stub_set_nparams */
+    uint64_t params[STUB_MAX_PARAMS]; /* each parameter's 8-byte slot (little-endian) */
+    double start_ms;                  /* the virtual clock when it began */
 } StubLaunch;
 
 /* Forgets every record (modules stay loaded, their records stay valid) and resets the

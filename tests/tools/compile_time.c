@@ -19,22 +19,19 @@
 
 extern char **environ;
 
-static double now_ms(void)
-{
+static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
 /* Runs argv once; its wall time in ms, or -1 when it fails. */
-static double run_once(char **argv)
-{
+static double run_once(char **argv) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1 /* O_WRONLY */, 0);
@@ -51,8 +48,7 @@ static double run_once(char **argv)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t : -1;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: compile_time TILEC LIMIT_MS RUNS [-D NAME=V,...]... FILE.tile...\n");
         return 2;
@@ -129,8 +125,7 @@ int main(int argc, char **argv)
                     failures++;
                 } else {
                     qsort(times, (size_t)runs, sizeof *times, cmp_double);
-                    double med = runs % 2 ? times[runs / 2]
-                                          : (times[runs / 2 - 1] + times[runs / 2]) / 2;
+                    double med = runs % 2 ? times[runs / 2] : (times[runs / 2 - 1] + times[runs / 2]) / 2;
                     printf("%s: median %.1f ms (min %.1f)%s\n", name, med, times[0],
                            med > limit ? "  OVER THE LIMIT" : "");
                     if (med > limit)
@@ -148,8 +143,7 @@ int main(int argc, char **argv)
         }
         tile_program_free(p);
     }
-    printf("%d variants; slowest: %s: median %.1f ms; limit %.0f ms\n", nvariants, worst_name,
-           worst, limit);
+    printf("%d variants; slowest: %s: median %.1f ms; limit %.0f ms\n", nvariants, worst_name, worst, limit);
     free(times);
     tile_ctx_free(ctx);
     return failures ? 1 : 0;

@@ -10,8 +10,7 @@
 #include <string.h>
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
+static int fail(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     printf("FAIL: ");
@@ -22,8 +21,7 @@ static int fail(const char *fmt, ...)
 }
 
 /* The whole file, or NULL; *n gets its size. */
-static unsigned char *slurp(const char *path, size_t *n)
-{
+static unsigned char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
@@ -33,8 +31,7 @@ static unsigned char *slurp(const char *path, size_t *n)
     return buf;
 }
 
-static int write_file(const char *path, const void *p, size_t n)
-{
+static int write_file(const char *path, const void *p, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(p, 1, n, f) != n || fclose(f))
         return fail("cannot write %s", path);
@@ -42,9 +39,7 @@ static int write_file(const char *path, const void *p, size_t n)
 }
 
 /* Elements of type t in the file (after `skip` bytes), compared exactly with want[]. */
-static int expect_values_at(const char *path, size_t skip, tile_scalar t, const double *want,
-                            size_t n)
-{
+static int expect_values_at(const char *path, size_t skip, tile_scalar t, const double *want, size_t n) {
     size_t bytes;
     unsigned char *whole = slurp(path, &bytes);
     if (!whole)
@@ -72,8 +67,7 @@ static int expect_values_at(const char *path, size_t skip, tile_scalar t, const 
     return rc;
 }
 
-static int expect_values(const char *path, tile_scalar t, const double *want, size_t n)
-{
+static int expect_values(const char *path, tile_scalar t, const double *want, size_t n) {
     return expect_values_at(path, 0, t, want, n);
 }
 
@@ -81,9 +75,8 @@ static int expect_values(const char *path, tile_scalar t, const double *want, si
  * version MAJOR.0, the header's length (2 bytes in 1.0, else 4), the dict as given
  * padded with spaces and '\n' to a multiple of 64 bytes, the values as type t, less
  * `trim` bytes (more when negative: zeros). */
-static int write_npy(const char *path, int major, const char *dict, tile_scalar t,
-                     const double *v, size_t n, long trim)
-{
+static int write_npy(const char *path, int major, const char *dict, tile_scalar t, const double *v, size_t n,
+                     long trim) {
     size_t prefix = major == 1 ? 10 : 12, dlen = strlen(dict);
     size_t total = (prefix + dlen + 1 + 63) / 64 * 64, hlen = total - prefix;
     size_t esize = tile_scalar_size(t), data = n * esize;
@@ -106,9 +99,7 @@ static int write_npy(const char *path, int major, const char *dict, tile_scalar 
 
 /* A .npy file as tilec writes it: version 1.0, exactly this dict, padded to 64 bytes,
  * then the values. */
-static int expect_npy(const char *path, const char *dict, tile_scalar t, const double *want,
-                      size_t n)
-{
+static int expect_npy(const char *path, const char *dict, tile_scalar t, const double *want, size_t n) {
     size_t bytes;
     unsigned char *b = slurp(path, &bytes);
     if (!b)
@@ -129,8 +120,7 @@ static int expect_npy(const char *path, const char *dict, tile_scalar t, const d
 }
 
 /* tile_fill and the element conversions: determinism, ranges, statistics, RNE. */
-static int check_fill(void)
-{
+static int check_fill(void) {
     enum { N = 20000 };
     static float a[N], b[N];
     tile_fill(TILE_F32, a, N, TILE_FILL_RANDN, 7);
@@ -181,8 +171,7 @@ static int check_fill(void)
 
 static int run_mode(int argc, char **argv, double *want);
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     size_t n = argc >= 4 ? strtoull(argv[3], NULL, 10) : 0;
     double *want = calloc(n + 1, sizeof *want);
     int rc = run_mode(argc, argv, want);
@@ -190,8 +179,7 @@ int main(int argc, char **argv)
     return rc;
 }
 
-static int run_mode(int argc, char **argv, double *want)
-{
+static int run_mode(int argc, char **argv, double *want) {
     if (argc < 2)
         return fail("usage: tools_check MODE ...");
     const char *mode = argv[1];
@@ -201,7 +189,7 @@ static int run_mode(int argc, char **argv, double *want)
         return fail("%s: missing arguments", mode);
     const char *path = argv[2];
     size_t n = strtoull(argv[3], NULL, 10);
-    if (!strcmp(mode, "write-seq-f32")) {       /* 1, 2, ..., n as f32 */
+    if (!strcmp(mode, "write-seq-f32")) { /* 1, 2, ..., n as f32 */
         float *v = malloc((n + 1) * sizeof *v);
         for (size_t i = 0; i < n; i++)
             v[i] = (float)(i + 1);
@@ -209,24 +197,24 @@ static int run_mode(int argc, char **argv, double *want)
         free(v);
         return rc;
     }
-    if (!strcmp(mode, "write-bytes")) {         /* n bytes of 0x11 */
+    if (!strcmp(mode, "write-bytes")) { /* n bytes of 0x11 */
         unsigned char *b = memset(malloc(n + 1), 0x11, n);
         int rc = write_file(path, b, n);
         free(b);
         return rc;
     }
-    if (!strcmp(mode, "iota")) {                /* i32: 3 * i */
+    if (!strcmp(mode, "iota")) { /* i32: 3 * i */
         for (size_t i = 0; i < n; i++)
             want[i] = 3.0 * (double)i;
         return expect_values(path, TILE_I32, want, n);
     }
-    if (!strcmp(mode, "axpy")) {                /* f32: a * x + y, x = rand seed 1, y = rand seed 2 */
+    if (!strcmp(mode, "axpy")) { /* f32: a * x + y, x = rand seed 1, y = rand seed 2 */
         double a = atof(argv[4]);
         float *x = malloc((n + 1) * 4), *y = malloc((n + 1) * 4);
         tile_fill(TILE_F32, x, n, TILE_FILL_RAND, 1);
         tile_fill(TILE_F32, y, n, TILE_FILL_RAND, 2);
         for (size_t i = 0; i < n; i++) {
-            float p = (float)a * x[i];          /* rounded to f32 before the add, as the IR does */
+            float p = (float)a * x[i]; /* rounded to f32 before the add, as the IR does */
             want[i] = (float)(p + y[i]);
         }
         free(x);
