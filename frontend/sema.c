@@ -1,7 +1,7 @@
 /* Whole-file checks (tf_check): what holds for every variant.  Names declared twice,
  * unknown parameter types, clause rules, and clause expressions limited to scalar
  * arithmetic over constants and scalar arguments.  Body checks that need types and
- * shapes happen per variant in irgen.c. */
+ * shapes happen per variant in elaborate.c. */
 #include "sema_internal.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Shared by sema.c, variants.c, clauses.c and irgen*.c: constant evaluation over
+/* Shared by sema.c, variants.c, clauses.c and elaborate*.c: constant evaluation over
  * clause-style expressions, and the elaboration context that lowers a kernel
  * body into tile IR.  Private to the front end. */
 #ifndef TF_SEMA_INTERNAL_H
@@ -41,7 +41,7 @@ int64_t tf_next_pow2(int64_t x);
 /* float -> integer as the IR's cast: truncates, saturates at the range of s, NaN: 0. */
 int64_t tf_float_to_int(TirScalar s, double x);
 
-/* ---- elaboration (irgen.c, irgen_builtins.c) ------------------------------------ */
+/* ---- elaboration (elaborate.c, elaborate_builtins.c) -------------------------------- */
 /* A value during elaboration.  Compile-time scalars stay unmaterialized (`known`)
  * until an op needs them, so that shapes and static bounds fold; literals and tuned
  * constants are `untyped` and take the type of the operand they meet. */
