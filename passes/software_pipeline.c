@@ -3,7 +3,7 @@
  *
  * A load qualifies when it sits in the body of a `for` (not nested deeper), its result
  * goes only to a convert_layout into a dot-operand layout (what the layout pass puts in
- * front of every dot operand) and it has no `other`.  Each thread moving at least 4
+ * front of every dot operand) and its `other` is absent or +0.  Each thread moving at least 4
  * contiguous bytes copies with cp.async (4, 8 or 16 bytes); a narrower load (no
  * alignment fact) fills its stage through registers: an ordinary load and a smem_store
  * in the copy's place.  The ops computing its pointers and mask (the "address slice")
@@ -28,6 +28,7 @@
 #include "pass_util.h"
 #include "layout.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct {
@@ -207,8 +208,22 @@ static TirValue *next_stage(TirBuilder *b, TirValue *x, int S) {
 
 /* ---- one loop ---- */
 
+/* An `other` that is +0 (what masked lanes give by default, and what a masked async copy
+ * writes) changes nothing: `load(p, mask=m, other=0.0)` streams like `load(p, mask=m)`. */
+static bool other_is_default(const TirOp *ld) {
+    if (ld->nopnd < 3)
+        return true;
+    const TirOp *c = ld->opnd[2]->def;
+    if (!c || c->code != TIR_OP_CONSTANT)
+        return false;
+    if (tir_scalar_is_float((TirScalar)ld->opnd[2]->ty.elem))
+        return c->attr.fval == 0.0 && !signbit(c->attr.fval);
+    return c->attr.ival == 0;
+}
+
 static bool qualifies(Swp *W, TirBlock *body, TirOp *ld, TirOp **conv, bool *narrow) {
-    if (ld->code != TIR_OP_LOAD || ld->nopnd > 2 || ld->nres != 1 || !tir_type_is_tile(ld->res[0]->ty))
+    if (ld->code != TIR_OP_LOAD || ld->nopnd > 3 || !other_is_default(ld) || ld->nres != 1 ||
+        !tir_type_is_tile(ld->res[0]->ty))
         return false;
     TirOp *user = NULL;
     int uses = 0;
