@@ -532,6 +532,29 @@ static void fix_acc_uses(Lay *L, TirOp *op) {
     }
 }
 
+/* Whether v is defined inside op's regions (at any depth). */
+static bool defined_within(const TirValue *v, const TirOp *op) {
+    const TirBlock *b = v->def ? v->def->parent : v->block;
+    for (; b && b->parent; b = b->parent->parent)
+        if (b->parent == op)
+            return true;
+    return false;
+}
+
+/* Where a dot operand's conversion goes: before the dot, or, for an operand made before the
+ * loops around the dot (attention's Q), before the outermost of those loops that does not
+ * make it, so that the conversion (a shared-memory round trip) runs once, not per iteration. */
+static TirOp *operand_convert_point(TirOp *dot, const TirValue *v) {
+    TirOp *at = dot;
+    for (TirOp *loop = dot->parent ? dot->parent->parent : NULL; loop;
+         loop = loop->parent ? loop->parent->parent : NULL) {
+        if (loop->code != TIR_OP_FOR || defined_within(v, loop))
+            break;
+        at = loop;
+    }
+    return at;
+}
+
 /* Constraints the classes cannot express: slices of reductions and expand_dims, the
  * operand layouts of dot, accumulators leaving their class. */
 static bool fix_op(TirOp *op, void *ud) {
@@ -541,7 +564,7 @@ static bool fix_op(TirOp *op, void *ud) {
         for (int i = 0; i < 2; i++) {
             int32_t want = dot_operand_layout(L->m, parent, i, op->opnd[i]->ty.elem);
             if (op->opnd[i]->ty.layout != want)
-                op->opnd[i] = insert_convert(L, op, op->opnd[i], want);
+                op->opnd[i] = insert_convert(L, operand_convert_point(op, op->opnd[i]), op->opnd[i], want);
         }
         if (op->opnd[2]->ty.layout != parent)
             op->opnd[2] = insert_convert(L, op, op->opnd[2], parent);
