@@ -65,6 +65,9 @@ tile_rt_status tile_rt_load_source_file(tile_rt *rt, const char *path, tile_rt_m
 tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *src, size_t len, tile_rt_module **out);
 void tile_rt_module_free(tile_rt_module *m);
 
+/* The kernel of that name: every call for one name returns the same handle, so the const
+ * values set on it (tile_rt_set_const) hold for every user of the module; load the module
+ * again for a second set of values at the same time. */
 tile_rt_status tile_rt_get_kernel(tile_rt_module *m, const char *name, tile_rt_kernel **out);
 /* The launch arguments (runtime parameters, `const` ones excluded), in order. */
 int tile_rt_kernel_param_count(const tile_rt_kernel *k);
