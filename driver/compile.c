@@ -51,7 +51,8 @@ tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_rele
         ndefs = kept;
     }
     int before = p->diag.nerrors;
-    v->n = tf_variants_for(v->arena, p->file, k, defs, ndefs, !all, tir_arch_max_smem(p->ctx->arch), &v->v, &p->diag);
+    v->n =
+        tf_variants_for(v->arena, p->file, k, defs, ndefs, !all, tir_target_smem_optin(p->ctx->arch), &v->v, &p->diag);
     if (v->n <= 0 || p->diag.nerrors > before) {
         tile_variants_free(v);
         return TILE_ERR_COMPILE;
