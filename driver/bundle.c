@@ -11,15 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t driver_fnv1a(uint64_t h, const void *data, size_t n) {
-    const unsigned char *b = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 /* ---- little-endian byte buffer --------------------------------------------------- */
 typedef struct Buf {
     unsigned char *b;
@@ -72,10 +63,10 @@ static void put_f64(Buf *o, double d) {
     put_u64(o, v);
 }
 
-/* Strings longer than the format's 65535 bytes are cut (only messages could be). */
+/* Strings longer than the format's BUNDLE_MAX_STR bytes are cut (only messages could be). */
 static void put_strn(Buf *o, const char *s, size_t n) {
-    if (n > 65535)
-        n = 65535;
+    if (n > BUNDLE_MAX_STR)
+        n = BUNDLE_MAX_STR;
     put_u32(o, (uint32_t)n);
     put(o, s, n);
 }
@@ -132,39 +123,10 @@ static int const_index(const ConstNames *cn, const char *name) {
 
 /* ---- clause expressions as postfix bytecode ------------------------------------------ */
 enum {
-    BC_PUSH_I = 0x01,
-    BC_PUSH_F = 0x02,
-    BC_ARG = 0x03,
-    BC_CONST = 0x04,
-    BC_ADD = 0x10,
-    BC_SUB,
-    BC_MUL,
-    BC_DIV,
-    BC_MOD,
-    BC_NEG,
-    BC_CDIV,
-    BC_MIN,
-    BC_MAX,
-    BC_NEXT_POW2,
-    BC_EQ = 0x20,
-    BC_NE,
-    BC_LT,
-    BC_LE,
-    BC_GT,
-    BC_GE,
-    BC_LAND,
-    BC_LOR,
-    BC_LNOT,
-    BC_BAND,
-    BC_BOR,
-    BC_BXOR,
-    BC_SHL,
-    BC_SHR,
-    BC_BNOT,
-    BC_CAST = 0x30,
+#define X(code, name, operand_bytes, pops, pushes) BC_##name = code,
+    BUNDLE_OPS(X)
+#undef X
 };
-#define BC_MAX_BYTES 4096
-#define BC_MAX_DEPTH 64
 
 /* The binary operators of the language, as bytecode. */
 static const struct {
@@ -213,7 +175,7 @@ static bool bc_op(Bc *b, const AstNode *n, uint8_t code, int pops) {
     b->depth += 1 - pops;
     if (b->depth > b->max_depth)
         b->max_depth = b->depth;
-    if (b->max_depth > BC_MAX_DEPTH)
+    if (b->max_depth > BUNDLE_EXPR_STACK)
         return bc_fail(b, n, "the expression is too deep for the bundle's evaluator");
     put_u8(&b->code, code);
     return true;
@@ -270,7 +232,7 @@ static bool bc_expr(Bc *b, const AstNode *n, int depth) {
         return bc_fail(b, n, "missing expression");
     if (depth > 200)
         return bc_fail(b, n, "expression too deeply nested");
-    if (b->code.len > BC_MAX_BYTES)
+    if (b->code.len > BUNDLE_MAX_EXPR_BYTES)
         return bc_fail(b, n, "the expression is too long for a bundle (4096 bytes)");
     switch (n->kind) {
     case AST_INT:
@@ -321,7 +283,7 @@ static bool bc_expr(Bc *b, const AstNode *n, int depth) {
 static bool put_expr(tile_program *p, int k, const ConstNames *cn, const AstNode *e, const char *clause, Buf *o) {
     Bc b = {.file = p->file, .kn = &p->file->kernels[k], .cn = cn, .nfile_consts = p->file->nconsts};
     bool ok = bc_expr(&b, e, 0) && b.depth == 1 && !b.code.failed;
-    if (ok && b.code.len > BC_MAX_BYTES)
+    if (ok && b.code.len > BUNDLE_MAX_EXPR_BYTES)
         ok = bc_fail(&b, e, "the expression is too long for a bundle (4096 bytes)");
     if (!ok) {
         const AstNode *at = b.at ? b.at : e;
@@ -495,18 +457,18 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
                          rep.global_bytes > 0 ? (uint64_t)rep.global_bytes : 0);
         put_u32(o, alt.cubin ? 3 : 2);
         put_str(o, c->arch);
-        put_u8(o, 1);
+        put_u8(o, BUNDLE_CODE_CUBIN);
         put_str(o, f->name);
         put_blob(o, cubin, cubin_len);
         put_str(o, c->arch);
-        put_u8(o, 2);
+        put_u8(o, BUNDLE_CODE_PTX);
         put_str(o, f->name);
         put_blob(o, ptx, ptx_len);
         if (alt.cubin) {
             /* where the register budget capped the registers: the uncapped cubin too, a
              * candidate of its own for the runtime's tuner (docs/backend.md) */
             put_str(o, c->arch);
-            put_u8(o, 3);
+            put_u8(o, BUNDLE_CODE_CUBIN_UNCAPPED);
             put_str(o, f->name);
             put_blob(o, alt.cubin, alt.len);
         }
@@ -558,8 +520,8 @@ static tile_status put_kernel(tile_program *p, int k, bool all, bool only_releva
     ConstNames cn = const_names(a, kn);
 
     put_str(o, kn->name);
-    uint64_t h = driver_fnv1a(DRIVER_FNV_BASIS, file->src, file->len);
-    put_u64(o, driver_fnv1a(h, kn->name, strlen(kn->name)));
+    uint64_t h = bundle_fnv1a(BUNDLE_FNV_BASIS, file->src, file->len);
+    put_u64(o, bundle_fnv1a(h, kn->name, strlen(kn->name)));
     put_u32(o, (uint32_t)kn->nparams);
     for (int i = 0; i < kn->nparams; i++) {
         const AstParam *ap = &kn->params[i];
@@ -687,11 +649,11 @@ tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code,
         return s;
     }
     Buf file = {0};
-    put(&file, "TILEBNDL", 8);
-    put_u32(&file, 3); /* docs/bundle.md: version 3 (div8 masks; 2 added code kind 3) */
+    put(&file, BUNDLE_MAGIC, BUNDLE_MAGIC_BYTES);
+    put_u32(&file, BUNDLE_VERSION);
     put_u32(&file, 0);
     put_u64(&file, body.len);
-    put_u64(&file, driver_fnv1a(DRIVER_FNV_BASIS, body.b, body.len));
+    put_u64(&file, bundle_fnv1a(BUNDLE_FNV_BASIS, body.b, body.len));
     put(&file, body.b, body.len);
     free(body.b);
     if (file.failed) {
