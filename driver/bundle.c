@@ -87,10 +87,6 @@ typedef struct ConstNames {
     int n;
 } ConstNames;
 
-static bool is_launch_shape(const char *name) {
-    return !strcmp(name, "warps") || !strcmp(name, "stages");
-}
-
 static void const_names_add(ConstNames *cn, const char *name) {
     for (int i = 0; i < cn->n; i++)
         if (!strcmp(cn->names[i], name))
@@ -101,13 +97,13 @@ static void const_names_add(ConstNames *cn, const char *name) {
 static ConstNames const_names(TirArena *a, const AstKernel *kn) {
     ConstNames cn = {tir_alloc(a, (size_t)(kn->ntunes + kn->nparams + kn->nconsts + 2) * sizeof(const char *)), 0};
     for (int i = 0; i < kn->ntunes; i++)
-        if (!is_launch_shape(kn->tunes[i].name))
+        if (!tf_launch_shape(kn->tunes[i].name))
             const_names_add(&cn, kn->tunes[i].name);
     for (int i = 0; i < kn->nparams; i++)
         if (kn->params[i].is_const)
             const_names_add(&cn, kn->params[i].name);
     for (int i = 0; i < kn->nconsts; i++)
-        if (!is_launch_shape(kn->consts[i].name))
+        if (!tf_launch_shape(kn->consts[i].name))
             const_names_add(&cn, kn->consts[i].name);
     const_names_add(&cn, "warps");
     const_names_add(&cn, "stages");
@@ -374,11 +370,8 @@ static double variant_value(const TfVariant *v, const char *name, bool *is_float
             return b->is_float ? b->fval : (double)b->ival;
         }
     }
-    if (!strcmp(name, "warps"))
-        return v->warps;
-    if (!strcmp(name, "stages"))
-        return v->stages;
-    return 0;
+    TfLaunchShape ls = tf_launch_shape(name);
+    return ls == TF_LAUNCH_WARPS ? v->warps : ls == TF_LAUNCH_STAGES ? v->stages : 0;
 }
 
 static void put_variant_head(Buf *o, const ConstNames *cn, const TfVariant *v, uint32_t smem, uint64_t div16,

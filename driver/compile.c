@@ -15,7 +15,7 @@ static bool kernel_ok(const tile_program *p, int k) {
 
 /* Whether `name` is something a define can fix in kernel k. */
 static bool kernel_has_constant(const AstKernel *kn, const char *name) {
-    if (!strcmp(name, "warps") || !strcmp(name, "stages"))
+    if (tf_launch_shape(name) != TF_LAUNCH_NONE)
         return true;
     for (int i = 0; i < kn->nparams; i++)
         if (kn->params[i].is_const && !strcmp(kn->params[i].name, name))
