@@ -3,6 +3,7 @@
 #ifndef TILE_DRIVER_BUNDLE_H
 #define TILE_DRIVER_BUNDLE_H
 
+#include "buf.h"
 #include "bundle_format.h"
 #include "driver.h"
 

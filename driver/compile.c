@@ -269,34 +269,7 @@ tile_status driver_check_request(tile_program *p, int k) {
     return s;
 }
 
-/* Growable text: the emitted modules, one after another. */
-typedef struct Text {
-    char *s;
-    size_t len, cap;
-    bool failed;
-} Text;
-
-static void text_add(Text *t, const char *s, size_t n) {
-    if (t->failed)
-        return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(t->s, cap);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        t->s = grown;
-        t->cap = cap;
-    }
-    memcpy(t->s + t->len, s, n);
-    t->len += n;
-    t->s[t->len] = 0;
-}
-
-static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_relevant, Text *t) {
+static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_relevant, TirBuf *t) {
     tile_variants *vs;
     tile_status s = driver_variants_get(p, k, all, only_relevant, &vs);
     if (s != TILE_OK)
@@ -310,8 +283,8 @@ static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_r
             char *text = tir_print_module_to_string(m);
             if (text) {
                 if (t->len)
-                    text_add(t, "\n", 1);
-                text_add(t, text, strlen(text));
+                    tir_buf_putc(t, '\n');
+                tir_buf_puts(t, text);
                 free(text);
             } else {
                 t->failed = true;
@@ -352,7 +325,7 @@ tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_vari
     if (kind != TILE_EMIT_TIR)
         return driver_emit_one(p, k, kind, all_variants, out, len);
     p->diag.nerrors = 0;
-    Text t = {0};
+    TirBuf t = {0}; /* the emitted modules, one after another */
     tile_status s = driver_check_request(p, k);
     if (s != TILE_OK)
         return s;
@@ -365,15 +338,11 @@ tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_vari
     if (s == TILE_OK && t.failed)
         s = TILE_ERR_INVALID;
     if (s != TILE_OK) {
-        free(t.s);
+        tir_buf_free(&t);
         return s;
     }
-    if (!t.s)
-        text_add(&t, "", 0);
-    *out = t.s;
-    if (len)
-        *len = t.len;
-    return t.failed ? TILE_ERR_INVALID : TILE_OK;
+    *out = tir_buf_take(&t, len);
+    return *out ? TILE_OK : TILE_ERR_INVALID;
 }
 
 tile_status tile_emit_tir(tile_program *p, int k, char **out) {
