@@ -313,7 +313,7 @@ tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_vari
                      tile_emit_kind_name(kind));
         return TILE_ERR_UNSUPPORTED;
     }
-    /* A bundle and a header hold every variant the defines leave (TOOLS.md). */
+    /* A bundle and a header hold every variant the defines leave (docs/tools.md). */
     size_t n;
     if (kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
         tile_status sb = kind == TILE_EMIT_BUNDLE ? driver_emit_bundle(p, k, true, true, out, &n)

@@ -1,4 +1,4 @@
-/* tilec: the command line of the tile compiler (spec/TOOLS.md).
+/* tilec: the command line of the tile compiler (docs/tools.md).
  *
  *   tilec FILE.tile [-o OUT] [--emit=KIND] [--arch=..] [-D NAME=V[,V...]]... [--kernel NAME]
  *                   [--print-after=PASS|all] [--debug] [-O0|-O3] [-v] [--report]
