@@ -2,7 +2,6 @@
  * (registers, shared memory, spills). */
 #define _GNU_SOURCE /* memmem */
 #include "tb_internal.h"
-#include "target.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,6 @@
 /* NVPTX target: LLVM initialisation, one target machine per architecture, the optimisation
  * pipeline and PTX emission; and tb_emit, the backend's entry point. */
 #include "tb_internal.h"
-#include "target.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
