@@ -11,7 +11,7 @@
 typedef enum { TB_OUT_LLVM, TB_OUT_PTX, TB_OUT_CUBIN } TbOutput;
 
 typedef struct TbOptions {
-    const char *arch;  /* "sm_80" "sm_86" "sm_89" "sm_90" "sm_90a" (NULL: sm_90a) */
+    const char *arch;  /* a name of the target table, ir/target.def (NULL: TIR_TARGET_DEFAULT) */
     int opt_level;     /* 0: no LLVM optimisation (and ptxas -O0), else O3 */
     bool debug;        /* assert checks on */
     const char *ptxas; /* NULL: $TILEC_PTXAS, the configured path, then PATH */

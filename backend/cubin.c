@@ -139,7 +139,7 @@ static int ptxas_start(PtxasRun *r, const char *ptxas, const char *dir, int tag,
     }
     fclose(f);
     char archopt[64];
-    snprintf(archopt, sizeof archopt, "-arch=%s", opt && opt->arch ? opt->arch : "sm_90a");
+    snprintf(archopt, sizeof archopt, "-arch=%s", opt && opt->arch ? opt->arch : TIR_TARGET_DEFAULT);
     char *argv[] = {(char *)ptxas, archopt, "-v",  (opt && opt->opt_level == 0) ? "-O0" : "-O3",
                     "-o",          r->out,  r->in, NULL};
     posix_spawn_file_actions_t fa;

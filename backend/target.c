@@ -15,35 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-/* ARCH(name, compute capability, PTX features): each arch gets the oldest PTX ISA
- * version that has every instruction the backend emits for it, so older drivers load it
- * (sm_89 and up: 8.4, where mma.sync takes f8 inputs). */
-#define TB_ARCHS(X)          \
-    X("sm_80", 80, "+ptx70") \
-    X("sm_86", 86, "+ptx71") \
-    X("sm_89", 89, "+ptx84") \
-    X("sm_90", 90, "+ptx84") \
-    X("sm_90a", 90, "+ptx84")
-
-typedef struct {
-    const char *name;
-    int cc;
-    const char *features;
-} TbArch;
-
-static const TbArch tb_archs[] = {
-#define X(n, cc, f) {n, cc, f},
-    TB_ARCHS(X)
-#undef X
-};
-
-static const TbArch *arch_find(const char *arch) {
-    if (!arch)
-        arch = "sm_90a";
-    for (size_t i = 0; i < sizeof tb_archs / sizeof tb_archs[0]; i++)
-        if (strcmp(tb_archs[i].name, arch) == 0)
-            return &tb_archs[i];
-    return NULL;
+/* The arch named in the options (NULL: the default), from the target table (ir/target.def). */
+static const TirTarget *arch_find(const char *arch) {
+    return arch ? tir_target_find(arch) : tir_target_default();
 }
 
 bool tb_arch_known(const char *arch) {
@@ -51,7 +25,7 @@ bool tb_arch_known(const char *arch) {
 }
 
 int tb_arch_cc(const char *arch) {
-    const TbArch *a = arch_find(arch);
+    const TirTarget *a = arch_find(arch);
     return a ? a->cc : 0;
 }
 
@@ -95,7 +69,7 @@ void tb_diag(TirDiagFn diag, void *ud, const char *fmt, ...) {
     free(big);
 }
 
-static LLVMTargetMachineRef make_tm(const TbArch *a, int opt_level, TirDiagFn diag, void *ud) {
+static LLVMTargetMachineRef make_tm(const TirTarget *a, int opt_level, TirDiagFn diag, void *ud) {
     pthread_once(&tb_llvm_once, llvm_init);
     LLVMTargetRef t;
     char *err = NULL;
@@ -107,8 +81,11 @@ static LLVMTargetMachineRef make_tm(const TbArch *a, int opt_level, TirDiagFn di
     /* Less, not Aggressive: over every example variant (sm_90a, 2026-11-30) the same
      * ptxas registers class and spills, 10 fewer PTX instructions in all (argmax,
      * col_sum, debug), and ~4 ms less codegen on layernorm BLOCK=16384.  Default gave
-     * the same PTX as Less. */
-    return LLVMCreateTargetMachine(t, TB_TRIPLE, a->name, a->features,
+     * the same PTX as Less.  The PTX version is the table's: the oldest with every
+     * instruction the backend emits for the arch, so older drivers load it. */
+    char features[16];
+    snprintf(features, sizeof features, "+ptx%d", a->ptx);
+    return LLVMCreateTargetMachine(t, TB_TRIPLE, a->name, features,
                                    opt_level ? LLVMCodeGenLevelLess : LLVMCodeGenLevelNone, LLVMRelocDefault,
                                    LLVMCodeModelDefault);
 }
@@ -222,9 +199,9 @@ static int emit_once(TirModule *m, TirFunc *kernel, const TbOptions *opt, TbOutp
         opt = &defaults;
     *out = NULL;
     *len = 0;
-    const TbArch *a = arch_find(opt->arch);
+    const TirTarget *a = arch_find(opt->arch);
     if (!a) {
-        tb_diag(diag, ud, "error: unknown architecture '%s' (known: sm_80 sm_86 sm_89 sm_90 sm_90a)", opt->arch);
+        tb_diag(diag, ud, "error: unknown architecture '%s' (known: %s)", opt->arch, tir_target_names());
         return 1;
     }
     if (report) {

@@ -11,82 +11,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t driver_fnv1a(uint64_t h, const void *data, size_t n) {
-    const unsigned char *b = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
+/* ---- little-endian fields ---------------------------------------------------------- */
+static void put_u8(TirBuf *o, unsigned v) {
+    tir_buf_put_le(o, v, 1);
+}
+static void put_u16(TirBuf *o, unsigned v) {
+    tir_buf_put_le(o, v, 2);
+}
+static void put_u32(TirBuf *o, uint32_t v) {
+    tir_buf_put_le(o, v, 4);
+}
+static void put_u64(TirBuf *o, uint64_t v) {
+    tir_buf_put_le(o, v, 8);
 }
 
-/* ---- little-endian byte buffer --------------------------------------------------- */
-typedef struct Buf {
-    unsigned char *b;
-    size_t len, cap;
-    bool failed; /* out of memory: every later write is dropped */
-} Buf;
-
-static void put(Buf *o, const void *p, size_t n) {
-    if (o->failed || !n)
-        return;
-    if (o->len + n > o->cap) {
-        size_t cap = o->cap ? o->cap : 4096;
-        while (cap < o->len + n)
-            cap *= 2;
-        unsigned char *grown = realloc(o->b, cap);
-        if (!grown) {
-            o->failed = true;
-            return;
-        }
-        o->b = grown;
-        o->cap = cap;
-    }
-    memcpy(o->b + o->len, p, n);
-    o->len += n;
-}
-
-static void put_le(Buf *o, uint64_t v, int bytes) {
-    unsigned char b[8];
-    for (int i = 0; i < bytes; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-    put(o, b, (size_t)bytes);
-}
-
-static void put_u8(Buf *o, unsigned v) {
-    put_le(o, v, 1);
-}
-static void put_u16(Buf *o, unsigned v) {
-    put_le(o, v, 2);
-}
-static void put_u32(Buf *o, uint32_t v) {
-    put_le(o, v, 4);
-}
-static void put_u64(Buf *o, uint64_t v) {
-    put_le(o, v, 8);
-}
-
-static void put_f64(Buf *o, double d) {
+static void put_f64(TirBuf *o, double d) {
     uint64_t v;
     memcpy(&v, &d, 8);
     put_u64(o, v);
 }
 
-/* Strings longer than the format's 65535 bytes are cut (only messages could be). */
-static void put_strn(Buf *o, const char *s, size_t n) {
-    if (n > 65535)
-        n = 65535;
+/* Strings longer than the format's BUNDLE_MAX_STR bytes are cut (only messages could be). */
+static void put_strn(TirBuf *o, const char *s, size_t n) {
+    if (n > BUNDLE_MAX_STR)
+        n = BUNDLE_MAX_STR;
     put_u32(o, (uint32_t)n);
-    put(o, s, n);
+    tir_buf_put(o, s, n);
 }
 
-static void put_str(Buf *o, const char *s) {
+static void put_str(TirBuf *o, const char *s) {
     put_strn(o, s, strlen(s));
 }
 
-static void put_blob(Buf *o, const void *p, size_t n) {
+static void put_blob(TirBuf *o, const void *p, size_t n) {
     put_u64(o, n);
-    put(o, p, n);
+    tir_buf_put(o, p, n);
 }
 
 /* ---- the constants every variant names ---------------------------------------------- */
@@ -95,10 +54,6 @@ typedef struct ConstNames {
     const char **names;
     int n;
 } ConstNames;
-
-static bool is_launch_shape(const char *name) {
-    return !strcmp(name, "warps") || !strcmp(name, "stages");
-}
 
 static void const_names_add(ConstNames *cn, const char *name) {
     for (int i = 0; i < cn->n; i++)
@@ -110,13 +65,13 @@ static void const_names_add(ConstNames *cn, const char *name) {
 static ConstNames const_names(TirArena *a, const AstKernel *kn) {
     ConstNames cn = {tir_alloc(a, (size_t)(kn->ntunes + kn->nparams + kn->nconsts + 2) * sizeof(const char *)), 0};
     for (int i = 0; i < kn->ntunes; i++)
-        if (!is_launch_shape(kn->tunes[i].name))
+        if (!tf_launch_shape(kn->tunes[i].name))
             const_names_add(&cn, kn->tunes[i].name);
     for (int i = 0; i < kn->nparams; i++)
         if (kn->params[i].is_const)
             const_names_add(&cn, kn->params[i].name);
     for (int i = 0; i < kn->nconsts; i++)
-        if (!is_launch_shape(kn->consts[i].name))
+        if (!tf_launch_shape(kn->consts[i].name))
             const_names_add(&cn, kn->consts[i].name);
     const_names_add(&cn, "warps");
     const_names_add(&cn, "stages");
@@ -132,39 +87,10 @@ static int const_index(const ConstNames *cn, const char *name) {
 
 /* ---- clause expressions as postfix bytecode ------------------------------------------ */
 enum {
-    BC_PUSH_I = 0x01,
-    BC_PUSH_F = 0x02,
-    BC_ARG = 0x03,
-    BC_CONST = 0x04,
-    BC_ADD = 0x10,
-    BC_SUB,
-    BC_MUL,
-    BC_DIV,
-    BC_MOD,
-    BC_NEG,
-    BC_CDIV,
-    BC_MIN,
-    BC_MAX,
-    BC_NEXT_POW2,
-    BC_EQ = 0x20,
-    BC_NE,
-    BC_LT,
-    BC_LE,
-    BC_GT,
-    BC_GE,
-    BC_LAND,
-    BC_LOR,
-    BC_LNOT,
-    BC_BAND,
-    BC_BOR,
-    BC_BXOR,
-    BC_SHL,
-    BC_SHR,
-    BC_BNOT,
-    BC_CAST = 0x30,
+#define X(code, name, operand_bytes, pops, pushes) BC_##name = code,
+    BUNDLE_OPS(X)
+#undef X
 };
-#define BC_MAX_BYTES 4096
-#define BC_MAX_DEPTH 64
 
 /* The binary operators of the language, as bytecode. */
 static const struct {
@@ -190,7 +116,7 @@ static const struct {
 };
 
 typedef struct Bc {
-    Buf code;
+    TirBuf code;
     int depth, max_depth;
     const AstFile *file;
     const AstKernel *kn; /* NULL inside a file constant's definition */
@@ -213,7 +139,7 @@ static bool bc_op(Bc *b, const AstNode *n, uint8_t code, int pops) {
     b->depth += 1 - pops;
     if (b->depth > b->max_depth)
         b->max_depth = b->depth;
-    if (b->max_depth > BC_MAX_DEPTH)
+    if (b->max_depth > BUNDLE_EXPR_STACK)
         return bc_fail(b, n, "the expression is too deep for the bundle's evaluator");
     put_u8(&b->code, code);
     return true;
@@ -270,7 +196,7 @@ static bool bc_expr(Bc *b, const AstNode *n, int depth) {
         return bc_fail(b, n, "missing expression");
     if (depth > 200)
         return bc_fail(b, n, "expression too deeply nested");
-    if (b->code.len > BC_MAX_BYTES)
+    if (b->code.len > BUNDLE_MAX_EXPR_BYTES)
         return bc_fail(b, n, "the expression is too long for a bundle (4096 bytes)");
     switch (n->kind) {
     case AST_INT:
@@ -318,10 +244,10 @@ static bool bc_expr(Bc *b, const AstNode *n, int depth) {
 }
 
 /* Appends `expr` (u32 nbytes, code) to o; reports and returns false on failure. */
-static bool put_expr(tile_program *p, int k, const ConstNames *cn, const AstNode *e, const char *clause, Buf *o) {
+static bool put_expr(tile_program *p, int k, const ConstNames *cn, const AstNode *e, const char *clause, TirBuf *o) {
     Bc b = {.file = p->file, .kn = &p->file->kernels[k], .cn = cn, .nfile_consts = p->file->nconsts};
     bool ok = bc_expr(&b, e, 0) && b.depth == 1 && !b.code.failed;
-    if (ok && b.code.len > BC_MAX_BYTES)
+    if (ok && b.code.len > BUNDLE_MAX_EXPR_BYTES)
         ok = bc_fail(&b, e, "the expression is too long for a bundle (4096 bytes)");
     if (!ok) {
         const AstNode *at = b.at ? b.at : e;
@@ -334,9 +260,9 @@ static bool put_expr(tile_program *p, int k, const ConstNames *cn, const AstNode
             driver_error(p->ctx, "cannot write the %s clause of '%s' to a bundle", clause, p->file->kernels[k].name);
     } else {
         put_u32(o, (uint32_t)b.code.len);
-        put(o, b.code.b, b.code.len);
+        tir_buf_put(o, b.code.s, b.code.len);
     }
-    free(b.code.b);
+    tir_buf_free(&b.code);
     return ok;
 }
 
@@ -412,14 +338,11 @@ static double variant_value(const TfVariant *v, const char *name, bool *is_float
             return b->is_float ? b->fval : (double)b->ival;
         }
     }
-    if (!strcmp(name, "warps"))
-        return v->warps;
-    if (!strcmp(name, "stages"))
-        return v->stages;
-    return 0;
+    TfLaunchShape ls = tf_launch_shape(name);
+    return ls == TF_LAUNCH_WARPS ? v->warps : ls == TF_LAUNCH_STAGES ? v->stages : 0;
 }
 
-static void put_variant_head(Buf *o, const ConstNames *cn, const TfVariant *v, uint32_t smem, uint64_t div16,
+static void put_variant_head(TirBuf *o, const ConstNames *cn, const TfVariant *v, uint32_t smem, uint64_t div16,
                              uint64_t div8, uint64_t eq1, uint64_t flops, uint64_t bytes) {
     bool fl;
     for (int j = 0; j < cn->n; j++)
@@ -448,7 +371,7 @@ static void bundle_diag_at(void *ud, uint32_t loc, const char *msg) {
  * or DIV8 assumption per parameter whose bit is set) and appends the variant record with
  * its cubin and PTX. */
 static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn, const TfVariant *v, FactSet extra,
-                                    Buf *o) {
+                                    TirBuf *o) {
     tile_ctx *c = p->ctx;
     const AstKernel *kn = &p->file->kernels[k];
     /* The extra facts go in as assumptions of this compile alone, applied after the
@@ -495,18 +418,18 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
                          rep.global_bytes > 0 ? (uint64_t)rep.global_bytes : 0);
         put_u32(o, alt.cubin ? 3 : 2);
         put_str(o, c->arch);
-        put_u8(o, 1);
+        put_u8(o, BUNDLE_CODE_CUBIN);
         put_str(o, f->name);
         put_blob(o, cubin, cubin_len);
         put_str(o, c->arch);
-        put_u8(o, 2);
+        put_u8(o, BUNDLE_CODE_PTX);
         put_str(o, f->name);
         put_blob(o, ptx, ptx_len);
         if (alt.cubin) {
             /* where the register budget capped the registers: the uncapped cubin too, a
              * candidate of its own for the runtime's tuner (docs/backend.md) */
             put_str(o, c->arch);
-            put_u8(o, 3);
+            put_u8(o, BUNDLE_CODE_CUBIN_UNCAPPED);
             put_str(o, f->name);
             put_blob(o, alt.cubin, alt.len);
         }
@@ -526,7 +449,7 @@ typedef struct CodeJobs {
     bool all, only_relevant;
     const FactSet *sets;
     int nsets;
-    Buf *bufs;
+    TirBuf *bufs;
 } CodeJobs;
 
 static tile_status code_job(tile_program *q, int job, void *ud) {
@@ -547,7 +470,7 @@ static tile_status code_job(tile_program *q, int job, void *ud) {
 #endif
 
 /* ---- kernels --------------------------------------------------------------------------- */
-static tile_status put_kernel(tile_program *p, int k, bool all, bool only_relevant, bool with_code, Buf *o) {
+static tile_status put_kernel(tile_program *p, int k, bool all, bool only_relevant, bool with_code, TirBuf *o) {
     const AstFile *file = p->file;
     const AstKernel *kn = &file->kernels[k];
     tile_variants *vs;
@@ -558,8 +481,8 @@ static tile_status put_kernel(tile_program *p, int k, bool all, bool only_releva
     ConstNames cn = const_names(a, kn);
 
     put_str(o, kn->name);
-    uint64_t h = driver_fnv1a(DRIVER_FNV_BASIS, file->src, file->len);
-    put_u64(o, driver_fnv1a(h, kn->name, strlen(kn->name)));
+    uint64_t h = bundle_fnv1a(BUNDLE_FNV_BASIS, file->src, file->len);
+    put_u64(o, bundle_fnv1a(h, kn->name, strlen(kn->name)));
     put_u32(o, (uint32_t)kn->nparams);
     for (int i = 0; i < kn->nparams; i++) {
         const AstParam *ap = &kn->params[i];
@@ -638,13 +561,13 @@ static tile_status put_kernel(tile_program *p, int k, bool all, bool only_releva
         /* each (variant, facts) record compiled on its own (in parallel), then appended
          * in order; the first failure stops the bundle, as one at a time would */
         int n = vs->n * nsets;
-        CodeJobs cj = {k, all, only_relevant, sets, nsets, calloc((size_t)n + 1, sizeof(Buf))};
+        CodeJobs cj = {k, all, only_relevant, sets, nsets, calloc((size_t)n + 1, sizeof(TirBuf))};
         ok = cj.bufs && driver_run_jobs(p, n, code_job, &cj, kn->name, true) == TILE_OK;
         for (int j = 0; cj.bufs && j < n; j++) {
             if (ok)
-                put(o, cj.bufs[j].b, cj.bufs[j].len);
+                tir_buf_put(o, cj.bufs[j].s, cj.bufs[j].len);
             ok &= !cj.bufs[j].failed;
-            free(cj.bufs[j].b);
+            tir_buf_free(&cj.bufs[j]);
         }
         free(cj.bufs);
 #else
@@ -666,7 +589,7 @@ tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code,
     tile_status s = driver_check_request(p, k);
     if (s != TILE_OK)
         return s;
-    Buf body = {0};
+    TirBuf body = {0};
     char producer[64];
     snprintf(producer, sizeof producer, "tilec %s", TILEC_VERSION_STRING);
     put_str(&body, producer);
@@ -683,24 +606,22 @@ tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code,
         s = TILE_ERR_INVALID;
     }
     if (s != TILE_OK) {
-        free(body.b);
+        tir_buf_free(&body);
         return s;
     }
-    Buf file = {0};
-    put(&file, "TILEBNDL", 8);
-    put_u32(&file, 3); /* docs/bundle.md: version 3 (div8 masks; 2 added code kind 3) */
+    TirBuf file = {0};
+    tir_buf_put(&file, BUNDLE_MAGIC, BUNDLE_MAGIC_BYTES);
+    put_u32(&file, BUNDLE_VERSION);
     put_u32(&file, 0);
     put_u64(&file, body.len);
-    put_u64(&file, driver_fnv1a(DRIVER_FNV_BASIS, body.b, body.len));
-    put(&file, body.b, body.len);
-    free(body.b);
-    if (file.failed) {
-        free(file.b);
+    put_u64(&file, bundle_fnv1a(BUNDLE_FNV_BASIS, body.s, body.len));
+    tir_buf_put(&file, body.s, body.len);
+    tir_buf_free(&body);
+    *out = tir_buf_take(&file, len);
+    if (!*out) {
         driver_error(p->ctx, "out of memory writing the bundle");
         return TILE_ERR_INVALID;
     }
-    *out = (char *)file.b;
-    *len = file.len;
     return TILE_OK;
 }
 

@@ -3,6 +3,8 @@
 #ifndef TILE_DRIVER_BUNDLE_H
 #define TILE_DRIVER_BUNDLE_H
 
+#include "buf.h"
+#include "bundle_format.h"
 #include "driver.h"
 
 /* The version written into bundles and headers; the build may pass the project's. */
@@ -21,10 +23,5 @@ tile_status driver_emit_bundle(tile_program *p, int k, bool all, bool with_code,
 /* A C header that embeds the bundle of kernel k (-1: all) and the source, and declares
  * one typed launch function per kernel (docs/embedding.md).  *out is malloc'd text. */
 tile_status driver_emit_header(tile_program *p, int k, bool all, char **out, size_t *len);
-
-/* FNV-1a 64, as the bundle's checksum and source hash use it; `h` is the running hash
- * (start with DRIVER_FNV_BASIS). */
-#define DRIVER_FNV_BASIS 0xcbf29ce484222325ull
-uint64_t driver_fnv1a(uint64_t h, const void *data, size_t n);
 
 #endif

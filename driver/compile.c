@@ -15,7 +15,7 @@ static bool kernel_ok(const tile_program *p, int k) {
 
 /* Whether `name` is something a define can fix in kernel k. */
 static bool kernel_has_constant(const AstKernel *kn, const char *name) {
-    if (!strcmp(name, "warps") || !strcmp(name, "stages"))
+    if (tf_launch_shape(name) != TF_LAUNCH_NONE)
         return true;
     for (int i = 0; i < kn->nparams; i++)
         if (kn->params[i].is_const && !strcmp(kn->params[i].name, name))
@@ -51,7 +51,8 @@ tile_status driver_variants_get(tile_program *p, int k, bool all, bool only_rele
         ndefs = kept;
     }
     int before = p->diag.nerrors;
-    v->n = tf_variants_for(v->arena, p->file, k, defs, ndefs, !all, tir_arch_max_smem(p->ctx->arch), &v->v, &p->diag);
+    v->n =
+        tf_variants_for(v->arena, p->file, k, defs, ndefs, !all, tir_target_smem_optin(p->ctx->arch), &v->v, &p->diag);
     if (v->n <= 0 || p->diag.nerrors > before) {
         tile_variants_free(v);
         return TILE_ERR_COMPILE;
@@ -268,34 +269,7 @@ tile_status driver_check_request(tile_program *p, int k) {
     return s;
 }
 
-/* Growable text: the emitted modules, one after another. */
-typedef struct Text {
-    char *s;
-    size_t len, cap;
-    bool failed;
-} Text;
-
-static void text_add(Text *t, const char *s, size_t n) {
-    if (t->failed)
-        return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(t->s, cap);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        t->s = grown;
-        t->cap = cap;
-    }
-    memcpy(t->s + t->len, s, n);
-    t->len += n;
-    t->s[t->len] = 0;
-}
-
-static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_relevant, Text *t) {
+static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_relevant, TirBuf *t) {
     tile_variants *vs;
     tile_status s = driver_variants_get(p, k, all, only_relevant, &vs);
     if (s != TILE_OK)
@@ -309,8 +283,8 @@ static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_r
             char *text = tir_print_module_to_string(m);
             if (text) {
                 if (t->len)
-                    text_add(t, "\n", 1);
-                text_add(t, text, strlen(text));
+                    tir_buf_putc(t, '\n');
+                tir_buf_puts(t, text);
                 free(text);
             } else {
                 t->failed = true;
@@ -339,7 +313,7 @@ tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_vari
                      tile_emit_kind_name(kind));
         return TILE_ERR_UNSUPPORTED;
     }
-    /* A bundle and a header hold every variant the defines leave (TOOLS.md). */
+    /* A bundle and a header hold every variant the defines leave (docs/tools.md). */
     size_t n;
     if (kind == TILE_EMIT_BUNDLE || kind == TILE_EMIT_HEADER) {
         tile_status sb = kind == TILE_EMIT_BUNDLE ? driver_emit_bundle(p, k, true, true, out, &n)
@@ -351,7 +325,7 @@ tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_vari
     if (kind != TILE_EMIT_TIR)
         return driver_emit_one(p, k, kind, all_variants, out, len);
     p->diag.nerrors = 0;
-    Text t = {0};
+    TirBuf t = {0}; /* the emitted modules, one after another */
     tile_status s = driver_check_request(p, k);
     if (s != TILE_OK)
         return s;
@@ -364,15 +338,11 @@ tile_status tile_emit(tile_program *p, int k, tile_emit_kind kind, bool all_vari
     if (s == TILE_OK && t.failed)
         s = TILE_ERR_INVALID;
     if (s != TILE_OK) {
-        free(t.s);
+        tir_buf_free(&t);
         return s;
     }
-    if (!t.s)
-        text_add(&t, "", 0);
-    *out = t.s;
-    if (len)
-        *len = t.len;
-    return t.failed ? TILE_ERR_INVALID : TILE_OK;
+    *out = tir_buf_take(&t, len);
+    return *out ? TILE_OK : TILE_ERR_INVALID;
 }
 
 tile_status tile_emit_tir(tile_program *p, int k, char **out) {

@@ -1,6 +1,7 @@
 /* The compile context: options, defines, diagnostics; plus the small tables of the
  * public API (statuses, scalar kinds, emit kinds, architectures). */
 #include "driver.h"
+#include "target.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -55,14 +56,23 @@ const char *tile_emit_kind_name(tile_emit_kind k) {
     return (unsigned)k < TILE_NEMIT ? emit_text[k] : "?";
 }
 
-/* The targets of TOOLS.md; the backend will pick instructions per entry. */
-static const char *const known_archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
-
+/* The architectures are the target table's (ir/target.def); the runtime, which may not
+ * include ir/, asks it through these. */
 bool tile_arch_is_known(const char *arch) {
-    for (size_t i = 0; arch && i < sizeof known_archs / sizeof *known_archs; i++)
-        if (!strcmp(arch, known_archs[i]))
-            return true;
-    return false;
+    return tir_target_find(arch) != NULL;
+}
+
+const char *tile_arch_names(void) {
+    return tir_target_names();
+}
+
+const char *tile_arch_default(void) {
+    return TIR_TARGET_DEFAULT;
+}
+
+const char *tile_arch_for_device(int cc_major, int cc_minor) {
+    const TirTarget *t = tir_target_for_device(cc_major, cc_minor);
+    return t ? t->name : NULL;
 }
 
 void driver_sink(void *ud, const char *msg) {
@@ -93,7 +103,7 @@ tile_ctx *tile_ctx_new(void) {
     tile_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    strcpy(c->arch, "sm_90a");
+    strcpy(c->arch, TIR_TARGET_DEFAULT);
     c->opt_level = 3;
     return c;
 }
@@ -135,7 +145,7 @@ void tile_ctx_set_diag(tile_ctx *c, tile_diag_fn fn, void *ud) {
 
 tile_status tile_ctx_set_arch(tile_ctx *c, const char *arch) {
     if (!tile_arch_is_known(arch)) {
-        driver_error(c, "unknown architecture '%s' (known: sm_80 sm_86 sm_89 sm_90 sm_90a)", arch ? arch : "(null)");
+        driver_error(c, "unknown architecture '%s' (known: %s)", arch ? arch : "(null)", tir_target_names());
         return TILE_ERR_INVALID;
     }
     strcpy(c->arch, arch);

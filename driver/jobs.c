@@ -5,19 +5,13 @@
  * in job order after the batch, so the output is the same, byte for byte and message for
  * message, whatever the number of threads. */
 #include "driver.h"
+#include "buf.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Messages of one job, in order: "msg\0msg\0...". */
-typedef struct JobLog {
-    char *text;
-    size_t len, cap;
-    bool failed;
-} JobLog;
 
 typedef struct Batch {
     tile_program *p; /* the caller's program (its thread only) */
@@ -26,7 +20,7 @@ typedef struct Batch {
     void *ud;
     const char *what;
     bool stop_on_error;
-    JobLog *logs;
+    TirBuf *logs;
     tile_status *status;
     _Atomic int next, done, first_failed;
     pthread_mutex_t progress_lock;
@@ -35,28 +29,15 @@ typedef struct Batch {
 typedef struct Worker {
     Batch *b;
     tile_ctx *ctx;                /* the worker's context, made like the caller's before any job */
-    JobLog *log;                  /* the job being run */
+    TirBuf *log;                  /* the job being run */
     double phase_s[TILE_NPHASES]; /* the worker's compile time, added by the caller */
 } Worker;
 
+/* A job's messages, in order: "msg\0msg\0..." (each with its terminator). */
 static void log_add(void *ud, const char *msg) {
     Worker *w = ud;
-    JobLog *l = w->log;
-    if (!l)
-        return;
-    size_t n = strlen(msg) + 1;
-    if (l->len + n > l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        while (cap < l->len + n)
-            cap *= 2;
-        char *grown = realloc(l->text, cap);
-        if (!grown)
-            return;
-        l->text = grown;
-        l->cap = cap;
-    }
-    memcpy(l->text + l->len, msg, n);
-    l->len += n;
+    if (w->log)
+        tir_buf_put(w->log, msg, strlen(msg) + 1);
 }
 
 /* $TILE_JIT_THREADS, else the online CPUs; at most 64. */
@@ -233,13 +214,13 @@ tile_status driver_run_jobs(tile_program *p, int n, DriverJobFn fn, void *ud, co
     tile_status s = TILE_OK;
     int last = stop_on_error ? atomic_load(&b.first_failed) : n - 1;
     for (int j = 0; j < n; j++) {
-        JobLog *l = &b.logs[j];
+        TirBuf *l = &b.logs[j];
         if (j <= last)
-            for (size_t at = 0; at < l->len; at += strlen(l->text + at) + 1)
-                driver_sink(c, l->text + at);
+            for (size_t at = 0; at < l->len; at += strlen(l->s + at) + 1)
+                driver_sink(c, l->s + at);
         if (s == TILE_OK && j <= last && b.status[j] != TILE_OK)
             s = b.status[j];
-        free(l->text);
+        tir_buf_free(l);
     }
     free(b.logs);
     free(b.status);

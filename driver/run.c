@@ -218,7 +218,7 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs, ti
     int ndefs;
     TfDefine *defs = driver_defines(a, c, extra, nextra, &ndefs);
     TfVariant *vs;
-    int nv = tf_variants_for(a, p->file, k, defs, ndefs, false, tir_arch_max_smem(c->arch), &vs, &p->diag);
+    int nv = tf_variants_for(a, p->file, k, defs, ndefs, false, tir_target_smem_optin(c->arch), &vs, &p->diag);
     if (nv <= 0 || p->diag.nerrors) {
         st = TILE_ERR_COMPILE;
         goto done;

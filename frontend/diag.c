@@ -3,6 +3,7 @@
  * (1-based, columns in bytes) are computed only here, when a message is printed. */
 #include "frontend.h"
 #include "syntax.h"
+#include "buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,72 +69,10 @@ void tf_line_col(const TfDiag *d, uint32_t loc, int *line, int *col) {
     *col = (int)(loc - line_start) + 1;
 }
 
-/* A growing message; on allocation failure the message is dropped, never half-sent. */
-typedef struct Buf {
-    char *s;
-    size_t n, cap;
-    bool failed;
-} Buf;
-
-static void buf_put(Buf *b, const char *s, size_t n) {
-    if (b->failed)
-        return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *s2 = realloc(b->s, cap);
-        if (!s2) {
-            b->failed = true;
-            return;
-        }
-        b->s = s2;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = 0;
-}
-
-static void buf_char(Buf *b, char c) {
-    buf_put(b, &c, 1);
-}
-
-static void buf_vfmt(Buf *b, const char *fmt, va_list ap) {
-    char small[256];
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    if (n < 0) {
-        va_end(ap2);
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        buf_put(b, small, (size_t)n);
-    } else {
-        char *big = malloc((size_t)n + 1);
-        if (big) {
-            vsnprintf(big, (size_t)n + 1, fmt, ap2);
-            buf_put(b, big, (size_t)n);
-            free(big);
-        } else {
-            b->failed = true;
-        }
-    }
-    va_end(ap2);
-}
-
-static void buf_fmt(Buf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    buf_vfmt(b, fmt, ap);
-    va_end(ap);
-}
-
 /* The source line of loc (or a window of it) and the caret line under [loc, end).
  * Control bytes and bytes that are not UTF-8 show as '?'; tabs stay tabs so that the
  * caret line, which copies them, stays aligned. */
-static void put_source(Buf *b, const TfDiag *d, uint32_t loc, uint32_t end) {
+static void put_source(TirBuf *b, const TfDiag *d, uint32_t loc, uint32_t end) {
     const unsigned char *src = (const unsigned char *)d->src;
     uint32_t ls = loc, le = loc;
     while (ls > 0 && src[ls - 1] != '\n')
@@ -159,52 +98,52 @@ static void put_source(Buf *b, const TfDiag *d, uint32_t loc, uint32_t end) {
         bool control = src[i] != '\t' && (src[i] < 0x20 || src[i] == 0x7f);
         int n = control ? 0 : tf_utf8_len(src + i, lim);
         if (n == 0)
-            buf_char(b, '?');
+            tir_buf_putc(b, '?');
         else
-            buf_put(b, (const char *)src + i, (size_t)n);
+            tir_buf_put(b, (const char *)src + i, (size_t)n);
         i += n ? (uint32_t)n : 1;
     }
-    buf_char(b, '\n');
+    tir_buf_putc(b, '\n');
 
     uint32_t stop = end > loc ? (end < we ? end : we) : loc;
     bool first = true;
     for (uint32_t i = ws; i < we && (i < stop || first);) {
         int n = tf_utf8_len(src + i, lim);
         if (i < loc) {
-            buf_char(b, src[i] == '\t' ? '\t' : ' ');
+            tir_buf_putc(b, src[i] == '\t' ? '\t' : ' ');
         } else {
-            buf_char(b, first ? '^' : '~');
+            tir_buf_putc(b, first ? '^' : '~');
             first = false;
         }
         i += n ? (uint32_t)n : 1;
     }
     if (first)
-        buf_char(b, '^'); /* the span starts at the line's end */
-    buf_char(b, '\n');
+        tir_buf_putc(b, '^'); /* the span starts at the line's end */
+    tir_buf_putc(b, '\n');
 }
 
 static void report(TfDiag *d, const char *kind, uint32_t loc, uint32_t end, const char *fmt, va_list ap) {
     if (!d->sink)
         return;
     const char *path = d->path ? d->path : "<input>";
-    Buf b = {0};
+    TirBuf b = {0}; /* on allocation failure the message is dropped, never half-sent */
     if (d->src) {
         loc = clamp(d, loc);
         end = clamp(d, end);
         int line, col;
         tf_line_col(d, loc, &line, &col);
-        buf_fmt(&b, "%s:%d:%d: %s: ", path, line, col, kind);
-        buf_vfmt(&b, fmt, ap);
-        buf_char(&b, '\n');
+        tir_buf_printf(&b, "%s:%d:%d: %s: ", path, line, col, kind);
+        tir_buf_vprintf(&b, fmt, ap);
+        tir_buf_putc(&b, '\n');
         put_source(&b, d, loc, end);
     } else {
-        buf_fmt(&b, "%s: %s: ", path, kind);
-        buf_vfmt(&b, fmt, ap);
-        buf_char(&b, '\n');
+        tir_buf_printf(&b, "%s: %s: ", path, kind);
+        tir_buf_vprintf(&b, fmt, ap);
+        tir_buf_putc(&b, '\n');
     }
     if (!b.failed && b.s)
         d->sink(d->ud, b.s);
-    free(b.s);
+    tir_buf_free(&b);
 }
 
 static int max_errors(const TfDiag *d) {

@@ -1291,7 +1291,7 @@ TirFunc *tf_elaborate(TirModule *m, const AstFile *f, int k, const TfVariant *v,
     /* the header prints warps and stages from their own fields */
     fn->consts = tir_alloc(m->arena, sizeof(TirConstBinding) * (v->nconsts ? v->nconsts : 1));
     for (int i = 0; i < v->nconsts; i++)
-        if (strcmp(v->consts[i].name, "warps") && strcmp(v->consts[i].name, "stages"))
+        if (tf_launch_shape(v->consts[i].name) == TF_LAUNCH_NONE)
             fn->consts[fn->nconsts++] = v->consts[i];
     SemaCtx c = {.m = m, .arena = m->arena, .file = f, .kernel = kn, .variant = v, .d = d};
     tir_builder_at_end(&c.b, fn->body);

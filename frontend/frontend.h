@@ -73,6 +73,12 @@ enum { TF_SMEM_MAX_DEFAULT = 227 * 1024 };
 int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, int ndefs, bool first_only,
                     int64_t smem_max, TfVariant **out, TfDiag *d);
 
+/* The constants that shape the launch rather than the code: "warps" and "stages".  A kernel
+ * tunes or fixes them like any constant, and they are always defined (4 and 2 by default).
+ * The one place that recognizes their names. */
+typedef enum { TF_LAUNCH_NONE, TF_LAUNCH_WARPS, TF_LAUNCH_STAGES } TfLaunchShape;
+TfLaunchShape tf_launch_shape(const char *name);
+
 /* Lowers kernel `k` for one variant into `m`: the kernel as TirFunc named by the
  * kernel, device functions instanced per call signature as TIR_FUNC_DEVICE funcs
  * called with `call`.  Returns NULL after reporting errors. */

@@ -1,4 +1,4 @@
-/* The grammar of .tile files (spec/LANGUAGE.md).  Actions only build AST nodes; every
+/* The grammar of .tile files (docs/language.md).  Actions only build AST nodes; every
  * check that needs more than the syntax lives in sema.  Locations are byte spans.
  *
  * Error recovery: a statement that fails to parse becomes `stmt: error`, a kernel
@@ -189,7 +189,7 @@ static AstKernel kernel_node(TfParser *p, const char *name, TfLoc at, TfVec para
 %token SHL "'<<'" SHR "'>>'"
 %token ADD_ASSIGN "'+='" SUB_ASSIGN "'-='" MUL_ASSIGN "'*='" DIV_ASSIGN "'/='"
 
-/* loosest first, exactly the table of LANGUAGE.md; unary and postfix are their own
+/* loosest first, exactly the table of docs/language.md; unary and postfix are their own
  * nonterminals below, tighter than all of these */
 %left OROR
 %left ANDAND

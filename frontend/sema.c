@@ -95,7 +95,7 @@ static void check_clause_expr(Checker *ck, const AstKernel *k, const AstNode *n,
             return;
         if (!strcmp(name, "inf") || !strcmp(name, "nan"))
             return;
-        if (!strcmp(name, "warps") || !strcmp(name, "stages"))
+        if (tf_launch_shape(name) != TF_LAUNCH_NONE)
             return;
         /* the target's shared memory per CTA, in bytes (constant where clauses) */
         if (!strcmp(name, "SMEM_MAX") && !strcmp(what, "where"))
@@ -188,7 +188,7 @@ static void check_clause_name(Checker *ck, const AstKernel *k, const AstBinding 
 
 /* Values of warps/stages must be positive integers; other values must be constant. */
 static void check_clause_value(Checker *ck, const AstKernel *k, const AstBinding *b, const AstNode *v) {
-    bool launch = !strcmp(b->name, "warps") || !strcmp(b->name, "stages");
+    bool launch = tf_launch_shape(b->name) != TF_LAUNCH_NONE;
     TfEvalEnv e = {.file = ck->f, .kernel = k, .diag = ck->d, .nfile_consts = -1};
     TfConst c;
     int before = ck->d->nerrors;

@@ -43,7 +43,15 @@ static bool known_name(const AstKernel *k, const char *name) {
     for (int i = 0; i < k->nconsts; i++)
         if (!strcmp(k->consts[i].name, name))
             return true;
-    return !strcmp(name, "warps") || !strcmp(name, "stages");
+    return tf_launch_shape(name) != TF_LAUNCH_NONE;
+}
+
+TfLaunchShape tf_launch_shape(const char *name) {
+    if (!strcmp(name, "warps"))
+        return TF_LAUNCH_WARPS;
+    if (!strcmp(name, "stages"))
+        return TF_LAUNCH_STAGES;
+    return TF_LAUNCH_NONE;
 }
 
 static void set_binding(TirConstBinding *b, const char *name, TfConst c, bool want_float) {
@@ -189,9 +197,10 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
         }
         TfVariant v = {bs, nb, 4, 2};
         for (int i = 0; i < nb; i++) {
-            if (!strcmp(bs[i].name, "warps"))
+            TfLaunchShape ls = tf_launch_shape(bs[i].name);
+            if (ls == TF_LAUNCH_WARPS)
                 v.warps = (int32_t)bs[i].ival;
-            if (!strcmp(bs[i].name, "stages"))
+            else if (ls == TF_LAUNCH_STAGES)
                 v.stages = (int32_t)bs[i].ival;
         }
         if (v.warps <= 0 || v.stages <= 0) {

@@ -1,4 +1,5 @@
 /* Modules, functions, ops: creation, editing, cloning and walking. */
+#include "ptrmap.h"
 #include "tir_internal.h"
 
 #include <stdlib.h>
@@ -259,61 +260,13 @@ int tir_count_uses(TirFunc *f, TirValue *v) {
 
 /* ---- cloning ---- */
 
-/* Old value -> new value, open addressing on the pointer. */
-typedef struct {
-    TirValue **key, **val;
-    size_t cap, n;
-} ValueMap;
-
-static size_t vm_hash(const TirValue *v, size_t cap) {
-    uintptr_t x = (uintptr_t)v;
-    x ^= x >> 17;
-    x *= 0x9E3779B97F4A7C15ull;
-    return (size_t)(x >> 7) & (cap - 1);
+/* Old value -> new value; values from outside the cloned op stay as they are. */
+static TirValue *vm_get(const TirPtrMap *m, TirValue *k) {
+    TirValue *v = tir_ptrmap_get(m, k);
+    return v ? v : k;
 }
 
-static void vm_put(ValueMap *m, TirValue *k, TirValue *v);
-
-static void vm_grow(ValueMap *m) {
-    ValueMap n = {0};
-    n.cap = m->cap ? m->cap * 2 : 64;
-    n.key = calloc(n.cap, sizeof *n.key);
-    n.val = calloc(n.cap, sizeof *n.val);
-    if (!n.key || !n.val)
-        abort();
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->key[i])
-            vm_put(&n, m->key[i], m->val[i]);
-    free(m->key);
-    free(m->val);
-    *m = n;
-}
-
-static void vm_put(ValueMap *m, TirValue *k, TirValue *v) {
-    if ((m->n + 1) * 2 > m->cap)
-        vm_grow(m);
-    size_t i = vm_hash(k, m->cap);
-    while (m->key[i] && m->key[i] != k)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->key[i])
-        m->n++;
-    m->key[i] = k;
-    m->val[i] = v;
-}
-
-static TirValue *vm_get(const ValueMap *m, TirValue *k) {
-    if (!m->cap)
-        return k;
-    size_t i = vm_hash(k, m->cap);
-    while (m->key[i]) {
-        if (m->key[i] == k)
-            return m->val[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return k; /* values from outside the cloned op stay as they are */
-}
-
-static TirOp *clone_rec(TirBuilder *b, TirOp *op, ValueMap *map) {
+static TirOp *clone_rec(TirBuilder *b, TirOp *op, TirPtrMap *map) {
     TirFunc *f = b->func ? b->func : b->block->func;
     TirArena *a = f->module->arena;
     TirValue **opnd = tir_alloc(a, (size_t)(op->nopnd ? op->nopnd : 1) * sizeof *opnd);
@@ -327,14 +280,14 @@ static TirOp *clone_rec(TirBuilder *b, TirOp *op, ValueMap *map) {
     n->loc = op->loc;
     for (int i = 0; i < op->nres; i++) {
         n->res[i]->name = op->res[i]->name;
-        vm_put(map, op->res[i], n->res[i]);
+        tir_ptrmap_put(map, op->res[i], n->res[i]);
     }
     for (int r = 0; r < op->nregion; r++) {
         TirBlock *src = op->region[r], *dst = n->region[r];
         for (int i = 0; i < src->nargs; i++) {
             TirValue *v = tir_block_add_arg(dst, src->args[i]->ty);
             v->name = src->args[i]->name;
-            vm_put(map, src->args[i], v);
+            tir_ptrmap_put(map, src->args[i], v);
         }
         TirBuilder inner = {f, dst, NULL, b->loc};
         for (TirOp *o = src->first; o; o = o->next)
@@ -344,12 +297,11 @@ static TirOp *clone_rec(TirBuilder *b, TirOp *op, ValueMap *map) {
 }
 
 TirOp *tir_op_clone(TirBuilder *b, TirOp *op, TirValue **map_from, TirValue **map_to, int nmap) {
-    ValueMap map = {0};
+    TirPtrMap map = {0};
     for (int i = 0; i < nmap; i++)
-        vm_put(&map, map_from[i], map_to[i]);
+        tir_ptrmap_put(&map, map_from[i], map_to[i]);
     TirOp *n = clone_rec(b, op, &map);
-    free(map.key);
-    free(map.val);
+    tir_ptrmap_free(&map);
     return n;
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdbool.h>
+#include "target.h" /* the target table: passes and backend ask it per arch */
 
 /* ---- arena ------------------------------------------------------------------- */
 typedef struct TirArena TirArena;

@@ -595,8 +595,9 @@ int32_t tir_layout_shared(TirModule *m, int rank, const int32_t *order, int vec,
     return tir_layout_intern(m, &l);
 }
 
-/* TENSORCORES.md: 16-byte vectors; (per_phase, max_phase) = (4, 2), (2, 4), (1, 8) for
- * 32, 64, 128 B; the swizzle width bounds a TMA box's inner extent (the atom). */
+/* The NVIDIA swizzle (docs/layouts.md, #shared): 16-byte vectors; (per_phase, max_phase) =
+ * (4, 2), (2, 4), (1, 8) for 32, 64, 128 B; the swizzle width bounds a TMA box's inner extent
+ * (the atom). */
 int32_t tir_layout_shared_nvmma(TirModule *m, int rank, const int32_t *order, int swizzle_bytes, int elem_bits) {
     int ebytes = elem_bits < 8 ? 1 : elem_bits / 8;
     int vec = 16 / ebytes < 1 ? 1 : 16 / ebytes;

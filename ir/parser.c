@@ -6,6 +6,7 @@
  * Values of an op that failed are "poisoned": their uses fail silently instead of
  * repeating the first error as "undefined value" everywhere.  Nesting (regions,
  * layouts) is bounded so that no input can exhaust the stack. */
+#include "buf.h"
 #include "tir_internal.h"
 
 #include <ctype.h>
@@ -328,15 +329,12 @@ static bool parse_string(Parser *p, const char **out, const char *what) {
         return false;
     }
     p->pos++;
-    size_t cap = 16, n = 0;
-    char *buf = malloc(cap);
-    if (!buf)
-        abort();
+    TirBuf buf = {0};
     for (;;) {
         int c = peekc(p);
         if (c < 0 || c == '\n') {
             error_at(p, start, "unterminated string");
-            free(buf);
+            tir_buf_free(&buf);
             return false;
         }
         p->pos++;
@@ -355,7 +353,7 @@ static bool parse_string(Parser *p, const char **out, const char *what) {
                 int h1 = peekc(p), h2 = peekc_at(p, 1);
                 if (h1 < 0 || h2 < 0 || !isxdigit(h1) || !isxdigit(h2)) {
                     error_at(p, p->pos - 2, "bad \\x escape in string");
-                    free(buf);
+                    tir_buf_free(&buf);
                     return false;
                 }
                 char hx[3] = {(char)h1, (char)h2, 0};
@@ -363,28 +361,23 @@ static bool parse_string(Parser *p, const char **out, const char *what) {
                 p->pos += 2;
                 if (c == 0) {
                     error_at(p, p->pos - 4, "NUL byte in string");
-                    free(buf);
+                    tir_buf_free(&buf);
                     return false;
                 }
                 break;
             }
             default:
                 error_at(p, p->pos - 2, "unknown escape in string");
-                free(buf);
+                tir_buf_free(&buf);
                 return false;
             }
         }
-        if (n + 1 >= cap) {
-            cap *= 2;
-            char *nb = realloc(buf, cap);
-            if (!nb)
-                abort();
-            buf = nb;
-        }
-        buf[n++] = (char)c;
+        tir_buf_putc(&buf, (char)c);
     }
-    *out = tir_strndup(p->a, buf, n);
-    free(buf);
+    if (buf.failed)
+        abort(); /* out of memory, as tir_alloc */
+    *out = tir_strndup(p->a, buf.s ? buf.s : "", buf.len);
+    tir_buf_free(&buf);
     return true;
 }
 

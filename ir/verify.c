@@ -2,12 +2,13 @@
  * shapes, terminators and dominance.  Messages: "@func: error: op 'x' (value %N): MSG". */
 #include "tir_internal.h"
 #include "layout.h"
+#include "ptrmap.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Values in scope: pointer -> state, open addressing. */
+/* Values defined so far: value -> state (absent: not defined yet). */
 enum { VS_IN_SCOPE = 1, VS_OUT_OF_SCOPE = 2 };
 
 typedef struct {
@@ -15,54 +16,17 @@ typedef struct {
     TirDiagFn diag;
     void *ud;
     int nerrors;
-    const TirValue **key;
-    uint8_t *state;
-    size_t cap, n;
+    TirPtrMap state;
     const TirValue **stack; /* definitions in order, to leave scopes */
     size_t nstack, capstack;
 } Verifier;
 
-static size_t vhash(const TirValue *v, size_t cap) {
-    uintptr_t x = (uintptr_t)v;
-    x ^= x >> 15;
-    x *= 0x9E3779B97F4A7C15ull;
-    return (size_t)(x >> 9) & (cap - 1);
+static uintptr_t state_of(const Verifier *vf, const TirValue *v) {
+    return (uintptr_t)tir_ptrmap_get(&vf->state, v);
 }
 
-static uint8_t *vslot(Verifier *vf, const TirValue *v, bool insert) {
-    if (insert && (vf->n + 1) * 2 > vf->cap) {
-        size_t oc = vf->cap, nc = oc ? oc * 2 : 256;
-        const TirValue **ok = vf->key;
-        uint8_t *os = vf->state;
-        vf->key = calloc(nc, sizeof *vf->key);
-        vf->state = calloc(nc, 1);
-        if (!vf->key || !vf->state)
-            abort();
-        vf->cap = nc;
-        for (size_t i = 0; i < oc; i++)
-            if (ok[i]) {
-                size_t j = vhash(ok[i], nc);
-                while (vf->key[j])
-                    j = (j + 1) & (nc - 1);
-                vf->key[j] = ok[i];
-                vf->state[j] = os[i];
-            }
-        free(ok);
-        free(os);
-    }
-    if (!vf->cap)
-        return NULL;
-    size_t i = vhash(v, vf->cap);
-    while (vf->key[i]) {
-        if (vf->key[i] == v)
-            return &vf->state[i];
-        i = (i + 1) & (vf->cap - 1);
-    }
-    if (!insert)
-        return NULL;
-    vf->key[i] = v;
-    vf->n++;
-    return &vf->state[i];
+static void set_state(Verifier *vf, const TirValue *v, uintptr_t s) {
+    tir_ptrmap_put(&vf->state, v, (void *)s);
 }
 
 static void report(Verifier *vf, const TirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -87,12 +51,11 @@ static void report(Verifier *vf, const TirOp *op, const char *fmt, ...) {
 }
 
 static void define(Verifier *vf, const TirOp *op, const TirValue *v) {
-    uint8_t *s = vslot(vf, v, true);
-    if (*s) {
+    if (state_of(vf, v)) {
         report(vf, op, "value %%%d is defined more than once", v->id);
         return;
     }
-    *s = VS_IN_SCOPE;
+    set_state(vf, v, VS_IN_SCOPE);
     if (vf->nstack == vf->capstack) {
         vf->capstack = vf->capstack ? vf->capstack * 2 : 256;
         const TirValue **ns = realloc(vf->stack, vf->capstack * sizeof *ns);
@@ -105,7 +68,7 @@ static void define(Verifier *vf, const TirOp *op, const TirValue *v) {
 
 static void leave_scope(Verifier *vf, size_t mark) {
     while (vf->nstack > mark)
-        *vslot(vf, vf->stack[--vf->nstack], false) = VS_OUT_OF_SCOPE;
+        set_state(vf, vf->stack[--vf->nstack], VS_OUT_OF_SCOPE);
 }
 
 /* ---- type helpers ---- */
@@ -662,11 +625,11 @@ static void verify_op(Verifier *vf, const TirOp *op, const TirBlock *blk, int de
             ok = false;
             continue;
         }
-        uint8_t *s = vslot(vf, v, false);
-        if (!s || !*s) {
+        uintptr_t s = state_of(vf, v);
+        if (!s) {
             report(vf, op, "operand %d (%%%d) is used before its definition or not defined in this function", i, v->id);
             ok = false;
-        } else if (*s == VS_OUT_OF_SCOPE) {
+        } else if (s == VS_OUT_OF_SCOPE) {
             report(vf, op, "operand %d (%%%d) is used outside the region that defines it", i, v->id);
             ok = false;
         }
@@ -737,8 +700,7 @@ int tir_verify_func(const TirFunc *f, TirDiagFn diag, void *ud) {
     }
     if (f->kind == TIR_FUNC_KERNEL && f->nret)
         report(&vf, NULL, "a kernel has no results");
-    free(vf.key);
-    free(vf.state);
+    tir_ptrmap_free(&vf.state);
     free(vf.stack);
     return vf.nerrors;
 }

@@ -589,7 +589,7 @@ typedef struct CseEntry {
 typedef struct Canon {
     TirFunc *f;
     TirPassContext *ctx;
-    PassMap repl; /* replaced value -> its replacement */
+    TirPtrMap repl; /* replaced value -> its replacement */
     CseEntry *ents;
     size_t nents, capents;
     int32_t *buckets;
@@ -600,7 +600,7 @@ typedef struct Canon {
 } Canon;
 
 static TirValue *resolve(Canon *c, TirValue *v) {
-    for (TirValue *t; (t = pass_map_get(&c->repl, v));)
+    for (TirValue *t; (t = tir_ptrmap_get(&c->repl, v));)
         v = t;
     return v;
 }
@@ -751,7 +751,7 @@ static void cse_pop(Canon *c, size_t mark) {
 
 static void replace_op(Canon *c, TirOp *op, TirValue *const *with) {
     for (int i = 0; i < op->nres; i++)
-        pass_map_put(&c->repl, op->res[i], with[i]);
+        tir_ptrmap_put(&c->repl, op->res[i], with[i]);
     tir_op_detach(op);
     c->changed = true;
 }
@@ -880,18 +880,18 @@ static void canon_block(Canon *c, TirBlock *blk, int depth) {
 /* ---- the backward walk: DCE ---------------------------------------------------------------- */
 
 typedef struct Dce {
-    PassMap uses; /* value -> number of operand slots naming it */
+    TirPtrMap uses; /* value -> number of operand slots naming it */
     bool changed;
 } Dce;
 
 static size_t uses_of(Dce *d, TirValue *v) {
-    return (size_t)(uintptr_t)pass_map_get(&d->uses, v);
+    return (size_t)(uintptr_t)tir_ptrmap_get(&d->uses, v);
 }
 
 static bool count_op_uses(TirOp *op, void *ud) {
     Dce *d = ud;
     for (int i = 0; i < op->nopnd; i++)
-        pass_map_put(&d->uses, op->opnd[i], (void *)(uintptr_t)(uses_of(d, op->opnd[i]) + 1));
+        tir_ptrmap_put(&d->uses, op->opnd[i], (void *)(uintptr_t)(uses_of(d, op->opnd[i]) + 1));
     return true;
 }
 
@@ -900,7 +900,7 @@ static bool drop_op_uses(TirOp *op, void *ud) {
     for (int i = 0; i < op->nopnd; i++) {
         size_t n = uses_of(d, op->opnd[i]);
         if (n)
-            pass_map_put(&d->uses, op->opnd[i], (void *)(uintptr_t)(n - 1));
+            tir_ptrmap_put(&d->uses, op->opnd[i], (void *)(uintptr_t)(n - 1));
     }
     return true;
 }
@@ -956,18 +956,18 @@ static int canonicalize_func(TirFunc *f, TirPassContext *ctx) {
         memset(c.buckets, 0xff, c.nbuckets * sizeof *c.buckets); /* every chain empty (-1) */
         c.nents = 0;
         c.changed = false;
-        pass_map_free(&c.repl);
+        tir_ptrmap_free(&c.repl);
         canon_block(&c, f->body, 0);
         if (c.errors)
             break;
         Dce d = {0};
         tir_walk_func(f, count_op_uses, &d);
         dce_block(&d, f->body);
-        pass_map_free(&d.uses);
+        tir_ptrmap_free(&d.uses);
         if (!c.changed && !d.changed)
             break;
     }
-    pass_map_free(&c.repl);
+    tir_ptrmap_free(&c.repl);
     free(c.ents);
     free(c.buckets);
     return c.errors;

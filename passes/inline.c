@@ -1,6 +1,6 @@
 /* inline: every `call` of a device function is replaced by a copy of the callee's body.
  *
- * Why: the language promises that device functions are always inlined (LANGUAGE.md), and
+ * Why: the language promises that device functions are always inlined (docs/language.md), and
  * every later pass (axis analysis, layouts, fusion) reasons about one kernel body with no
  * calls in it.  Calls are inlined in rounds: a round inlines every call present, which
  * may bring in the callee's own calls; the round count is the call depth.  The front end
@@ -26,17 +26,17 @@ static bool collect_call(TirOp *op, void *ud) {
 /* The values defined outside `op` that it (or an op in its regions) uses, mapped
  * through `map`; tir_op_clone needs only those, which keeps cloning linear. */
 typedef struct {
-    const PassMap *map;
-    PassMap seen;
+    const TirPtrMap *map;
+    TirPtrMap seen;
     TirValue **from, **to;
     int n, cap;
 } FreeUses;
 
 static void free_uses_add(FreeUses *u, TirValue *v) {
-    TirValue *to = pass_map_get(u->map, v);
-    if (!to || pass_map_get(&u->seen, v))
+    TirValue *to = tir_ptrmap_get(u->map, v);
+    if (!to || tir_ptrmap_get(&u->seen, v))
         return;
-    pass_map_put(&u->seen, v, to);
+    tir_ptrmap_put(&u->seen, v, to);
     if (u->n == u->cap) {
         u->cap = u->cap ? u->cap * 2 : 16;
         u->from = realloc(u->from, (size_t)u->cap * sizeof *u->from);
@@ -63,8 +63,8 @@ static bool count_op(TirOp *op, void *ud) {
 /* The uses of inlined calls' results, replaced once per round for all the round's calls:
  * a walk of the whole function per call made a chain of functions each calling the next
  * twice quadratic in the grown body (16 levels took minutes). */
-static TirValue *resolve(const PassMap *repl, TirValue *v) {
-    for (TirValue *to; (to = pass_map_get(repl, v));)
+static TirValue *resolve(const TirPtrMap *repl, TirValue *v) {
+    for (TirValue *to; (to = tir_ptrmap_get(repl, v));)
         v = to; /* a result passed on */
     return v;
 }
@@ -79,7 +79,7 @@ static bool replace_op_uses(TirOp *op, void *ud) {
  * replacements), for replace_op_uses after the round.  Returns the number of errors; past
  * the growth limit, *grown is left above INLINE_MAX_OPS. */
 static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ctx, int depth, long *grown,
-                       PassMap *repl) {
+                       TirPtrMap *repl) {
     const char *name = call->attr.s ? call->attr.s : "";
     TirFunc *callee = tir_module_find(m, name);
     if (!callee)
@@ -96,9 +96,9 @@ static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ct
             "call of @%s passes %d argument%s and expects %d result%s; the function takes %d and returns %d", name,
             call->nopnd, call->nopnd == 1 ? "" : "s", call->nres, call->nres == 1 ? "" : "s", body->nargs, ret->nopnd);
 
-    PassMap map = {0};
+    TirPtrMap map = {0};
     for (int i = 0; i < body->nargs; i++)
-        pass_map_put(&map, body->args[i], call->opnd[i]);
+        tir_ptrmap_put(&map, body->args[i], call->opnd[i]);
 
     TirBuilder b;
     tir_builder_before(&b, call);
@@ -108,7 +108,7 @@ static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ct
         for (int r = 0; r < op->nregion; r++)
             tir_walk_block(op->region[r], count_op, grown);
         if (*grown > INLINE_MAX_OPS) {
-            pass_map_free(&map);
+            tir_ptrmap_free(&map);
             return pass_error(ctx, "inline", f,
                               "inlining @%s (level %d of inlining) grows the function past %d ops; "
                               "is the call graph exponential?",
@@ -121,18 +121,18 @@ static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ct
         TirOp *copy = tir_op_clone(&b, op, u.from, u.to, u.n);
         free(u.from);
         free(u.to);
-        pass_map_free(&u.seen);
+        tir_ptrmap_free(&u.seen);
         for (int i = 0; i < op->nres; i++)
-            pass_map_put(&map, op->res[i], copy->res[i]);
+            tir_ptrmap_put(&map, op->res[i], copy->res[i]);
     }
     for (int i = 0; i < call->nres; i++) {
         TirValue *v = ret->opnd[i];
-        TirValue *mapped = pass_map_get(&map, v);
+        TirValue *mapped = tir_ptrmap_get(&map, v);
         /* A result that is neither an argument nor computed in the body would not
          * verify in the callee; keep the value itself rather than crash. */
-        pass_map_put(repl, call->res[i], mapped ? mapped : v);
+        tir_ptrmap_put(repl, call->res[i], mapped ? mapped : v);
     }
-    pass_map_free(&map);
+    tir_ptrmap_free(&map);
     tir_op_erase(call);
     return 0;
 }
@@ -157,12 +157,12 @@ static int inline_into(TirModule *m, TirFunc *f, TirPassContext *ctx, bool *too_
                               INLINE_MAX_DEPTH, callee);
         }
         int errors = 0;
-        PassMap repl = {0};
+        TirPtrMap repl = {0};
         for (size_t i = 0; i < calls.n && grown <= INLINE_MAX_OPS; i++)
             errors += inline_call(m, f, calls.v[i], ctx, depth, &grown, &repl);
         *too_big = grown > INLINE_MAX_OPS;
         tir_walk_func(f, replace_op_uses, &repl);
-        pass_map_free(&repl);
+        tir_ptrmap_free(&repl);
         free(calls.v);
         if (errors)
             return errors;

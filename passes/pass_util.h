@@ -1,11 +1,13 @@
-/* Helpers private to the passes: error reporting through the context's sink and a
- * pointer-keyed hash map for value rewrites and use counts.  Header-only so each pass
- * file stays self-contained; nothing here is part of passes.h. */
+/* Helpers private to the passes: error reporting through the context's sink, a growable
+ * op array and rematerialization's rule (the pointer map for value rewrites and use counts
+ * is ir/ptrmap.h's).  Header-only so each pass file stays self-contained; nothing here is
+ * part of passes.h. */
 #ifndef PASS_UTIL_H
 #define PASS_UTIL_H
 
 #include "passes.h"
 #include "layout.h"
+#include "ptrmap.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -32,69 +34,6 @@ static inline int pass_error(TirPassContext *ctx, const char *pass, const TirFun
     }
     ctx->diag(ctx->ud, msg);
     return 1;
-}
-
-/* Open addressing on the key pointer; values are pointers or (cast) counts.  Keys are
- * never removed: passes build a map, use it, and free it. */
-typedef struct PassMap {
-    const void **key;
-    void **val;
-    size_t cap, n;
-} PassMap;
-
-static inline size_t pass_map_slot(const void *k, size_t cap) {
-    uint64_t x = (uint64_t)(uintptr_t)k;
-    x ^= x >> 17;
-    x *= 0x9E3779B97F4A7C15ull;
-    return (size_t)(x >> 11) & (cap - 1);
-}
-
-static inline void pass_map_put(PassMap *m, const void *k, void *v);
-
-static inline void pass_map_grow(PassMap *m) {
-    PassMap n = {0};
-    n.cap = m->cap ? m->cap * 2 : 64;
-    n.key = calloc(n.cap, sizeof *n.key);
-    n.val = calloc(n.cap, sizeof *n.val);
-    if (!n.key || !n.val)
-        abort(); /* like tir_alloc: out of memory is not recoverable */
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->key[i])
-            pass_map_put(&n, m->key[i], m->val[i]);
-    free(m->key);
-    free(m->val);
-    *m = n;
-}
-
-static inline void pass_map_put(PassMap *m, const void *k, void *v) {
-    if ((m->n + 1) * 2 > m->cap)
-        pass_map_grow(m);
-    size_t i = pass_map_slot(k, m->cap);
-    while (m->key[i] && m->key[i] != k)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->key[i])
-        m->n++;
-    m->key[i] = k;
-    m->val[i] = v;
-}
-
-/* NULL when absent. */
-static inline void *pass_map_get(const PassMap *m, const void *k) {
-    if (!m->cap)
-        return NULL;
-    size_t i = pass_map_slot(k, m->cap);
-    while (m->key[i]) {
-        if (m->key[i] == k)
-            return m->val[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return NULL;
-}
-
-static inline void pass_map_free(PassMap *m) {
-    free(m->key);
-    free(m->val);
-    *m = (PassMap){0};
 }
 
 /* Growable array of op pointers. */

@@ -67,9 +67,6 @@ int pass_schedule(TirModule *m, TirPassContext *ctx);
  * read, then the proof that every shared-memory write/read pair is ordered;
  * barriers_check: the proof alone (a failure is an error). */
 int pass_smem_alloc(TirModule *m, TirPassContext *ctx);
-/* The shared memory a CTA may opt in to on arch, in bytes (sm_80 163 KiB, sm_86 and sm_89
- * 99 KiB, sm_90 227 KiB): smem_alloc's limit, and SMEM_MAX in where clauses. */
-int tir_arch_max_smem(const char *arch);
 int pass_barriers(TirModule *m, TirPassContext *ctx);
 int pass_barriers_check(TirModule *m, TirPassContext *ctx);
 /* remat.c: after a dot loop, its epilogue's cheap values made again (last: nothing may merge them back) */

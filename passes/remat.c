@@ -40,10 +40,10 @@
 typedef struct {
     TirFunc *f;
     TirBlock *body;
-    PassMap read_in; /* values the loop reads (its bounds and anything inside it) */
-    PassMap before;  /* ops of the body before the loop */
-    PassMap copy;    /* value made before the loop -> its copy after it */
-    PassMap bad;     /* values whose chain is not cheap (memo) */
+    TirPtrMap read_in; /* values the loop reads (its bounds and anything inside it) */
+    TirPtrMap before;  /* ops of the body before the loop */
+    TirPtrMap copy;    /* value made before the loop -> its copy after it */
+    TirPtrMap bad;     /* values whose chain is not cheap (memo) */
     TirBuilder b;
 } Remat;
 
@@ -65,16 +65,16 @@ static bool copyable_op(const TirOp *op) {
 
 /* Whether v's chain can be copied after the loop (each op counted once per loop). */
 static bool chain_ok(Remat *R, TirValue *v, int *budget) {
-    if (leaf(v) || pass_map_get(&R->copy, v))
+    if (leaf(v) || tir_ptrmap_get(&R->copy, v))
         return true;
-    if (pass_map_get(&R->bad, v))
+    if (tir_ptrmap_get(&R->bad, v))
         return false;
     TirOp *d = v->def;
-    bool ok = d->parent == R->body && pass_map_get(&R->before, d) && copyable_op(d) && --*budget >= 0;
+    bool ok = d->parent == R->body && tir_ptrmap_get(&R->before, d) && copyable_op(d) && --*budget >= 0;
     for (int i = 0; ok && i < d->nopnd; i++)
         ok = chain_ok(R, d->opnd[i], budget);
     if (!ok)
-        pass_map_put(&R->bad, v, (void *)1);
+        tir_ptrmap_put(&R->bad, v, (void *)1);
     return ok;
 }
 
@@ -82,7 +82,7 @@ static bool chain_ok(Remat *R, TirValue *v, int *budget) {
 static TirValue *copy_of(Remat *R, TirValue *v) {
     if (leaf(v))
         return v;
-    TirValue *c = pass_map_get(&R->copy, v);
+    TirValue *c = tir_ptrmap_get(&R->copy, v);
     if (c)
         return c;
     TirOp *d = v->def;
@@ -92,7 +92,7 @@ static TirValue *copy_of(Remat *R, TirValue *v) {
         to[i] = copy_of(R, d->opnd[i]);
     }
     TirOp *n = tir_op_clone(&R->b, d, from, to, d->nopnd);
-    pass_map_put(&R->copy, v, n->res[0]);
+    tir_ptrmap_put(&R->copy, v, n->res[0]);
     return n->res[0];
 }
 
@@ -100,7 +100,7 @@ static bool mark_read(TirOp *op, void *ud) {
     Remat *R = ud;
     for (int i = 0; i < op->nopnd; i++)
         if (op->opnd[i])
-            pass_map_put(&R->read_in, op->opnd[i], (void *)1);
+            tir_ptrmap_put(&R->read_in, op->opnd[i], (void *)1);
     return true;
 }
 
@@ -115,7 +115,7 @@ static bool rewrite_uses(TirOp *op, void *ud) {
     for (int i = 0; i < op->nopnd; i++) {
         TirValue *v = op->opnd[i];
         /* chain_ok refuses what is not made before the loop in the body */
-        if (v && !leaf(v) && !pass_map_get(&R->read_in, v) && chain_ok(R, v, &u->budget))
+        if (v && !leaf(v) && !tir_ptrmap_get(&R->read_in, v) && chain_ok(R, v, &u->budget))
             op->opnd[i] = copy_of(R, v);
     }
     return true;
@@ -126,10 +126,10 @@ static void remat_loop(TirFunc *f, TirOp *loop) {
         return;
     Remat R = {.f = f, .body = loop->parent};
     for (TirOp *op = R.body->first; op && op != loop; op = op->next)
-        pass_map_put(&R.before, op, (void *)1);
+        tir_ptrmap_put(&R.before, op, (void *)1);
     /* the loop reads its bound and step every iteration; its initial values only once */
     for (int i = 1; i < 3 && i < loop->nopnd; i++)
-        pass_map_put(&R.read_in, loop->opnd[i], (void *)1);
+        tir_ptrmap_put(&R.read_in, loop->opnd[i], (void *)1);
     for (int r = 0; r < loop->nregion; r++)
         tir_walk_block(loop->region[r], mark_read, &R);
     R.b.loc = loop->loc;
@@ -141,10 +141,10 @@ static void remat_loop(TirFunc *f, TirOp *loop) {
         for (int r = 0; r < op->nregion; r++)
             tir_walk_block(op->region[r], rewrite_uses, &u);
     }
-    pass_map_free(&R.read_in);
-    pass_map_free(&R.before);
-    pass_map_free(&R.copy);
-    pass_map_free(&R.bad);
+    tir_ptrmap_free(&R.read_in);
+    tir_ptrmap_free(&R.before);
+    tir_ptrmap_free(&R.copy);
+    tir_ptrmap_free(&R.bad);
 }
 
 int pass_remat(TirModule *m, TirPassContext *ctx) {

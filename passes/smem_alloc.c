@@ -26,19 +26,6 @@ static int warps_along(const TirModule *m, TirType t, int axis) {
     return w;
 }
 
-/* The opt-in shared memory per CTA (CUDA's sharedMemPerBlockOptin): sm_80 163 KiB,
- * sm_86 and sm_89 99 KiB, sm_90 227 KiB.  Without an architecture: sm_80's rule. */
-int tir_arch_max_smem(const char *arch) {
-    int cc = 80;
-    if (arch && strncmp(arch, "sm_", 3) == 0)
-        cc = atoi(arch + 3);
-    if (cc >= 90)
-        return 227 * 1024;
-    if (cc == 86 || cc == 89)
-        return 99 * 1024;
-    return 163 * 1024;
-}
-
 static int elem_bytes(TirType t) {
     if (t.ptr)
         return 8;
@@ -327,7 +314,7 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
     tir_walk_func(f, collect, &A);
     if (!A.n) {
         int32_t top = place_rings(f, m, &A, 0);
-        int limit = tir_arch_max_smem(ctx->arch);
+        int limit = tir_target_smem_optin(ctx->arch);
         if (top > limit)
             return pass_error(ctx, "smem_alloc", f,
                               "the kernel needs %d bytes of shared memory, more than the %d KiB "
@@ -363,7 +350,7 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
     top = place_rings(f, m, &A, top);
     /* Past 48 KiB the backend uses dynamic shared memory, which the runtime opts in to;
      * the limit is the architecture's per-CTA maximum. */
-    int limit = tir_arch_max_smem(ctx->arch);
+    int limit = tir_target_smem_optin(ctx->arch);
     if (top > limit)
         return pass_error(ctx, "smem_alloc", f,
                           "the kernel needs %d bytes of shared memory, more than the %d KiB "

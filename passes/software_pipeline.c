@@ -52,7 +52,7 @@ typedef struct {
 typedef struct {
     TirBlock *body;
     PassOpVec ops; /* the slice, in body order */
-    PassMap in;    /* op -> 1 */
+    TirPtrMap in;  /* op -> 1 */
     bool ok;
 } Slice;
 
@@ -61,14 +61,14 @@ static bool in_body(const TirBlock *body, const TirOp *op) {
 }
 
 static void slice_add(Slice *s, TirValue *v) {
-    if (!s->ok || !v->def || !in_body(s->body, v->def) || pass_map_get(&s->in, v->def))
+    if (!s->ok || !v->def || !in_body(s->body, v->def) || tir_ptrmap_get(&s->in, v->def))
         return;
     TirOp *op = v->def;
     if (!pass_op_has(op, TIR_T_PURE) || op->nregion) {
         s->ok = false;
         return;
     }
-    pass_map_put(&s->in, op, (void *)1);
+    tir_ptrmap_put(&s->in, op, (void *)1);
     for (int i = 0; i < op->nopnd; i++)
         slice_add(s, op->opnd[i]);
 }
@@ -77,7 +77,7 @@ static void slice_add(Slice *s, TirValue *v) {
 static void slice_order(Slice *s) {
     s->ops.n = 0;
     for (TirOp *op = s->body->first; op; op = op->next)
-        if (pass_map_get(&s->in, op))
+        if (tir_ptrmap_get(&s->in, op))
             pass_opvec_push(&s->ops, op);
 }
 
@@ -99,11 +99,11 @@ static void slice_args(const Slice *s, const TirOp *const *loads, int nloads, bo
 /* ---- cloning a slice with some values replaced ---- */
 
 typedef struct {
-    PassMap map; /* old value -> new value */
+    TirPtrMap map; /* old value -> new value */
 } Env;
 
 static TirValue *env_get(Env *e, TirValue *v) {
-    TirValue *n = pass_map_get(&e->map, v);
+    TirValue *n = tir_ptrmap_get(&e->map, v);
     return n ? n : v;
 }
 
@@ -113,7 +113,7 @@ static void clone_slice(TirBuilder *b, const Slice *s, Env *e) {
         TirValue *from[16], *to[16];
         int n = 0;
         for (int i = 0; i < op->nopnd && n < 16; i++) {
-            TirValue *m = pass_map_get(&e->map, op->opnd[i]);
+            TirValue *m = tir_ptrmap_get(&e->map, op->opnd[i]);
             if (m) {
                 from[n] = op->opnd[i];
                 to[n++] = m;
@@ -121,7 +121,7 @@ static void clone_slice(TirBuilder *b, const Slice *s, Env *e) {
         }
         TirOp *c = tir_op_clone(b, op, from, to, n);
         for (int i = 0; i < op->nres; i++)
-            pass_map_put(&e->map, op->res[i], c->res[i]);
+            tir_ptrmap_put(&e->map, op->res[i], c->res[i]);
     }
 }
 
@@ -359,10 +359,10 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
         TirValue *iv = tir_binary(&b, TIR_OP_ADD, lb, tir_const_int(&b, lb->ty, p * step->def->attr.ival));
         TirValue *valid = tir_cmp(&b, TIR_CMP_LT, iv, ub);
         Env e = {{0}};
-        pass_map_put(&e.map, body->args[0], iv);
+        tir_ptrmap_put(&e.map, body->args[0], iv);
         for (int c = 0; c < ncar; c++)
             if (used[1 + c])
-                pass_map_put(&e.map, body->args[1 + c], cur[c]);
+                tir_ptrmap_put(&e.map, body->args[1 + c], cur[c]);
         emit_copies(&b, pp, np, &s, &e, i32c(&b, p), valid, &W->bypassed);
         /* stages filled through registers: one stage's loads in flight at a time.  Nothing
          * else orders them, and ptxas issued every prologue stage's loads before the first
@@ -377,7 +377,7 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
         for (int c = 0; c < ncar; c++)
             nxt[c] = used[1 + c] ? env_get(&e, y->opnd[c]) : cur[c];
         memcpy(cur, nxt, sizeof(TirValue *) * (size_t)ncar);
-        pass_map_free(&e.map);
+        tir_ptrmap_free(&e.map);
     }
     /* the new loop: the old carried values still needed, the ahead ones, and the read
      * and write stages.  A carried value only the address slice reads (the usual
@@ -391,7 +391,7 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
             ahead_of[nahead++] = c;
             drop = tir_count_uses(W->f, loop->res[c]) == 0;
             for (TirOp *op = body->first; op && drop; op = op->next) {
-                if (pass_map_get(&s.in, op))
+                if (tir_ptrmap_get(&s.in, op))
                     continue;
                 for (int i = 0; i < op->nopnd; i++) {
                     bool piped_load = false;
@@ -479,11 +479,11 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     TirValue *ivn = tir_binary(&eb, TIR_OP_ADD, niv, tir_const_int(&eb, niv->ty, (S - 1) * step->def->attr.ival));
     TirValue *valid = tir_cmp(&eb, TIR_CMP_LT, ivn, ub);
     Env e = {{0}};
-    pass_map_put(&e.map, niv, ivn);
+    tir_ptrmap_put(&e.map, niv, ivn);
     for (int a = 0; a < nahead; a++) {
         TirValue *now = arg_now[ahead_of[a]];
         if (now != nargs[nkeep + a])
-            pass_map_put(&e.map, now, nargs[nkeep + a]);
+            tir_ptrmap_put(&e.map, now, nargs[nkeep + a]);
     }
     /* the slice now names the moved ops, whose operands are the new block args */
     emit_copies(&eb, pp, np, &s, &e, wr, valid, &W->bypassed);
@@ -494,7 +494,7 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
         yv[nkeep + a] = env_get(&e, ny->opnd[ahead_of[a]]);
     yv[nkeep + nahead] = next_stage(&eb, rd, S);
     yv[nkeep + nahead + 1] = next_stage(&eb, wr, S);
-    pass_map_free(&e.map);
+    tir_ptrmap_free(&e.map);
     tir_op_new(&eb, TIR_OP_YIELD, nn, yv, 0, NULL, 0);
     tir_op_erase(ny);
     /* what only the dropped values and the replaced loads needed is dead now */
@@ -530,7 +530,7 @@ static void pipeline_loop(Swp *W, TirOp *loop) {
     emit0(&ab, TIR_OP_BARRIER, 0, NULL);
 out:
     free(s.ops.v);
-    pass_map_free(&s.in);
+    tir_ptrmap_free(&s.in);
 }
 
 static bool collect_loops(TirOp *op, void *ud) {

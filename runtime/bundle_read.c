@@ -8,17 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RT_BUNDLE_MAGIC   "TILEBNDL"
-#define RT_BUNDLE_VERSION 3u /* 3 added div8 masks, 2 code kind 3; versions 1 and 2 are read too */
-#define RT_HEADER_BYTES   32
-
+/* The format's constants are format/bundle_format.h's, shared with the writer. */
 uint64_t rt_fnv1a(uint64_t h, const void *data, size_t n) {
-    const uint8_t *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
+    return bundle_fnv1a(h, data, n);
 }
 
 /* The reading cursor: `what` names the section being read, for "truncated at byte N
@@ -321,19 +313,19 @@ tile_rt_status rt_bundle_parse(const char *name, const void *data, size_t len, R
     r.base = b->data;
     r.end = len;
     snprintf(r.section, sizeof r.section, "header");
-    if (len < RT_HEADER_BYTES) {
+    if (len < BUNDLE_HEADER_BYTES) {
         fail(&r, "truncated at byte %zu (header)", len);
         goto bad;
     }
-    if (memcmp(r.base, RT_BUNDLE_MAGIC, 8)) {
+    if (memcmp(r.base, BUNDLE_MAGIC, BUNDLE_MAGIC_BYTES)) {
         fail(&r, "not a bundle (bad magic)");
         goto bad;
     }
     r.pos = 8;
     uint32_t version = rd_u32(&r), flags = rd_u32(&r);
     uint64_t payload = rd_u64(&r), sum = rd_u64(&r);
-    if (version < 1 || version > RT_BUNDLE_VERSION) {
-        fail(&r, "version %u, this runtime reads 1 to %u", version, RT_BUNDLE_VERSION);
+    if (version < BUNDLE_VERSION_OLDEST || version > BUNDLE_VERSION) {
+        fail(&r, "version %u, this runtime reads %u to %u", version, BUNDLE_VERSION_OLDEST, BUNDLE_VERSION);
         goto bad;
     }
     r.version = version;
@@ -341,15 +333,15 @@ tile_rt_status rt_bundle_parse(const char *name, const void *data, size_t len, R
         fail(&r, "unknown flags 0x%x", flags);
         goto bad;
     }
-    if (payload > len - RT_HEADER_BYTES) {
+    if (payload > len - BUNDLE_HEADER_BYTES) {
         fail(&r, "truncated at byte %zu (payload of %llu bytes)", len, (unsigned long long)payload);
         goto bad;
     }
-    if (payload < len - RT_HEADER_BYTES) {
-        fail(&r, "%llu trailing bytes after the payload", (unsigned long long)(len - RT_HEADER_BYTES - payload));
+    if (payload < len - BUNDLE_HEADER_BYTES) {
+        fail(&r, "%llu trailing bytes after the payload", (unsigned long long)(len - BUNDLE_HEADER_BYTES - payload));
         goto bad;
     }
-    if (rt_fnv1a(RT_FNV_BASIS, r.base + RT_HEADER_BYTES, (size_t)payload) != sum) {
+    if (rt_fnv1a(RT_FNV_BASIS, r.base + BUNDLE_HEADER_BYTES, (size_t)payload) != sum) {
         fail(&r, "checksum mismatch");
         goto bad;
     }

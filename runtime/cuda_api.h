@@ -1,7 +1,7 @@
 /* The CUDA driver API as libtilert uses it: loaded at run time with dlopen and every entry
  * point fetched through cuGetProcAddress_v2 at the CUDA version this file was written
  * against (12.0), so a newer driver never binds us to a newer ABI of the same name
- * (GPU.md: plain dlsym of cuCtxSynchronize bound the _v2 that takes a context).
+ * (plain dlsym of cuCtxSynchronize once bound the _v2 that takes a context).
  *
  * Types come from the toolkit's cuda.h (only runtime/ includes it); the prototypes are
  * written here by hand, as of CUDA 12.0, instead of taken from the header, whose macros

@@ -118,18 +118,11 @@ tile_rt_status rt_cuda_bind(tile_rt *rt) {
     return TILE_RT_OK;
 }
 
-/* The arch tilec compiles for on compute capability major.minor; "" when unsupported. */
+/* The arch tilec compiles for on compute capability major.minor; "" when unsupported.  The
+ * compiler's target table decides (tile.h), so the runtime holds no list of its own. */
 static void arch_for(int major, int minor, char *arch, size_t n) {
-    if (major == 9 && minor == 0)
-        snprintf(arch, n, "sm_90a");
-    else if (major == 8 && (minor == 0 || minor == 6 || minor == 9))
-        snprintf(arch, n, "sm_8%d", minor);
-    else if (major == 8 || (major == 9))
-        snprintf(arch, n, "sm_80");
-    else if (major >= 10)
-        snprintf(arch, n, "sm_90"); /* PTX for sm_90 runs (JIT by the driver) on newer GPUs */
-    else
-        arch[0] = 0;
+    const char *name = tile_arch_for_device(major, minor);
+    snprintf(arch, n, "%s", name ? name : "");
 }
 
 static tile_rt_status open_cuda(tile_rt *rt, int ordinal) {
@@ -187,8 +180,9 @@ static tile_rt_status open_cuda(tile_rt *rt, int ordinal) {
     }
     arch_for(rt->cc_major, rt->cc_minor, rt->arch, sizeof rt->arch);
     if (!rt->arch[0]) {
-        snprintf(open_error, sizeof open_error, "%s has compute capability %d.%d; tilec needs 8.0 or newer", dname,
-                 rt->cc_major, rt->cc_minor);
+        snprintf(open_error, sizeof open_error,
+                 "%s has compute capability %d.%d, older than any of tilec's architectures (%s)", dname, rt->cc_major,
+                 rt->cc_minor, tile_arch_names());
         rt->cu.cuDevicePrimaryCtxRelease(rt->dev);
         rt_cuda_unload(&rt->cu);
         return TILE_RT_ERR_UNSUPPORTED;

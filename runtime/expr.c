@@ -7,44 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* X(opcode, name, operand bytes, pops, pushes) */
-// clang-format off
-#define RT_OPS(X) \
-    X(0x01, PUSH_I, 8, 0, 1) \
-    X(0x02, PUSH_F, 8, 0, 1) \
-    X(0x03, ARG, 2, 0, 1) \
-    X(0x04, CONST, 2, 0, 1) \
-    X(0x10, ADD, 0, 2, 1) \
-    X(0x11, SUB, 0, 2, 1) \
-    X(0x12, MUL, 0, 2, 1) \
-    X(0x13, DIV, 0, 2, 1) \
-    X(0x14, MOD, 0, 2, 1) \
-    X(0x15, NEG, 0, 1, 1) \
-    X(0x16, CDIV, 0, 2, 1) \
-    X(0x17, MIN, 0, 2, 1) \
-    X(0x18, MAX, 0, 2, 1) \
-    X(0x19, NEXT_POW2, 0, 1, 1) \
-    X(0x20, EQ, 0, 2, 1) \
-    X(0x21, NE, 0, 2, 1) \
-    X(0x22, LT, 0, 2, 1) \
-    X(0x23, LE, 0, 2, 1) \
-    X(0x24, GT, 0, 2, 1) \
-    X(0x25, GE, 0, 2, 1) \
-    X(0x26, LAND, 0, 2, 1) \
-    X(0x27, LOR, 0, 2, 1) \
-    X(0x28, LNOT, 0, 1, 1) \
-    X(0x29, BAND, 0, 2, 1) \
-    X(0x2A, BOR, 0, 2, 1) \
-    X(0x2B, BXOR, 0, 2, 1) \
-    X(0x2C, SHL, 0, 2, 1) \
-    X(0x2D, SHR, 0, 2, 1) \
-    X(0x2E, BNOT, 0, 1, 1) \
-    X(0x30, CAST, 1, 1, 1)
-// clang-format on
+/* The opcodes are format/bundle_format.h's BUNDLE_OPS, shared with the writer. */
 
 enum {
 #define X(code, name, nb, pops, pushes) OP_##name = code,
-    RT_OPS(X)
+    BUNDLE_OPS(X)
 #undef X
 };
 
@@ -56,7 +23,7 @@ typedef struct OpInfo {
 
 static const OpInfo op_info[256] = {
 #define X(code, nm, nb, po, pu) [code] = {.name = #nm, .operand_bytes = nb, .pops = po, .pushes = pu, .known = true},
-    RT_OPS(X)
+    BUNDLE_OPS(X)
 #undef X
 };
 

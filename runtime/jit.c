@@ -296,7 +296,7 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f, 
                               size_t len[RT_MAX_CUBINS], int *n) {
     tile_rt *rt = m->rt;
     tile_rt_kernel *kn = &m->kernels[k];
-    const char *arch = rt->arch[0] ? rt->arch : "sm_90a";
+    const char *arch = rt->arch[0] ? rt->arch : tile_arch_default();
     for (int i = 0; i < RT_MAX_CUBINS; i++) {
         cubin[i] = NULL;
         len[i] = 0;

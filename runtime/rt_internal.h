@@ -3,6 +3,7 @@
 #ifndef TILE_RT_INTERNAL_H
 #define TILE_RT_INTERNAL_H
 
+#include "bundle_format.h"
 #include "tile/runtime.h"
 #include "tile/tile.h"
 
@@ -16,20 +17,22 @@
 #include "cuda_api.h"
 #endif
 
-/* Limits of the bundle format (docs/bundle.md); also the runtime's own array bounds. */
-#define RT_MAX_KERNELS     4096
-#define RT_MAX_PARAMS      64
+/* Limits of the bundle format (format/bundle_format.h, docs/bundle.md); also the runtime's
+ * own array bounds. */
+#define RT_MAX_KERNELS     BUNDLE_MAX_KERNELS
+#define RT_MAX_PARAMS      BUNDLE_MAX_PARAMS
 #define RT_MAX_PINS        16
-#define RT_MAX_GRID        3
-#define RT_MAX_WHERE       64
-#define RT_MAX_CONST_NAMES 256
-#define RT_MAX_VARIANTS    65536
-#define RT_MAX_CODE        16
-#define RT_MAX_EXPR_BYTES  4096
-#define RT_MAX_STR         65535
-#define RT_EXPR_STACK      64
+#define RT_MAX_GRID        BUNDLE_MAX_GRID
+#define RT_MAX_WHERE       BUNDLE_MAX_WHERE
+#define RT_MAX_CONST_NAMES BUNDLE_MAX_CONST_NAMES
+#define RT_MAX_VARIANTS    BUNDLE_MAX_VARIANTS
+#define RT_MAX_CODE        BUNDLE_MAX_CODE
+#define RT_MAX_EXPR_BYTES  BUNDLE_MAX_EXPR_BYTES
+#define RT_MAX_STR         BUNDLE_MAX_STR
+#define RT_EXPR_STACK      BUNDLE_EXPR_STACK
 
-#define RT_FNV_BASIS 0xcbf29ce484222325ull
+/* FNV-1a 64 (the bundle checksum's hash), for every hash of the runtime's */
+#define RT_FNV_BASIS BUNDLE_FNV_BASIS
 uint64_t rt_fnv1a(uint64_t h, const void *data, size_t n);
 
 /* ---- bundle records (docs/bundle.md) --------------------------------------------- */
@@ -49,9 +52,12 @@ typedef struct RtWhere {
     RtExpr pred;
 } RtWhere;
 
-/* 3: a cubin of the same variant with every register the block size allows, where kind 1
- * is register-capped for occupancy (the tuner times both) */
-enum { RT_CODE_CUBIN = 1, RT_CODE_PTX = 2, RT_CODE_CUBIN_UNCAPPED = 3 };
+/* The bundle's code kinds (format/bundle_format.h) */
+enum {
+    RT_CODE_CUBIN = BUNDLE_CODE_CUBIN,
+    RT_CODE_PTX = BUNDLE_CODE_PTX,
+    RT_CODE_CUBIN_UNCAPPED = BUNDLE_CODE_CUBIN_UNCAPPED
+};
 typedef struct RtCode {
     const char *arch, *entry;
     uint8_t kind;

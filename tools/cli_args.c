@@ -446,7 +446,7 @@ bool cli_parse_compile(int argc, char **argv, CliCompile *o, char *err, size_t e
     Args g = {.argc = argc, .argv = argv, .err = err, .errn = errn};
     *o = (CliCompile){.c = {.opt_level = 3, .defines = calloc(argc + 1, sizeof(char *))},
                       .emit = "cubin",
-                      .arch = "sm_90a",
+                      .arch = tile_arch_default(),
                       .div16 = calloc(argc + 1, sizeof(char *)),
                       .div8 = calloc(argc + 1, sizeof(char *)),
                       .one = calloc(argc + 1, sizeof(char *))};
@@ -489,7 +489,7 @@ bool cli_parse_compile(int argc, char **argv, CliCompile *o, char *err, size_t e
     if (o->emit_kind < 0)
         return args_fail(&g, "unknown --emit kind '%s' (tir llvm ptx cubin bundle header)", o->emit);
     if (!tile_arch_is_known(o->arch))
-        return args_fail(&g, "unknown architecture '%s' (sm_80 sm_86 sm_89 sm_90 sm_90a)", o->arch);
+        return args_fail(&g, "unknown architecture '%s' (%s)", o->arch, tile_arch_names());
     return true;
 }
 

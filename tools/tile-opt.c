@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
         status = 1;
 
     TirPassContext ctx = {
-        .arch = "sm_90a",
+        .arch = TIR_TARGET_DEFAULT,
         .opt_level = 3,
         .verify_each = verify,
         .diag = diag_stderr,

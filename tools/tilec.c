@@ -1,4 +1,4 @@
-/* tilec: the command line of the tile compiler (spec/TOOLS.md).
+/* tilec: the command line of the tile compiler (docs/tools.md).
  *
  *   tilec FILE.tile [-o OUT] [--emit=KIND] [--arch=..] [-D NAME=V[,V...]]... [--kernel NAME]
  *                   [--print-after=PASS|all] [--debug] [-O0|-O3] [-v] [--report]
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-    "usage: tilec FILE.tile [-o OUT] [--emit=tir|llvm|ptx|cubin|bundle|header] [--arch=sm_90a]\n"
+    "usage: tilec FILE.tile [-o OUT] [--emit=tir|llvm|ptx|cubin|bundle|header] [--arch=ARCH]\n"
     "             [-D NAME=V[,V...]]... [--kernel NAME] [--print-after=PASS|all] [--debug]\n"
     "             [-O0|-O3] [-v] [--report] [--div16] [--assume-div16=P,...] [--assume-div8=P,...]\n"
     "             [--assume-one=P,...]\n"
@@ -39,7 +39,7 @@ static const char compile_help[] =
     "  --emit=KIND         tir: tile IR after canonicalize; llvm, ptx, cubin (default): one\n"
     "                      module per variant; bundle: every variant's cubin and PTX in one\n"
     "                      file for the runtime; header: a C header embedding the bundle\n"
-    "  --arch=ARCH         sm_80 sm_86 sm_89 sm_90 sm_90a (default sm_90a)\n"
+    "  --arch=ARCH         %s (default %s)\n"
     "  -D NAME=V[,V...]    fix a tune list or a const parameter to these values\n"
     "  --kernel NAME       only this kernel\n"
     "  --print-after=PASS  dump the IR after that pass (or all) on stderr\n"
@@ -696,10 +696,12 @@ int main(int argc, char **argv) {
     /* --help or --version anywhere answers at once, as the rest may be half-typed */
     for (int i = run ? 2 : 1; i < argc; i++) {
         if (is_help(argv[i])) {
-            if (run)
+            if (run) {
                 fputs(run_help, stdout);
-            else
-                printf("%s%s", usage_text, compile_help);
+            } else {
+                fputs(usage_text, stdout);
+                printf(compile_help, tile_arch_names(), tile_arch_default());
+            }
             return 0;
         }
         if (!strcmp(argv[i], "--version")) {

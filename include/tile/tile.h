@@ -61,9 +61,17 @@ typedef void (*tile_diag_fn)(void *ud, const char *msg);
 tile_ctx *tile_ctx_new(void); /* NULL only when out of memory */
 void tile_ctx_free(tile_ctx *c);
 void tile_ctx_set_diag(tile_ctx *c, tile_diag_fn fn, void *ud);
-/* "sm_80" "sm_86" "sm_89" "sm_90" "sm_90a" (default "sm_90a"); others: TILE_ERR_INVALID. */
+/* One of tile_arch_names() (default tile_arch_default()); others: TILE_ERR_INVALID. */
 tile_status tile_ctx_set_arch(tile_ctx *c, const char *arch);
+/* The architectures tilec compiles for, from its one target table: whether `arch` is one,
+ * all of them space-separated ("sm_80 sm_86 sm_89 sm_90 sm_90a"), the default ("sm_90a"),
+ * and the one to compile for on a device of compute capability major.minor (the 'a' arch
+ * of exactly that capability, else the plain one, else the lowest of its major; the newest
+ * plain arch, as PTX, on a newer device; NULL on an older one). */
 bool tile_arch_is_known(const char *arch);
+const char *tile_arch_names(void);
+const char *tile_arch_default(void);
+const char *tile_arch_for_device(int cc_major, int cc_minor);
 tile_status tile_ctx_set_opt_level(tile_ctx *c, int level); /* 0 or 3 (default 3) */
 void tile_ctx_set_debug(tile_ctx *c, bool debug);           /* check assert(), verify IR */
 /* "NAME=V[,V...]": fixes a const parameter or a tuned constant; several values ask for

@@ -1,4 +1,4 @@
-# DESIGN.md's arrows for the backend: it may include ir/ headers, llvm-c and its own
+# docs/design.md's arrows for the backend: it may include ir/ headers, llvm-c and its own
 # headers only, and link tile_ir (and LLVM) only.  What it needs from the passes'
 # analyses is recorded in the IR by the passes (vec, const, smem attributes).
 cmake_minimum_required(VERSION 3.16)

@@ -172,7 +172,7 @@ static int compile_tile(const char *path, const char *text, size_t len, const Op
                 mine[nmine++] = defs[i];
         }
         TfVariant *vs = NULL;
-        int nv = tf_variants_for(fa, file, k, mine, nmine, false, tir_arch_max_smem(o->tb.arch), &vs, &d);
+        int nv = tf_variants_for(fa, file, k, mine, nmine, false, tir_target_smem_optin(o->tb.arch), &vs, &d);
         if (nv <= 0) {
             errors++;
             continue;

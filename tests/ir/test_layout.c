@@ -326,8 +326,9 @@ typedef struct {
     int32_t wm, wn, in, M, N;
 } Mma;
 
-/* TENSORCORES.md's formula per warp (row = l/4 + 8((r/2)%2), col = 8(r/4) + 2(l%4) + r%2,
- * r/4 < instr_n/8), warps along M then N, registers repeating the CTA tile along N then M. */
+/* The mma.sync accumulator's formula per warp (docs/layouts.md, v=2: row = l/4 + 8((r/2)%2),
+ * col = 8(r/4) + 2(l%4) + r%2, r/4 < instr_n/8), warps along M then N, registers repeating
+ * the CTA tile along N then M. */
 static void mma_formula(const void *ctx, int r, int l, int w, int32_t *c) {
     const Mma *m = ctx;
     int per = m->in / 8 * 4; /* registers of one warp tile */
@@ -369,7 +370,7 @@ static void test_mma(void) {
     test_mma_case(3, 4, 1, 64, 64, 64); /* wgmma m64n64: 32 accumulators per thread */
     test_mma_case(3, 4, 1, 128, 128, 128);
     test_mma_case(3, 8, 2, 64, 256, 256);
-    /* wgmma m64nN per warp group: exactly TENSORCORES.md's formula with w the warp */
+    /* wgmma m64nN per warp group: exactly the mma.sync formula with w the warp (docs/layouts.md, v=3) */
     int32_t wpc[2] = {4, 1}, instr[3] = {64, 256, 16};
     const TirLinear *l = tir_layout_linear(mod, tir_layout_mma(mod, 3, 2, wpc, instr), 2, (int32_t[]){64, 256}, NULL);
     CHECK(l && tir_lin_in_size(l, 0) == 128);

@@ -169,6 +169,32 @@ static int check_fill(void) {
     return 0;
 }
 
+/* The public target-table queries (tile.h) that the runtime and the CLI ask. */
+static int check_arch(void) {
+    if (strcmp(tile_arch_names(), "sm_80 sm_86 sm_89 sm_90 sm_90a") || strcmp(tile_arch_default(), "sm_90a"))
+        return fail("arch names '%s', default '%s'", tile_arch_names(), tile_arch_default());
+    if (!tile_arch_is_known("sm_89") || tile_arch_is_known("sm_75") || tile_arch_is_known(NULL))
+        return fail("tile_arch_is_known");
+    static const struct {
+        int major, minor;
+        const char *arch; /* NULL: unsupported */
+    } dev[] = {{9, 0, "sm_90a"}, {8, 0, "sm_80"},  {8, 6, "sm_86"},  {8, 9, "sm_89"},
+               {8, 7, "sm_80"},  {10, 0, "sm_90"}, {12, 0, "sm_90"}, {7, 5, NULL}};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) {
+        const char *a = tile_arch_for_device(dev[i].major, dev[i].minor);
+        if (dev[i].arch ? !a || strcmp(a, dev[i].arch) : a != NULL)
+            return fail("compute capability %d.%d: arch %s, expected %s", dev[i].major, dev[i].minor, a ? a : "none",
+                        dev[i].arch ? dev[i].arch : "none");
+    }
+    tile_ctx *c = tile_ctx_new();
+    tile_status st = tile_ctx_set_arch(c, "sm_75");
+    const char *msg = tile_ctx_last_error(c);
+    bool listed = msg && strstr(msg, "(known: sm_80 sm_86 sm_89 sm_90 sm_90a)");
+    bool ok = st == TILE_ERR_INVALID && listed && tile_ctx_set_arch(c, "sm_86") == TILE_OK;
+    tile_ctx_free(c);
+    return ok ? 0 : fail("tile_ctx_set_arch: status %d, message '%s'", st, msg ? msg : "(none)");
+}
+
 static int run_mode(int argc, char **argv, double *want);
 
 int main(int argc, char **argv) {
@@ -185,6 +211,8 @@ static int run_mode(int argc, char **argv, double *want) {
     const char *mode = argv[1];
     if (!strcmp(mode, "fill"))
         return check_fill();
+    if (!strcmp(mode, "arch"))
+        return check_arch();
     if (argc < 4)
         return fail("%s: missing arguments", mode);
     const char *path = argv[2];
