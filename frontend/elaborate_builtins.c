@@ -359,7 +359,10 @@ static SVal make_full(SemaCtx *c, BArgs *a, const AstNode *shape_n, const AstNod
         sema_err(c, a->call, "float value %g cannot fill a tile of %s", val.c.f, tir_scalar_name(t));
         return sv_bad();
     }
-    sema_cast(c, &val, (TirScalar)t);
+    /* a literal fill value must fit the type (`full([4], 300, i8)` is an error); a typed
+     * value converts as `as` does */
+    if (val.untyped ? !sema_type_literal(c, &val, (TirScalar)t, a->call) : !sema_cast(c, &val, (TirScalar)t))
+        return sv_bad();
     if (!sema_broadcast_to(c, &val, rank, shape, a->call))
         return sv_bad();
     return val;
@@ -757,12 +760,19 @@ static SVal bi_minmax(SemaCtx *c, BArgs *a) {
     SVal y = arg_value(c, a->pos[1]);
     if (x.bad || y.bad || !sema_unify(c, &x, &y, a->call))
         return sv_bad();
-    if (x.known && y.known) {
-        double fx = x.c.is_float ? x.c.f : (double)x.c.i, fy = y.c.is_float ? y.c.f : (double)y.c.i;
-        bool lt = (x.c.is_float || y.c.is_float) ? fx < fy : x.c.i < y.c.i;
-        if (!x.untyped && !tir_scalar_is_signed((TirScalar)x.ty.elem))
-            lt = (uint64_t)x.c.i < (uint64_t)y.c.i;
-        return (a->op == TIR_OP_MINIMUM) == lt ? x : y;
+    if (x.known && y.known && x.ty.rank == 0 && y.ty.rank == 0) {
+        /* as at run time: a NaN loses to a number; two literals compare in their default type */
+        bool lit = x.untyped;
+        TirScalar t = lit ? (x.c.is_float ? TIR_F32 : tf_promote_ints((TirScalar)x.ty.elem, (TirScalar)y.ty.elem))
+                          : (TirScalar)x.ty.elem;
+        if (lit && (!sema_type_literal(c, &x, t, a->call) || !sema_type_literal(c, &y, t, a->call)))
+            return sv_bad();
+        TfConst r;
+        if (!tf_fold_tir(a->op, 0, t, x.c, y.c, &r)) {
+            sema_err(c, a->call, "internal: '%s' of constants did not fold", a->name);
+            return sv_bad();
+        }
+        return r.is_float ? sv_known_float(r.f, lit, t) : sv_known_int(r.i, lit, t);
     }
     x = untyped_default(c, x, a->pos[0]);
     y = untyped_default(c, y, a->pos[1]);

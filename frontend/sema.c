@@ -64,6 +64,47 @@ static void check_top_names(Checker *ck) {
 }
 
 /* The constructs a clause expression may use.  `what` names the clause in messages. */
+/* Whether a clause expression gives a float, read from its form (float literals and
+ * parameters, casts to floats, arithmetic on them), for the grid's check: a grid of
+ * 1.5 programs is a mistake, not one program. */
+static bool clause_expr_is_float(const Checker *ck, const AstKernel *k, const AstNode *n, int depth) {
+    if (!n || depth > 200)
+        return false;
+    switch (n->kind) {
+    case AST_FLOAT: return true;
+    case AST_NAME: {
+        int p = tf_find_param(k, n->name);
+        if (p >= 0) {
+            const char *tn = k->params[p].type_name;
+            int s = tn ? tir_scalar_from_name(tn, strlen(tn)) : -1;
+            return !k->params[p].is_ptr && s >= 0 && tir_scalar_is_float((TirScalar)s);
+        }
+        int fc = tf_find_file_const(ck->f, n->name);
+        if (fc >= 0) {
+            TfEvalEnv e = {.file = ck->f, .nfile_consts = fc};
+            TfConst c;
+            return tf_const_eval(&e, ck->f->consts[fc].value, &c) == TF_EV_OK && c.is_float;
+        }
+        return !strcmp(n->name, "inf") || !strcmp(n->name, "nan");
+    }
+    case AST_UNARY: return n->op == AST_OP_NEG && clause_expr_is_float(ck, k, n->a, depth + 1);
+    case AST_BINARY:
+        if (n->op == AST_OP_OROR || n->op == AST_OP_ANDAND || (n->op >= AST_OP_EQ && n->op <= AST_OP_GE))
+            return false;
+        return clause_expr_is_float(ck, k, n->a, depth + 1) || clause_expr_is_float(ck, k, n->b, depth + 1);
+    case AST_CAST: {
+        int t = tir_scalar_from_name(n->name, strlen(n->name));
+        return t >= 0 && tir_scalar_is_float((TirScalar)t);
+    }
+    case AST_CALL:
+        if (n->name && (!strcmp(n->name, "minimum") || !strcmp(n->name, "maximum")) && n->nlist == 2)
+            return clause_expr_is_float(ck, k, n->list[0], depth + 1) ||
+                   clause_expr_is_float(ck, k, n->list[1], depth + 1);
+        return false;
+    default: return false;
+    }
+}
+
 static void check_clause_expr(Checker *ck, const AstKernel *k, const AstNode *n, const char *what, int depth) {
     if (!n)
         return;
@@ -251,8 +292,13 @@ static void check_kernel(Checker *ck, const AstKernel *k) {
         check_clause_expr(ck, k, k->wheres[i], "where", 0);
     if (k->ngrid > 3)
         CHK_ERR(ck, k->grid_loc, k->grid_loc, "a grid has at most 3 dimensions, got %d", k->ngrid);
-    for (int i = 0; i < k->ngrid; i++)
+    for (int i = 0; i < k->ngrid; i++) {
+        int before = ck->d->nerrors;
         check_clause_expr(ck, k, k->grid[i], "grid", 0);
+        if (ck->d->nerrors == before && clause_expr_is_float(ck, k, k->grid[i], 0))
+            CHK_ERR(ck, k->grid[i]->loc, k->grid[i]->end,
+                    "a grid dimension counts programs: it must be an integer, not a float (use `as i32`)");
+    }
     for (int i = 0; i < k->nkey; i++) {
         const AstNode *n = k->key[i];
         int p = n->kind == AST_NAME ? tf_find_param(k, n->name) : -1;

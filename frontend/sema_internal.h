@@ -7,10 +7,15 @@
 #include "frontend.h"
 
 /* ---- constant evaluation (clauses.c) ------------------------------------------ */
+/* A compile-time scalar.  `typed`: a value of type `ty`, canonical for it (ints wrapped,
+ * floats rounded); untyped: a literal's exact value, which takes a type where it meets
+ * one (docs/language.md, typing rule 2). */
 typedef struct TfConst {
     bool is_float;
     int64_t i;
     double f;
+    bool typed;
+    uint8_t ty; /* TirScalar, when typed */
 } TfConst;
 
 typedef enum {
@@ -40,6 +45,23 @@ int tf_clause_fn(const char *name);
 int64_t tf_next_pow2(int64_t x);
 /* float -> integer as the IR's cast: truncates, saturates at the range of s, NaN: 0. */
 int64_t tf_float_to_int(TirScalar s, double x);
+
+/* ---- folding with run-time semantics (const_fold.c, over ir/fold.c) --------------- */
+/* The type v's value is read as: its own, or for a literal the exact i64 / f64. */
+TirScalar tf_const_source_type(TfConst v);
+/* `v as to`, v read as `from` (a typed result). */
+TfConst tf_const_convert(TfConst v, TirScalar from, TirScalar to);
+/* A literal fits an integer type when its value is in the signed or the unsigned range of
+ * the type's width (so 0xFFFF_FFFF fits i32 and -1 fits u32; 300 fits no 8-bit type). */
+bool tf_const_fits(TfConst v, TirScalar t);
+/* a op b on values of type t (converted to t first), as the run time computes it: the
+ * result is typed (t, or i1 for comparisons).  False where ir/fold.c does not fold. */
+bool tf_fold_binop(AstOp op, TirScalar t, TfConst a, TfConst b, TfConst *out);
+/* The same for an IR op (maximum, minimum, ...; `pred`: cmp's). */
+bool tf_fold_tir(TirOpcode code, int pred, TirScalar t, TfConst a, TfConst b, TfConst *out);
+bool tf_fold_unop(TirOpcode code, TirScalar t, TfConst a, TfConst *out);
+/* Two integer types promoted: the wider, signed if either is. */
+TirScalar tf_promote_ints(TirScalar a, TirScalar b);
 
 /* ---- elaboration (elaborate.c, elaborate_builtins.c) -------------------------------- */
 /* A value during elaboration.  Compile-time scalars stay unmaterialized (`known`)
