@@ -8,13 +8,24 @@ static const struct {
     TirOpcode code;
     int pred; /* TirCmp + 1 for comparisons */
 } ast_to_tir[] = {
-    [AST_OP_OROR] = {TIR_OP_OR, 0},        [AST_OP_ANDAND] = {TIR_OP_AND, 0},   [AST_OP_OR] = {TIR_OP_OR, 0},
-    [AST_OP_XOR] = {TIR_OP_XOR, 0},        [AST_OP_AND] = {TIR_OP_AND, 0},      [AST_OP_EQ] = {TIR_OP_CMP, TIR_CMP_EQ + 1},
-    [AST_OP_NE] = {TIR_OP_CMP, TIR_CMP_NE + 1}, [AST_OP_LT] = {TIR_OP_CMP, TIR_CMP_LT + 1},
-    [AST_OP_LE] = {TIR_OP_CMP, TIR_CMP_LE + 1}, [AST_OP_GT] = {TIR_OP_CMP, TIR_CMP_GT + 1},
-    [AST_OP_GE] = {TIR_OP_CMP, TIR_CMP_GE + 1}, [AST_OP_SHL] = {TIR_OP_SHL, 0},
-    [AST_OP_SHR] = {TIR_OP_SHR, 0},        [AST_OP_ADD] = {TIR_OP_ADD, 0},      [AST_OP_SUB] = {TIR_OP_SUB, 0},
-    [AST_OP_MUL] = {TIR_OP_MUL, 0},        [AST_OP_DIV] = {TIR_OP_DIV, 0},      [AST_OP_REM] = {TIR_OP_REM, 0},
+    [AST_OP_OROR] = {TIR_OP_OR, 0},
+    [AST_OP_ANDAND] = {TIR_OP_AND, 0},
+    [AST_OP_OR] = {TIR_OP_OR, 0},
+    [AST_OP_XOR] = {TIR_OP_XOR, 0},
+    [AST_OP_AND] = {TIR_OP_AND, 0},
+    [AST_OP_EQ] = {TIR_OP_CMP, TIR_CMP_EQ + 1},
+    [AST_OP_NE] = {TIR_OP_CMP, TIR_CMP_NE + 1},
+    [AST_OP_LT] = {TIR_OP_CMP, TIR_CMP_LT + 1},
+    [AST_OP_LE] = {TIR_OP_CMP, TIR_CMP_LE + 1},
+    [AST_OP_GT] = {TIR_OP_CMP, TIR_CMP_GT + 1},
+    [AST_OP_GE] = {TIR_OP_CMP, TIR_CMP_GE + 1},
+    [AST_OP_SHL] = {TIR_OP_SHL, 0},
+    [AST_OP_SHR] = {TIR_OP_SHR, 0},
+    [AST_OP_ADD] = {TIR_OP_ADD, 0},
+    [AST_OP_SUB] = {TIR_OP_SUB, 0},
+    [AST_OP_MUL] = {TIR_OP_MUL, 0},
+    [AST_OP_DIV] = {TIR_OP_DIV, 0},
+    [AST_OP_REM] = {TIR_OP_REM, 0},
 };
 
 TirScalar tf_const_source_type(TfConst v) {
@@ -26,7 +37,8 @@ TirScalar tf_const_source_type(TfConst v) {
 TfConst tf_const_convert(TfConst v, TirScalar from, TirScalar to) {
     TirKonst in = tir_konst_norm(from, (TirKonst){v.is_float, v.i, v.f}), out;
     if (!tir_fold_elem(TIR_OP_CAST, 0, from, to, &in, &out)) /* an int -> bf16 beyond 2^53 */
-        out = tir_konst_norm(to, (TirKonst){true, 0, tir_scalar_is_signed(from) ? (double)in.i : (double)(uint64_t)in.i});
+        out =
+            tir_konst_norm(to, (TirKonst){true, 0, tir_scalar_is_signed(from) ? (double)in.i : (double)(uint64_t)in.i});
     TfConst r = {out.is_float, out.i, out.is_float ? out.f : (double)out.i, true, (uint8_t)to};
     return r;
 }
