@@ -386,8 +386,9 @@ static SVal ev_unary(SemaCtx *c, const AstNode *n) {
         return sv_bad();
     }
     if (a.known && a.ty.rank == 0) {
-        /* A literal stays a literal: `-1` takes the type of what it meets. */
-        TirScalar t = a.untyped ? (a.c.is_float ? TIR_F64 : TIR_I64) : (TirScalar)a.ty.elem;
+        /* A literal stays a literal (`-1` takes the type of what it meets), negated in its
+         * default type as at run time; a float's negation is exact in any format. */
+        TirScalar t = a.untyped ? (a.c.is_float ? TIR_F64 : (TirScalar)a.ty.elem) : (TirScalar)a.ty.elem;
         TfConst r;
         if (is_bool)
             r = (TfConst){false, !a.c.i, !a.c.i, true, TIR_I1};
