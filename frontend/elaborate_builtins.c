@@ -492,12 +492,27 @@ static bool atomic_order(SemaCtx *c, const AstNode *sem, const AstNode *scope, T
     return true;
 }
 
+/* The element types the atomics run on, on the interpreter and the GPU alike: integers
+ * other than bool, and f16, bf16, f32, f64 (atomic_cas: integers only, since it compares
+ * bits and the GPU's compare-and-swap has no float form). */
+static bool atomic_elem_ok(SemaCtx *c, const BArgs *a, TirScalar e, bool cas) {
+    bool fl = tir_scalar_is_float(e);
+    if (e == TIR_I1 || e == TIR_F8E4M3 || e == TIR_F8E5M2 || (cas && fl)) {
+        sema_err(c, a->call, "'%s' does not support %s elements; it takes %s", a->name, tir_scalar_name(e),
+                 cas ? "integers (i8 to u64)" : "integers (i8 to u64), f16, bf16, f32 and f64");
+        return false;
+    }
+    return true;
+}
+
 static SVal store_like(SemaCtx *c, BArgs *a, bool has_result) {
     SVal p = arg_value(c, a->pos[0]);
     SVal v = arg_value(c, a->pos[1]);
     if (!want_ptr(c, p, a->pos[0]))
         return sv_bad();
     TirScalar e = (TirScalar)p.ty.elem;
+    if (has_result && !atomic_elem_ok(c, a, e, false))
+        return sv_bad();
     if (!want_elem(c, &v, e, a->pos[1], "the value"))
         return sv_bad();
     SVal m;
@@ -539,6 +554,8 @@ static SVal bi_atomic_cas(SemaCtx *c, BArgs *a) {
     if (!want_ptr(c, p, a->pos[0]))
         return sv_bad();
     TirScalar e = (TirScalar)p.ty.elem;
+    if (!atomic_elem_ok(c, a, e, true))
+        return sv_bad();
     if (!want_elem(c, &cmp, e, a->pos[1], "the compared value") || !want_elem(c, &v, e, a->pos[2], "the value"))
         return sv_bad();
     SVal *vs[3] = {&p, &cmp, &v};
