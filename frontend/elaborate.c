@@ -452,8 +452,8 @@ static SVal ev_index(SemaCtx *c, const AstNode *n) {
         sema_err(c, n, "index has %d ':' for a value of rank %d (%s)", slices, (int)a.ty.rank, sema_type_str(c, a.ty));
         return sv_bad();
     }
-    if (n->nlist > TIR_MAXRANK) {
-        sema_err(c, n, "index gives more than %d dimensions", TIR_MAXRANK);
+    if (n->nlist > TF_MAX_TILE_RANK) {
+        sema_err(c, n, "index gives %d dimensions; tiles have 1 to %d", (int)n->nlist, TF_MAX_TILE_RANK);
         return sv_bad();
     }
     if (a.untyped && !sema_type_literal(c, &a, a.c.is_float ? TIR_F32 : TIR_I32, n))

@@ -214,8 +214,8 @@ static bool arg_shape(SemaCtx *c, const AstNode *n, int *rank, int32_t *shape) {
         sema_err(c, n, "expected a shape like [64, 64]");
         return false;
     }
-    if (n->nlist < 1 || n->nlist > TIR_MAXRANK) {
-        sema_err(c, n, "a shape has 1 to %d dimensions, got %d", TIR_MAXRANK, (int)n->nlist);
+    if (n->nlist < 1 || n->nlist > TF_MAX_TILE_RANK) {
+        sema_err(c, n, "a shape has 1 to %d dimensions, got %d", TF_MAX_TILE_RANK, (int)n->nlist);
         return false;
     }
     for (int i = 0; i < n->nlist; i++) {

@@ -63,6 +63,10 @@ bool tf_fold_unop(TirOpcode code, TirScalar t, TfConst a, TfConst *out);
 /* Two integer types promoted: the wider, signed if either is. */
 TirScalar tf_promote_ints(TirScalar a, TirScalar b);
 
+/* Tiles of the language have rank 1 to 3 (docs/language.md); the IR allows more
+ * (TIR_MAXRANK) for the passes' own reshapes. */
+enum { TF_MAX_TILE_RANK = 3 };
+
 /* ---- elaboration (elaborate.c, elaborate_builtins.c) -------------------------------- */
 /* A value during elaboration.  Compile-time scalars stay unmaterialized (`known`)
  * until an op needs them, so that shapes and static bounds fold; literals and tuned
