@@ -692,8 +692,42 @@ static void type_mangle(char *buf, size_t n, TirType t) {
 static void sema_block(SemaCtx *c, const AstNode *blk);
 static void sema_stmt(SemaCtx *c, const AstNode *n);
 
+/* ---- what a compile may cost ---------------------------------------------------------- */
+typedef struct FnSize {
+    const TirFunc *f;
+    int64_t size;
+    struct FnSize *next;
+} FnSize;
+
+/* The ops of the function being built, once every call in it is inlined. */
+static int64_t grown_size(const SemaCtx *c) {
+    return (int64_t)c->b.func->next_id + c->inlined_extra;
+}
+
+static int64_t instance_size(const SemaCtx *c, const TirFunc *f) {
+    for (const FnSize *s = c->sizes; s; s = s->next)
+        if (s->f == f)
+            return s->size;
+    return f->next_id;
+}
+
+/* Reports, once, that the function being built grew past TF_MAX_KERNEL_OPS at n. */
+static bool check_growth(SemaCtx *c, const AstNode *n, const char *how, const char *advice) {
+    if (c->too_big)
+        return false;
+    int64_t size = grown_size(c);
+    if (size <= TF_MAX_KERNEL_OPS)
+        return true;
+    c->too_big = true;
+    sema_err(c, n, "%s grows %s '%s' past %d ops (2^20) once unrolled and inlined; %s", how,
+             c->fn ? "function" : "kernel", c->fn ? c->fn->name : c->kernel->name, TF_MAX_KERNEL_OPS, advice);
+    return false;
+}
+
 static void elaborate_fn(SemaCtx *c, const AstFn *fn, TirFunc *f) {
     /* only the per-function state is saved: failures found inside stay recorded */
+    int64_t saved_extra = c->inlined_extra;
+    c->inlined_extra = 0;
     Binding *saved_scope = c->scope;
     const AstFn *saved_fn = c->fn;
     SVal saved_result = c->fn_result;
@@ -742,6 +776,10 @@ static void elaborate_fn(SemaCtx *c, const AstFn *fn, TirFunc *f) {
         f->ret[0] = rv->ty;
         f->nret = 1;
     }
+    FnSize *sz = tir_alloc(c->arena, sizeof *sz);
+    *sz = (FnSize){f, grown_size(c), c->sizes};
+    c->sizes = sz;
+    c->inlined_extra = saved_extra;
     scope_restore(c, NULL);
     c->scope = saved_scope;
     c->floor = saved_floor;
@@ -828,6 +866,11 @@ SVal sema_call_fn(SemaCtx *c, const AstNode *call) {
             return sv_bad();
         }
     }
+    c->inlined_extra += instance_size(c, f);
+    char how[600];
+    snprintf(how, sizeof how, "inlining '%s' here", fn->name);
+    if (!check_growth(c, call, how, "call it from a loop instead of unrolling its calls"))
+        return sv_bad();
     at(c, call);
     TirOp *op = tir_op_new(&c->b, TIR_OP_CALL, n, args, f->nret, f->ret, 0);
     op->attr.s = f->name;
@@ -972,19 +1015,34 @@ static void stmt_static_for(SemaCtx *c, const AstNode *n) {
         sema_err(c, n, "static_range step must be positive");
         return;
     }
-    if (b[1] > b[0] && (b[1] - b[0]) / b[2] > MAX_UNROLL) {
+    uint64_t trips = b[1] > b[0] ? ((uint64_t)b[1] - (uint64_t)b[0] + (uint64_t)b[2] - 1) / (uint64_t)b[2] : 0;
+    if (trips > MAX_UNROLL) {
         sema_err(c, n, "static_range unrolls more than %d iterations", MAX_UNROLL);
         return;
     }
+    int64_t outer = c->unroll_product ? c->unroll_product : 1;
+    if (trips && (uint64_t)outer * trips > TF_MAX_UNROLL_TOTAL) {
+        sema_err(c, n,
+                 "this static_range inside others unrolls %llu iterations in all, more than %d (2^20); "
+                 "use range() for the outer loops",
+                 (unsigned long long)((uint64_t)outer * trips), TF_MAX_UNROLL_TOTAL);
+        return;
+    }
+    c->unroll_product = outer * (int64_t)trips;
     for (int64_t i = b[0]; i < b[1]; i += b[2]) {
+        if (!check_growth(c, n, "unrolling this static_range", "unroll less or use range()")) {
+            c->unroll_product = outer;
+            return;
+        }
         Binding *saved = c->scope;
         bind(c, n->name, sv_known_int(i, true, TIR_I32), BIND_LET, n->loc);
         int errs = c->d->nerrors;
         sema_block(c, n->body);
         scope_restore(c, saved);
         if (c->d->nerrors != errs)
-            return; /* the same error in every iteration is noise */
+            break; /* the same error in every iteration is noise */
     }
+    c->unroll_product = outer;
 }
 
 static void stmt_for(SemaCtx *c, const AstNode *n) {

@@ -118,7 +118,19 @@ typedef struct SemaCtx {
     SVal fn_result;
     bool fn_has_result;
     int depth;
+    /* What a compile may cost (docs/language.md, "Limits"): the ops the function being
+     * built will have once its calls are inlined (its own values plus each callee's
+     * size), the device function instances' sizes, and the product of the trip counts
+     * of the static_range loops being unrolled. */
+    int64_t inlined_extra;
+    struct FnSize *sizes;
+    int64_t unroll_product;
+    bool too_big; /* the size limit was reported: the rest is not elaborated */
 } SemaCtx;
+
+/* The most ops a kernel may have once unrolled and inlined, and the most iterations
+ * nested static_range loops may unroll in all; as passes/inline.c's growth limit. */
+enum { TF_MAX_KERNEL_OPS = 1 << 20, TF_MAX_UNROLL_TOTAL = 1 << 20 };
 
 void sema_err(SemaCtx *c, const AstNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 SVal sv_bad(void);
