@@ -23,47 +23,61 @@ static bool is_type_name(const char *s) {
 }
 
 /* Top-level names share one namespace: kernels, functions and file constants. */
-static void check_top_names(Checker *ck) {
+/* The i-th top-level name (constants, then functions, then kernels) and its span. */
+static const char *top_name(const AstFile *f, int i, uint32_t *loc, uint32_t *end) {
+    if (i < f->nconsts) {
+        *loc = f->consts[i].loc, *end = f->consts[i].end;
+        return f->consts[i].name;
+    }
+    i -= f->nconsts;
+    if (i < f->nfns) {
+        *loc = f->fns[i].loc, *end = f->fns[i].end;
+        return f->fns[i].name;
+    }
+    i -= f->nfns;
+    *loc = f->kernels[i].loc, *end = f->kernels[i].end;
+    return f->kernels[i].name;
+}
+
+static uint32_t top_name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Top-level names are unique.  A hash of the names seen so far finds the first
+ * definition of a duplicate, so 100,000 kernels or functions check in linear time (a
+ * comparison with every earlier name took seconds). */
+static void check_top_names(TirArena *a, Checker *ck) {
     const AstFile *f = ck->f;
     int n = f->nconsts + f->nfns + f->nkernels;
+    size_t nslots = 16;
+    while (nslots < 2 * (size_t)n)
+        nslots *= 2;
+    int32_t *slots = tir_alloc(a, nslots * sizeof *slots);
+    memset(slots, 0xff, nslots * sizeof *slots); /* every slot empty (-1) */
     for (int i = 0; i < n; i++) {
-        const char *name;
         uint32_t loc, end;
-        if (i < f->nconsts) {
-            name = f->consts[i].name, loc = f->consts[i].loc, end = f->consts[i].end;
-        } else if (i < f->nconsts + f->nfns) {
-            const AstFn *fn = &f->fns[i - f->nconsts];
-            name = fn->name, loc = fn->loc, end = fn->end;
-            if (sema_is_builtin(name) || tf_clause_fn(name) >= 0)
-                CHK_ERR(ck, loc, end, "function '%s' has the name of a builtin", name);
-        } else {
-            const AstKernel *k = &f->kernels[i - f->nconsts - f->nfns];
-            name = k->name, loc = k->loc, end = k->end;
-        }
+        const char *name = top_name(f, i, &loc, &end);
+        if (i >= f->nconsts && i < f->nconsts + f->nfns && (sema_is_builtin(name) || tf_clause_fn(name) >= 0))
+            CHK_ERR(ck, loc, end, "function '%s' has the name of a builtin", name);
         if (is_type_name(name))
             CHK_ERR(ck, loc, end, "'%s' is a type name", name);
-        for (int j = 0; j < i; j++) {
-            const char *prev;
+        size_t h = top_name_hash(name) & (nslots - 1);
+        for (; slots[h] >= 0; h = (h + 1) & (nslots - 1)) {
             uint32_t ploc, pend;
-            if (j < f->nconsts)
-                prev = f->consts[j].name, ploc = f->consts[j].loc, pend = f->consts[j].end;
-            else if (j < f->nconsts + f->nfns)
-                prev = f->fns[j - f->nconsts].name, ploc = f->fns[j - f->nconsts].loc,
-                pend = f->fns[j - f->nconsts].end;
-            else {
-                const AstKernel *k = &f->kernels[j - f->nconsts - f->nfns];
-                prev = k->name, ploc = k->loc, pend = k->end;
-            }
-            if (strcmp(prev, name) == 0) {
+            if (strcmp(top_name(f, slots[h], &ploc, &pend), name) == 0) {
                 CHK_ERR(ck, loc, end, "'%s' is defined twice", name);
                 tf_note(ck->d, ploc, pend, "first defined here");
                 break;
             }
         }
+        if (slots[h] < 0)
+            slots[h] = i;
     }
 }
 
-/* The constructs a clause expression may use.  `what` names the clause in messages. */
 /* Whether a clause expression gives a float, read from its form (float literals and
  * parameters, casts to floats, arithmetic on them), for the grid's check: a grid of
  * 1.5 programs is a mistake, not one program. */
@@ -105,6 +119,7 @@ static bool clause_expr_is_float(const Checker *ck, const AstKernel *k, const As
     }
 }
 
+/* The constructs a clause expression may use.  `what` names the clause in messages. */
 static void check_clause_expr(Checker *ck, const AstKernel *k, const AstNode *n, const char *what, int depth) {
     if (!n)
         return;
@@ -317,7 +332,7 @@ static void check_kernel(Checker *ck, const AstKernel *k) {
 int tf_check(TirArena *a, AstFile *f, TfDiag *d) {
     Checker ck = {f, d, 0};
     int before = d->nerrors;
-    check_top_names(&ck);
+    check_top_names(a, &ck);
     check_file_consts(&ck);
     for (int i = 0; i < f->nfns; i++)
         check_fn(&ck, &f->fns[i]);

@@ -389,7 +389,16 @@ static uint64_t hash_op(TirOp *op) {
         else
             h = mix(h, v);
     }
-    return comm ? mix(h, sum) : h;
+    h = comm ? mix(h, sum) : h;
+    /* mix() moves high bits down only two places per call, and the buckets take the low
+     * bits: the constants 1.0, 2.0, ... (which differ only in high bits) all fell in one
+     * bucket, and 100,000 `s += 1.0;` took minutes.  The finalizer of splitmix64 makes every
+     * bit of h depend on every bit of the key. */
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBull;
+    return h ^ (h >> 31);
 }
 
 static bool attrs_equal(const TirAttr *a, const TirAttr *b) {
