@@ -1,6 +1,8 @@
 /* Constant evaluation of clause-style expressions: file constants, tune values,
- * `const` clause items, `where` and `grid`.  Integers are 64-bit and wrap; a
- * division by zero or an unsupported construct is a failure, never a crash. */
+ * `const` clause items, `where` and `grid`.  Values are typed as in a kernel body
+ * (literals untyped until they meet a type, run-time arguments of their parameter's
+ * type) and every op is folded by const_fold.c with the run-time semantics; an
+ * unsupported construct is a failure, never a crash. */
 #include "sema_internal.h"
 
 #include <math.h>
@@ -49,15 +51,14 @@ bool tf_const_truthy(TfConst c) {
     return c.is_float ? c.f != 0.0 : c.i != 0;
 }
 
-static double as_f(TfConst c) {
-    return c.is_float ? c.f : (double)c.i;
-}
-
 static TfConst mk_i(int64_t v) {
-    return (TfConst){false, v, 0};
+    return (TfConst){false, v, (double)v, false, 0};
 }
 static TfConst mk_f(double v) {
-    return (TfConst){true, 0, v};
+    return (TfConst){true, 0, v, false, 0};
+}
+static TfConst mk_bool(bool v) {
+    return (TfConst){false, v, v, true, TIR_I1};
 }
 
 /* float -> integer as the IR casts (docs/ir.md), the interpreter and the GPU compute it:
@@ -99,6 +100,8 @@ static TfEvalStatus eval_name(TfEvalEnv *e, const AstNode *n, TfConst *out) {
                 *out = mk_f(e->args[p].fval);
             else
                 *out = mk_i(e->args[p].ival);
+            if (s >= 0)
+                *out = tf_const_convert(*out, tf_const_source_type(*out), (TirScalar)s);
             return TF_EV_OK;
         }
         /* tuned and fixed constants are bound only per variant */
@@ -133,43 +136,59 @@ static TfEvalStatus eval_name(TfEvalEnv *e, const AstNode *n, TfConst *out) {
     return fail(e, n, "unknown name '%s'", name);
 }
 
-static TfEvalStatus eval_binary(AstOp op, TfConst a, TfConst b, TfConst *out) {
-    bool fl = a.is_float || b.is_float;
-    uint64_t ua = (uint64_t)a.i, ub = (uint64_t)b.i;
-    switch (op) {
-    case AST_OP_OROR: *out = mk_i(tf_const_truthy(a) || tf_const_truthy(b)); return TF_EV_OK;
-    case AST_OP_ANDAND: *out = mk_i(tf_const_truthy(a) && tf_const_truthy(b)); return TF_EV_OK;
-    case AST_OP_EQ: *out = mk_i(fl ? as_f(a) == as_f(b) : a.i == b.i); return TF_EV_OK;
-    case AST_OP_NE: *out = mk_i(fl ? as_f(a) != as_f(b) : a.i != b.i); return TF_EV_OK;
-    case AST_OP_LT: *out = mk_i(fl ? as_f(a) < as_f(b) : a.i < b.i); return TF_EV_OK;
-    case AST_OP_LE: *out = mk_i(fl ? as_f(a) <= as_f(b) : a.i <= b.i); return TF_EV_OK;
-    case AST_OP_GT: *out = mk_i(fl ? as_f(a) > as_f(b) : a.i > b.i); return TF_EV_OK;
-    case AST_OP_GE: *out = mk_i(fl ? as_f(a) >= as_f(b) : a.i >= b.i); return TF_EV_OK;
-    case AST_OP_ADD: *out = fl ? mk_f(as_f(a) + as_f(b)) : mk_i((int64_t)(ua + ub)); return TF_EV_OK;
-    case AST_OP_SUB: *out = fl ? mk_f(as_f(a) - as_f(b)) : mk_i((int64_t)(ua - ub)); return TF_EV_OK;
-    case AST_OP_MUL: *out = fl ? mk_f(as_f(a) * as_f(b)) : mk_i((int64_t)(ua * ub)); return TF_EV_OK;
-    case AST_OP_DIV:
-    case AST_OP_REM:
-        if (fl) {
-            *out = mk_f(op == AST_OP_DIV ? as_f(a) / as_f(b) : fmod(as_f(a), as_f(b)));
-            return TF_EV_OK;
+/* The type a op b is computed in, as in a kernel body: a literal takes the other
+ * operand's type; two literals are i32 (i64 for a value beyond i32, f32 for floats);
+ * integers of two types promote to the wider.  Fails on float and integer mixed. */
+static bool binary_type(TfConst a, TfConst b, TirScalar *t, const char **why) {
+    if (!a.typed && !b.typed) {
+        if (a.is_float || b.is_float)
+            *t = TIR_F32;
+        else {
+            bool wide = a.i > INT32_MAX || a.i < INT32_MIN || b.i > INT32_MAX || b.i < INT32_MIN;
+            *t = wide ? TIR_I64 : TIR_I32;
         }
-        if (b.i == 0 || (a.i == INT64_MIN && b.i == -1))
-            return TF_EV_FAIL;
-        *out = mk_i(op == AST_OP_DIV ? a.i / b.i : a.i % b.i);
+        return true;
+    }
+    TirScalar ta = a.typed ? (TirScalar)a.ty : (TirScalar)b.ty, tb = b.typed ? (TirScalar)b.ty : ta;
+    bool fa = a.typed ? tir_scalar_is_float(ta) : a.is_float, fb = b.typed ? tir_scalar_is_float(tb) : b.is_float;
+    if (fa != fb && (a.typed && b.typed)) {
+        *why = "cannot mix a float and an integer without `as`";
+        return false;
+    }
+    if ((!a.typed && a.is_float && !tir_scalar_is_float(tb)) || (!b.typed && b.is_float && !tir_scalar_is_float(ta))) {
+        *why = "a float literal cannot be used as an integer; use `as`";
+        return false;
+    }
+    if (ta == tb) {
+        *t = ta;
+        return true;
+    }
+    if (tir_scalar_is_float(ta) || tir_scalar_is_float(tb)) {
+        *why = "mixed float types need `as`";
+        return false;
+    }
+    *t = tf_promote_ints(ta, tb);
+    return true;
+}
+
+static TfEvalStatus eval_binary(TfEvalEnv *e, const AstNode *n, TfConst a, TfConst b, TfConst *out) {
+    AstOp op = n->op;
+    if (op == AST_OP_OROR || op == AST_OP_ANDAND) {
+        bool x = tf_const_truthy(a), y = tf_const_truthy(b);
+        *out = mk_bool(op == AST_OP_OROR ? x || y : x && y);
         return TF_EV_OK;
-    default: break;
     }
-    if (fl)
-        return TF_EV_FAIL; /* bitwise ops on floats */
-    switch (op) {
-    case AST_OP_OR: *out = mk_i(a.i | b.i); return TF_EV_OK;
-    case AST_OP_XOR: *out = mk_i(a.i ^ b.i); return TF_EV_OK;
-    case AST_OP_AND: *out = mk_i(a.i & b.i); return TF_EV_OK;
-    case AST_OP_SHL: *out = mk_i(b.i < 0 || b.i >= 64 ? 0 : (int64_t)(ua << b.i)); return TF_EV_OK;
-    case AST_OP_SHR: *out = mk_i(b.i < 0 || b.i >= 64 ? (a.i < 0 ? -1 : 0) : a.i >> b.i); return TF_EV_OK;
-    default: return TF_EV_FAIL;
-    }
+    TirScalar t;
+    const char *why = NULL;
+    if (!binary_type(a, b, &t, &why))
+        return fail(e, n, why, NULL);
+    if ((!a.typed && !tf_const_fits(a, t)) || (!b.typed && !tf_const_fits(b, t)))
+        return fail(e, n, "an integer constant does not fit the type it meets; use `as` to wrap it", NULL);
+    if (!tf_fold_binop(op, t, a, b, out))
+        return fail(e, n, "operator '%s' does not apply to these constants", ast_op_text[op]);
+    if (!a.typed && !b.typed && out->ty != TIR_I1)
+        out->typed = false; /* two literals give a literal */
+    return TF_EV_OK;
 }
 
 static TfEvalStatus eval_call(TfEvalEnv *e, const AstNode *n, TfConst *out) {
@@ -192,29 +211,43 @@ static TfEvalStatus eval_call(TfEvalEnv *e, const AstNode *n, TfConst *out) {
     }
     if (worst != TF_EV_OK)
         return worst;
+    TirScalar t = TIR_I32;
+    const char *why = NULL;
+    if (f != CF_NEXT_POW2 && !binary_type(v[0], v[1], &t, &why))
+        return fail(e, n, why, NULL);
+    bool literal = !v[0].typed && (f == CF_NEXT_POW2 || !v[1].typed);
     switch (f) {
-    case CF_CDIV:
-        if (v[0].is_float || v[1].is_float)
+    case CF_CDIV: {
+        if (v[0].is_float || v[1].is_float || tir_scalar_is_float(t))
             return fail(e, n, "'%s' needs integers", "cdiv");
-        if (v[1].i == 0)
+        /* (a + b - 1) / b, as the kernel body computes it */
+        TfConst s1, s2;
+        if (!tf_fold_binop(AST_OP_ADD, t, v[0], v[1], &s1) || !tf_fold_binop(AST_OP_SUB, t, s1, mk_i(1), &s2) ||
+            !tf_fold_binop(AST_OP_DIV, t, s2, v[1], out))
             return TF_EV_FAIL;
-        *out = mk_i((int64_t)((uint64_t)v[0].i + (uint64_t)v[1].i - 1) / v[1].i);
-        return TF_EV_OK;
+        break;
+    }
     case CF_MINIMUM:
     case CF_MAXIMUM: {
-        bool lt = (v[0].is_float || v[1].is_float) ? as_f(v[0]) < as_f(v[1]) : v[0].i < v[1].i;
-        TfConst r = (f == CF_MINIMUM) == lt ? v[0] : v[1];
-        if (v[0].is_float || v[1].is_float)
-            r = mk_f(as_f(r));
-        *out = r;
-        return TF_EV_OK;
+        TfConst in[2] = {tf_const_convert(v[0], tf_const_source_type(v[0]), t),
+                         tf_const_convert(v[1], tf_const_source_type(v[1]), t)};
+        TirKonst k[2] = {{in[0].is_float, in[0].i, in[0].f}, {in[1].is_float, in[1].i, in[1].f}}, r;
+        if (!tir_fold_elem(f == CF_MINIMUM ? TIR_OP_MINIMUM : TIR_OP_MAXIMUM, 0, t, t, k, &r))
+            return TF_EV_FAIL;
+        *out = (TfConst){r.is_float, r.i, r.is_float ? r.f : (double)r.i, true, (uint8_t)t};
+        break;
     }
     default:
-        if (v[0].is_float)
+        if (v[0].is_float || (v[0].typed && tir_scalar_is_float((TirScalar)v[0].ty)))
             return fail(e, n, "'%s' needs an integer", "next_pow2");
         *out = mk_i(tf_next_pow2(v[0].i));
-        return TF_EV_OK;
+        if (v[0].typed)
+            *out = tf_const_convert(*out, TIR_I64, (TirScalar)v[0].ty);
+        break;
     }
+    if (literal)
+        out->typed = false;
+    return TF_EV_OK;
 }
 
 TfEvalStatus tf_const_eval(TfEvalEnv *e, const AstNode *n, TfConst *out) {
@@ -226,7 +259,7 @@ TfEvalStatus tf_const_eval(TfEvalEnv *e, const AstNode *n, TfConst *out) {
     sub.depth = e->depth + 1;
     switch (n->kind) {
     case AST_INT: *out = mk_i(n->ival); return TF_EV_OK;
-    case AST_BOOL: *out = mk_i(n->ival != 0); return TF_EV_OK;
+    case AST_BOOL: *out = mk_bool(n->ival != 0); return TF_EV_OK;
     case AST_FLOAT: *out = mk_f(n->fval); return TF_EV_OK;
     case AST_NAME: return eval_name(&sub, n, out);
     case AST_UNARY: {
@@ -234,14 +267,15 @@ TfEvalStatus tf_const_eval(TfEvalEnv *e, const AstNode *n, TfConst *out) {
         TfEvalStatus s = tf_const_eval(&sub, n->a, &a);
         if (s != TF_EV_OK)
             return s;
-        if (n->op == AST_OP_NEG)
-            *out = a.is_float ? mk_f(-a.f) : mk_i((int64_t)(0 - (uint64_t)a.i));
-        else if (n->op == AST_OP_NOT)
-            *out = mk_i(!tf_const_truthy(a));
-        else if (!a.is_float)
-            *out = mk_i(~a.i);
-        else
+        if (n->op == AST_OP_NOT) {
+            *out = mk_bool(!tf_const_truthy(a));
+            return TF_EV_OK;
+        }
+        if (a.is_float && n->op != AST_OP_NEG)
             return fail(e, n, "'~' needs an integer", NULL);
+        TirScalar t = tf_const_source_type(a);
+        tf_fold_unop(n->op == AST_OP_NEG ? TIR_OP_NEG : TIR_OP_NOT, t, a, out);
+        out->typed = a.typed;
         return TF_EV_OK;
     }
     case AST_BINARY: {
@@ -254,7 +288,7 @@ TfEvalStatus tf_const_eval(TfEvalEnv *e, const AstNode *n, TfConst *out) {
             return sb;
         if (sa != TF_EV_OK || sb != TF_EV_OK)
             return TF_EV_RUNTIME;
-        return eval_binary(n->op, a, b, out);
+        return eval_binary(e, n, a, b, out);
     }
     case AST_CAST: {
         TfConst a;
@@ -264,23 +298,7 @@ TfEvalStatus tf_const_eval(TfEvalEnv *e, const AstNode *n, TfConst *out) {
         int t = tir_scalar_from_name(n->name, strlen(n->name));
         if (t < 0)
             return fail(e, n, "unknown type '%s'", n->name);
-        if (tir_scalar_is_float((TirScalar)t))
-            *out = mk_f(tir_round_to((TirScalar)t, as_f(a)));
-        else if (t == TIR_I1)
-            *out = mk_i(tf_const_truthy(a));
-        else if (a.is_float)
-            *out = mk_i(tf_float_to_int((TirScalar)t, a.f));
-        else {
-            int64_t iv = a.i;
-            int bits = tir_scalar_bits((TirScalar)t);
-            if (bits < 64) {
-                uint64_t mask = ((uint64_t)1 << bits) - 1, u = (uint64_t)iv & mask;
-                if (tir_scalar_is_signed((TirScalar)t) && (u >> (bits - 1)) & 1)
-                    u |= ~mask;
-                iv = (int64_t)u;
-            }
-            *out = mk_i(iv);
-        }
+        *out = tf_const_convert(a, tf_const_source_type(a), (TirScalar)t);
         return TF_EV_OK;
     }
     case AST_CALL: return eval_call(&sub, n, out);
@@ -309,7 +327,9 @@ int tf_eval_grid(const AstFile *f, int k, const TfVariant *v, const TfArgValue *
         TfConst c;
         if (tf_const_eval(&e, kn->grid[i], &c) != TF_EV_OK)
             return i + 1;
-        grid[i] = c.is_float ? (int64_t)c.f : c.i;
+        if (c.is_float)
+            return i + 1; /* sema refuses a float grid value; a define can still give one */
+        grid[i] = c.i;
     }
     return 0;
 }

@@ -28,11 +28,12 @@ SVal sv_bad(void) {
 }
 
 SVal sv_known_int(int64_t v, bool untyped, TirScalar s) {
-    return (SVal){.ty = tir_scalar_type(s), .known = true, .untyped = untyped, .c = {false, v, (double)v}};
+    return (SVal){
+        .ty = tir_scalar_type(s), .known = true, .untyped = untyped, .c = {false, v, (double)v, !untyped, (uint8_t)s}};
 }
 
 SVal sv_known_float(double v, bool untyped, TirScalar s) {
-    return (SVal){.ty = tir_scalar_type(s), .known = true, .untyped = untyped, .c = {true, 0, v}};
+    return (SVal){.ty = tir_scalar_type(s), .known = true, .untyped = untyped, .c = {true, 0, v, !untyped, (uint8_t)s}};
 }
 
 SVal sv_value(TirValue *v) {
@@ -49,41 +50,8 @@ static void at(SemaCtx *c, const AstNode *n) {
     c->b.loc = n->loc;
 }
 
-static TirScalar int_scalar(int bits, bool is_signed) {
-    switch (bits) {
-    case 1: return TIR_I1;
-    case 8: return is_signed ? TIR_I8 : TIR_U8;
-    case 16: return is_signed ? TIR_I16 : TIR_U16;
-    case 32: return is_signed ? TIR_I32 : TIR_U32;
-    default: return is_signed ? TIR_I64 : TIR_U64;
-    }
-}
-
-static int64_t wrap_int(int64_t v, TirScalar s) {
-    int bits = tir_scalar_bits(s);
-    if (s == TIR_I1)
-        return v != 0;
-    if (bits >= 64)
-        return v;
-    uint64_t mask = ((uint64_t)1 << bits) - 1, u = (uint64_t)v & mask;
-    if (tir_scalar_is_signed(s) && ((u >> (bits - 1)) & 1))
-        u |= ~mask;
-    return (int64_t)u;
-}
-
 TfConst sema_convert_const(TfConst v, TirScalar to) {
-    if (tir_scalar_is_float(to)) {
-        double x = v.is_float ? v.f : (double)v.i;
-        return (TfConst){true, 0, tir_round_to(to, x)};
-    }
-    int64_t iv;
-    if (v.is_float && to == TIR_I1)
-        iv = v.f != 0;
-    else if (v.is_float)
-        iv = tf_float_to_int(to, v.f); /* saturates, as the IR's cast */
-    else
-        iv = wrap_int(v.i, to);
-    return (TfConst){false, iv, (double)iv};
+    return tf_const_convert(v, tf_const_source_type(v), to);
 }
 
 static bool is_pow2(int64_t x) {
@@ -118,7 +86,7 @@ TirValue *sema_mat(SemaCtx *c, SVal *s) {
     if (tir_scalar_is_float(e))
         s->v = tir_const_float(&c->b, s->ty, s->c.is_float ? s->c.f : (double)s->c.i);
     else
-        s->v = tir_const_int(&c->b, s->ty, sema_convert_const(s->c, e).i);
+        s->v = tir_const_int(&c->b, s->ty, tir_wrap_int(e, (uint64_t)s->c.i));
     return s->v;
 }
 
@@ -127,6 +95,11 @@ bool sema_type_literal(SemaCtx *c, SVal *s, TirScalar elem, const AstNode *n) {
         return true;
     if (s->c.is_float && !tir_scalar_is_float(elem)) {
         sema_err(c, n, "float literal %g cannot be used as %s; use `as`", s->c.f, tir_scalar_name(elem));
+        return false;
+    }
+    if (!tf_const_fits(s->c, elem)) {
+        sema_err(c, n, "integer constant %lld does not fit %s; use `as` to wrap it", (long long)s->c.i,
+                 tir_scalar_name(elem));
         return false;
     }
     s->c = sema_convert_const(s->c, elem);
@@ -158,7 +131,7 @@ bool sema_cast(SemaCtx *c, SVal *s, TirScalar to) {
 
 static void make_untyped_float(SVal *s) {
     if (!s->c.is_float)
-        s->c = (TfConst){true, 0, (double)s->c.i};
+        s->c = (TfConst){true, 0, (double)s->c.i, false, 0};
     s->ty = tir_scalar_type(TIR_F32);
 }
 
@@ -191,8 +164,7 @@ bool sema_unify(SemaCtx *c, SVal *a, SVal *b, const AstNode *n) {
         sema_err(c, n, "cannot mix %s and %s without `as`", tir_scalar_name(ea), tir_scalar_name(eb));
         return false;
     }
-    int bits = tir_scalar_bits(ea) > tir_scalar_bits(eb) ? tir_scalar_bits(ea) : tir_scalar_bits(eb);
-    TirScalar r = int_scalar(bits, tir_scalar_is_signed(ea) || tir_scalar_is_signed(eb));
+    TirScalar r = tf_promote_ints(ea, eb);
     return sema_cast(c, a, r) && sema_cast(c, b, r);
 }
 
@@ -293,76 +265,26 @@ static const struct {
     [AST_OP_REM] = {TIR_OP_REM, 0, false},
 };
 
-/* Folds a binary op on two compile-time scalars of element type e (untyped: the
- * values' own int/float nature).  False on a division by zero. */
-static bool fold_binary(AstOp op, TfConst a, TfConst b, TirScalar e, bool untyped, TfConst *out) {
-    bool fl = a.is_float || b.is_float;
-    bool uns = !untyped && !fl && !tir_scalar_is_signed(e);
-    uint64_t ua = (uint64_t)a.i, ub = (uint64_t)b.i;
-    double fa = a.is_float ? a.f : (double)a.i, fb = b.is_float ? b.f : (double)b.i;
-    int cmp = binop_table[op].cmp;
-    if (cmp) {
-        int r;
-        if (fl)
-            r = fa < fb ? -1 : fa > fb ? 1 : fa == fb ? 0 : 2;
-        else if (uns)
-            r = ua < ub ? -1 : ua > ub;
-        else
-            r = a.i < b.i ? -1 : a.i > b.i;
-        bool v;
-        switch (cmp - 1) {
-        case TIR_CMP_EQ: v = r == 0; break;
-        case TIR_CMP_NE: v = r != 0; break;
-        case TIR_CMP_LT: v = r == -1; break;
-        case TIR_CMP_LE: v = r == -1 || r == 0; break;
-        case TIR_CMP_GT: v = r == 1; break;
-        default: v = r == 1 || r == 0; break;
-        }
-        *out = (TfConst){false, v, v};
+/* Folds a op b on two compile-time scalars as the run time computes it.  Two literals
+ * are computed in their default type (i32, i64 for a value beyond i32, f32 for floats)
+ * and the result is again a literal; otherwise in the operands' unified type e. */
+static bool fold_binary(SemaCtx *c, AstOp op, SVal a, SVal b, TirScalar e, const AstNode *n, SVal *out) {
+    if (a.untyped) {
+        TirScalar t = a.c.is_float ? TIR_F32 : tf_promote_ints((TirScalar)a.ty.elem, (TirScalar)b.ty.elem);
+        if (!sema_type_literal(c, &a, t, n) || !sema_type_literal(c, &b, t, n))
+            return false;
+        e = t;
+    }
+    TfConst r;
+    if (!tf_fold_binop(op, e, a.c, b.c, &r)) {
+        sema_err(c, n, "internal: operator '%s' on constants of %s did not fold", ast_op_text[op], tir_scalar_name(e));
+        return false;
+    }
+    if (binop_table[op].cmp) {
+        *out = sv_known_int(r.i, false, TIR_I1);
         return true;
     }
-    TfConst r = {fl, 0, 0};
-    if (fl) {
-        switch (op) {
-        case AST_OP_ADD: r.f = fa + fb; break;
-        case AST_OP_SUB: r.f = fa - fb; break;
-        case AST_OP_MUL: r.f = fa * fb; break;
-        case AST_OP_DIV: r.f = fa / fb; break;
-        case AST_OP_REM: r.f = fmod(fa, fb); break;
-        default: return false;
-        }
-    } else {
-        switch (op) {
-        case AST_OP_ADD: r.i = (int64_t)(ua + ub); break;
-        case AST_OP_SUB: r.i = (int64_t)(ua - ub); break;
-        case AST_OP_MUL: r.i = (int64_t)(ua * ub); break;
-        case AST_OP_DIV:
-        case AST_OP_REM:
-            if (b.i == 0)
-                return false;
-            if (uns)
-                r.i = (int64_t)(op == AST_OP_DIV ? ua / ub : ua % ub);
-            else if (a.i == INT64_MIN && b.i == -1)
-                r.i = op == AST_OP_DIV ? a.i : 0;
-            else
-                r.i = op == AST_OP_DIV ? a.i / b.i : a.i % b.i;
-            break;
-        case AST_OP_OROR:
-        case AST_OP_OR: r.i = a.i | b.i; break;
-        case AST_OP_ANDAND:
-        case AST_OP_AND: r.i = a.i & b.i; break;
-        case AST_OP_XOR: r.i = a.i ^ b.i; break;
-        case AST_OP_SHL: r.i = b.i < 0 || b.i >= 64 ? 0 : (int64_t)(ua << b.i); break;
-        case AST_OP_SHR:
-            if (b.i < 0 || b.i >= 64)
-                r.i = (!uns && a.i < 0) ? -1 : 0;
-            else
-                r.i = uns ? (int64_t)(ua >> b.i) : a.i >> b.i;
-            break;
-        default: return false;
-        }
-    }
-    *out = untyped ? r : sema_convert_const(r, e);
+    *out = r.is_float ? sv_known_float(r.f, a.untyped, e) : sv_known_int(r.i, a.untyped, e);
     return true;
 }
 
@@ -380,7 +302,7 @@ static SVal pointer_arith(SemaCtx *c, AstOp op, SVal p, SVal off, const AstNode 
     }
     if (op == AST_OP_SUB) {
         if (off.known)
-            off.c = sema_convert_const((TfConst){false, (int64_t)(0 - (uint64_t)off.c.i), 0}, oe), off.v = NULL;
+            tf_fold_unop(TIR_OP_NEG, oe, off.c, &off.c), off.v = NULL;
         else {
             at(c, n);
             off.v = tir_unary(&c->b, TIR_OP_NEG, off.v);
@@ -428,20 +350,9 @@ SVal sema_binop(SemaCtx *c, AstOp op, SVal a, SVal b, const AstNode *n) {
         return sv_bad();
     }
     bool cmp = binop_table[op].cmp != 0;
-    if (a.known && b.known) {
-        TfConst r;
-        if (!fold_binary(op, a.c, b.c, e, a.untyped, &r)) {
-            sema_err(c, n, "division by zero in a constant expression");
-            return sv_bad();
-        }
-        if (cmp)
-            return sv_known_int(r.i, false, TIR_I1);
-        SVal s = a;
-        s.v = NULL;
-        s.c = r;
-        if (s.untyped)
-            s.ty = tir_scalar_type(r.is_float ? TIR_F32 : TIR_I32);
-        return s;
+    if (a.known && b.known && a.ty.rank == 0 && b.ty.rank == 0) {
+        SVal r;
+        return fold_binary(c, op, a, b, e, n, &r) ? r : sv_bad();
     }
     if (a.untyped && !sema_type_literal(c, &a, a.c.is_float ? TIR_F32 : TIR_I32, n))
         return sv_bad();
@@ -474,18 +385,21 @@ static SVal ev_unary(SemaCtx *c, const AstNode *n) {
         sema_err(c, n, "operator '~' needs an integer, got %s", sema_type_str(c, a.ty));
         return sv_bad();
     }
-    if (a.known) {
-        if (n->op == AST_OP_NEG) {
-            if (a.c.is_float)
-                a.c.f = -a.c.f;
-            else
-                a.c.i = (int64_t)(0 - (uint64_t)a.c.i);
-        } else if (n->op == AST_OP_NOT)
-            a.c.i = !a.c.i;
+    if (a.known && a.ty.rank == 0) {
+        /* A literal stays a literal (`-1` takes the type of what it meets), negated in its
+         * default type as at run time; a float's negation is exact in any format. */
+        TirScalar t = a.untyped ? (a.c.is_float ? TIR_F64 : (TirScalar)a.ty.elem) : (TirScalar)a.ty.elem;
+        TfConst r;
+        if (is_bool)
+            r = (TfConst){false, !a.c.i, !a.c.i, true, TIR_I1};
         else
-            a.c.i = is_bool ? !a.c.i : ~a.c.i;
-        if (!a.untyped)
-            a.c = sema_convert_const(a.c, (TirScalar)a.ty.elem);
+            tf_fold_unop(n->op == AST_OP_NEG ? TIR_OP_NEG : TIR_OP_NOT, t, a.c, &r);
+        if (a.untyped) {
+            r.typed = false;
+            if (!r.is_float)
+                a.ty = tir_scalar_type(r.i > INT32_MAX || r.i < INT32_MIN ? TIR_I64 : TIR_I32);
+        }
+        a.c = r;
         a.v = NULL;
         return a;
     }
@@ -538,8 +452,8 @@ static SVal ev_index(SemaCtx *c, const AstNode *n) {
         sema_err(c, n, "index has %d ':' for a value of rank %d (%s)", slices, (int)a.ty.rank, sema_type_str(c, a.ty));
         return sv_bad();
     }
-    if (n->nlist > TIR_MAXRANK) {
-        sema_err(c, n, "index gives more than %d dimensions", TIR_MAXRANK);
+    if (n->nlist > TF_MAX_TILE_RANK) {
+        sema_err(c, n, "index gives %d dimensions; tiles have 1 to %d", (int)n->nlist, TF_MAX_TILE_RANK);
         return sv_bad();
     }
     if (a.untyped && !sema_type_literal(c, &a, a.c.is_float ? TIR_F32 : TIR_I32, n))
@@ -677,7 +591,7 @@ static SVal ev_name(SemaCtx *c, const AstNode *n) {
     if (!c->fn && c->variant) {
         const TirConstBinding *cb = tf_find_binding(c->variant->consts, c->variant->nconsts, n->name);
         if (cb) {
-            TfConst v = {cb->is_float, cb->ival, cb->fval};
+            TfConst v = {cb->is_float, cb->ival, cb->fval, false, 0};
             int p = tf_find_param(c->kernel, n->name);
             if (p >= 0) {
                 const char *tn = c->kernel->params[p].type_name;
@@ -778,8 +692,42 @@ static void type_mangle(char *buf, size_t n, TirType t) {
 static void sema_block(SemaCtx *c, const AstNode *blk);
 static void sema_stmt(SemaCtx *c, const AstNode *n);
 
+/* ---- what a compile may cost ---------------------------------------------------------- */
+typedef struct FnSize {
+    const TirFunc *f;
+    int64_t size;
+    struct FnSize *next;
+} FnSize;
+
+/* The ops of the function being built, once every call in it is inlined. */
+static int64_t grown_size(const SemaCtx *c) {
+    return (int64_t)c->b.func->next_id + c->inlined_extra;
+}
+
+static int64_t instance_size(const SemaCtx *c, const TirFunc *f) {
+    for (const FnSize *s = c->sizes; s; s = s->next)
+        if (s->f == f)
+            return s->size;
+    return f->next_id;
+}
+
+/* Reports, once, that the function being built grew past TF_MAX_KERNEL_OPS at n. */
+static bool check_growth(SemaCtx *c, const AstNode *n, const char *how, const char *advice) {
+    if (c->too_big)
+        return false;
+    int64_t size = grown_size(c);
+    if (size <= TF_MAX_KERNEL_OPS)
+        return true;
+    c->too_big = true;
+    sema_err(c, n, "%s grows %s '%s' past %d ops (2^20) once unrolled and inlined; %s", how,
+             c->fn ? "function" : "kernel", c->fn ? c->fn->name : c->kernel->name, TF_MAX_KERNEL_OPS, advice);
+    return false;
+}
+
 static void elaborate_fn(SemaCtx *c, const AstFn *fn, TirFunc *f) {
     /* only the per-function state is saved: failures found inside stay recorded */
+    int64_t saved_extra = c->inlined_extra;
+    c->inlined_extra = 0;
     Binding *saved_scope = c->scope;
     const AstFn *saved_fn = c->fn;
     SVal saved_result = c->fn_result;
@@ -828,6 +776,10 @@ static void elaborate_fn(SemaCtx *c, const AstFn *fn, TirFunc *f) {
         f->ret[0] = rv->ty;
         f->nret = 1;
     }
+    FnSize *sz = tir_alloc(c->arena, sizeof *sz);
+    *sz = (FnSize){f, grown_size(c), c->sizes};
+    c->sizes = sz;
+    c->inlined_extra = saved_extra;
     scope_restore(c, NULL);
     c->scope = saved_scope;
     c->floor = saved_floor;
@@ -914,6 +866,11 @@ SVal sema_call_fn(SemaCtx *c, const AstNode *call) {
             return sv_bad();
         }
     }
+    c->inlined_extra += instance_size(c, f);
+    char how[600];
+    snprintf(how, sizeof how, "inlining '%s' here", fn->name);
+    if (!check_growth(c, call, how, "call it from a loop instead of unrolling its calls"))
+        return sv_bad();
     at(c, call);
     TirOp *op = tir_op_new(&c->b, TIR_OP_CALL, n, args, f->nret, f->ret, 0);
     op->attr.s = f->name;
@@ -1058,19 +1015,34 @@ static void stmt_static_for(SemaCtx *c, const AstNode *n) {
         sema_err(c, n, "static_range step must be positive");
         return;
     }
-    if (b[1] > b[0] && (b[1] - b[0]) / b[2] > MAX_UNROLL) {
+    uint64_t trips = b[1] > b[0] ? ((uint64_t)b[1] - (uint64_t)b[0] + (uint64_t)b[2] - 1) / (uint64_t)b[2] : 0;
+    if (trips > MAX_UNROLL) {
         sema_err(c, n, "static_range unrolls more than %d iterations", MAX_UNROLL);
         return;
     }
+    int64_t outer = c->unroll_product ? c->unroll_product : 1;
+    if (trips && (uint64_t)outer * trips > TF_MAX_UNROLL_TOTAL) {
+        sema_err(c, n,
+                 "this static_range inside others unrolls %llu iterations in all, more than %d (2^20); "
+                 "use range() for the outer loops",
+                 (unsigned long long)((uint64_t)outer * trips), TF_MAX_UNROLL_TOTAL);
+        return;
+    }
+    c->unroll_product = outer * (int64_t)trips;
     for (int64_t i = b[0]; i < b[1]; i += b[2]) {
+        if (!check_growth(c, n, "unrolling this static_range", "unroll less or use range()")) {
+            c->unroll_product = outer;
+            return;
+        }
         Binding *saved = c->scope;
         bind(c, n->name, sv_known_int(i, true, TIR_I32), BIND_LET, n->loc);
         int errs = c->d->nerrors;
         sema_block(c, n->body);
         scope_restore(c, saved);
         if (c->d->nerrors != errs)
-            return; /* the same error in every iteration is noise */
+            break; /* the same error in every iteration is noise */
     }
+    c->unroll_product = outer;
 }
 
 static void stmt_for(SemaCtx *c, const AstNode *n) {

@@ -214,8 +214,8 @@ static bool arg_shape(SemaCtx *c, const AstNode *n, int *rank, int32_t *shape) {
         sema_err(c, n, "expected a shape like [64, 64]");
         return false;
     }
-    if (n->nlist < 1 || n->nlist > TIR_MAXRANK) {
-        sema_err(c, n, "a shape has 1 to %d dimensions, got %d", TIR_MAXRANK, (int)n->nlist);
+    if (n->nlist < 1 || n->nlist > TF_MAX_TILE_RANK) {
+        sema_err(c, n, "a shape has 1 to %d dimensions, got %d", TF_MAX_TILE_RANK, (int)n->nlist);
         return false;
     }
     for (int i = 0; i < n->nlist; i++) {
@@ -359,7 +359,10 @@ static SVal make_full(SemaCtx *c, BArgs *a, const AstNode *shape_n, const AstNod
         sema_err(c, a->call, "float value %g cannot fill a tile of %s", val.c.f, tir_scalar_name(t));
         return sv_bad();
     }
-    sema_cast(c, &val, (TirScalar)t);
+    /* a literal fill value must fit the type (`full([4], 300, i8)` is an error); a typed
+     * value converts as `as` does */
+    if (val.untyped ? !sema_type_literal(c, &val, (TirScalar)t, a->call) : !sema_cast(c, &val, (TirScalar)t))
+        return sv_bad();
     if (!sema_broadcast_to(c, &val, rank, shape, a->call))
         return sv_bad();
     return val;
@@ -489,12 +492,27 @@ static bool atomic_order(SemaCtx *c, const AstNode *sem, const AstNode *scope, T
     return true;
 }
 
+/* The element types the atomics run on, on the interpreter and the GPU alike: integers
+ * other than bool, and f16, bf16, f32, f64 (atomic_cas: integers only, since it compares
+ * bits and the GPU's compare-and-swap has no float form). */
+static bool atomic_elem_ok(SemaCtx *c, const BArgs *a, TirScalar e, bool cas) {
+    bool fl = tir_scalar_is_float(e);
+    if (e == TIR_I1 || e == TIR_F8E4M3 || e == TIR_F8E5M2 || (cas && fl)) {
+        sema_err(c, a->call, "'%s' does not support %s elements; it takes %s", a->name, tir_scalar_name(e),
+                 cas ? "integers (i8 to u64)" : "integers (i8 to u64), f16, bf16, f32 and f64");
+        return false;
+    }
+    return true;
+}
+
 static SVal store_like(SemaCtx *c, BArgs *a, bool has_result) {
     SVal p = arg_value(c, a->pos[0]);
     SVal v = arg_value(c, a->pos[1]);
     if (!want_ptr(c, p, a->pos[0]))
         return sv_bad();
     TirScalar e = (TirScalar)p.ty.elem;
+    if (has_result && !atomic_elem_ok(c, a, e, false))
+        return sv_bad();
     if (!want_elem(c, &v, e, a->pos[1], "the value"))
         return sv_bad();
     SVal m;
@@ -536,6 +554,8 @@ static SVal bi_atomic_cas(SemaCtx *c, BArgs *a) {
     if (!want_ptr(c, p, a->pos[0]))
         return sv_bad();
     TirScalar e = (TirScalar)p.ty.elem;
+    if (!atomic_elem_ok(c, a, e, true))
+        return sv_bad();
     if (!want_elem(c, &cmp, e, a->pos[1], "the compared value") || !want_elem(c, &v, e, a->pos[2], "the value"))
         return sv_bad();
     SVal *vs[3] = {&p, &cmp, &v};
@@ -757,12 +777,19 @@ static SVal bi_minmax(SemaCtx *c, BArgs *a) {
     SVal y = arg_value(c, a->pos[1]);
     if (x.bad || y.bad || !sema_unify(c, &x, &y, a->call))
         return sv_bad();
-    if (x.known && y.known) {
-        double fx = x.c.is_float ? x.c.f : (double)x.c.i, fy = y.c.is_float ? y.c.f : (double)y.c.i;
-        bool lt = (x.c.is_float || y.c.is_float) ? fx < fy : x.c.i < y.c.i;
-        if (!x.untyped && !tir_scalar_is_signed((TirScalar)x.ty.elem))
-            lt = (uint64_t)x.c.i < (uint64_t)y.c.i;
-        return (a->op == TIR_OP_MINIMUM) == lt ? x : y;
+    if (x.known && y.known && x.ty.rank == 0 && y.ty.rank == 0) {
+        /* as at run time: a NaN loses to a number; two literals compare in their default type */
+        bool lit = x.untyped;
+        TirScalar t = lit ? (x.c.is_float ? TIR_F32 : tf_promote_ints((TirScalar)x.ty.elem, (TirScalar)y.ty.elem))
+                          : (TirScalar)x.ty.elem;
+        if (lit && (!sema_type_literal(c, &x, t, a->call) || !sema_type_literal(c, &y, t, a->call)))
+            return sv_bad();
+        TfConst r;
+        if (!tf_fold_tir(a->op, 0, t, x.c, y.c, &r)) {
+            sema_err(c, a->call, "internal: '%s' of constants did not fold", a->name);
+            return sv_bad();
+        }
+        return r.is_float ? sv_known_float(r.f, lit, t) : sv_known_int(r.i, lit, t);
     }
     x = untyped_default(c, x, a->pos[0]);
     y = untyped_default(c, y, a->pos[1]);

@@ -23,43 +23,99 @@ static bool is_type_name(const char *s) {
 }
 
 /* Top-level names share one namespace: kernels, functions and file constants. */
-static void check_top_names(Checker *ck) {
+/* The i-th top-level name (constants, then functions, then kernels) and its span. */
+static const char *top_name(const AstFile *f, int i, uint32_t *loc, uint32_t *end) {
+    if (i < f->nconsts) {
+        *loc = f->consts[i].loc, *end = f->consts[i].end;
+        return f->consts[i].name;
+    }
+    i -= f->nconsts;
+    if (i < f->nfns) {
+        *loc = f->fns[i].loc, *end = f->fns[i].end;
+        return f->fns[i].name;
+    }
+    i -= f->nfns;
+    *loc = f->kernels[i].loc, *end = f->kernels[i].end;
+    return f->kernels[i].name;
+}
+
+static uint32_t top_name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Top-level names are unique.  A hash of the names seen so far finds the first
+ * definition of a duplicate, so 100,000 kernels or functions check in linear time (a
+ * comparison with every earlier name took seconds). */
+static void check_top_names(TirArena *a, Checker *ck) {
     const AstFile *f = ck->f;
     int n = f->nconsts + f->nfns + f->nkernels;
+    size_t nslots = 16;
+    while (nslots < 2 * (size_t)n)
+        nslots *= 2;
+    int32_t *slots = tir_alloc(a, nslots * sizeof *slots);
+    memset(slots, 0xff, nslots * sizeof *slots); /* every slot empty (-1) */
     for (int i = 0; i < n; i++) {
-        const char *name;
         uint32_t loc, end;
-        if (i < f->nconsts) {
-            name = f->consts[i].name, loc = f->consts[i].loc, end = f->consts[i].end;
-        } else if (i < f->nconsts + f->nfns) {
-            const AstFn *fn = &f->fns[i - f->nconsts];
-            name = fn->name, loc = fn->loc, end = fn->end;
-            if (sema_is_builtin(name) || tf_clause_fn(name) >= 0)
-                CHK_ERR(ck, loc, end, "function '%s' has the name of a builtin", name);
-        } else {
-            const AstKernel *k = &f->kernels[i - f->nconsts - f->nfns];
-            name = k->name, loc = k->loc, end = k->end;
-        }
+        const char *name = top_name(f, i, &loc, &end);
+        if (i >= f->nconsts && i < f->nconsts + f->nfns && (sema_is_builtin(name) || tf_clause_fn(name) >= 0))
+            CHK_ERR(ck, loc, end, "function '%s' has the name of a builtin", name);
         if (is_type_name(name))
             CHK_ERR(ck, loc, end, "'%s' is a type name", name);
-        for (int j = 0; j < i; j++) {
-            const char *prev;
+        size_t h = top_name_hash(name) & (nslots - 1);
+        for (; slots[h] >= 0; h = (h + 1) & (nslots - 1)) {
             uint32_t ploc, pend;
-            if (j < f->nconsts)
-                prev = f->consts[j].name, ploc = f->consts[j].loc, pend = f->consts[j].end;
-            else if (j < f->nconsts + f->nfns)
-                prev = f->fns[j - f->nconsts].name, ploc = f->fns[j - f->nconsts].loc,
-                pend = f->fns[j - f->nconsts].end;
-            else {
-                const AstKernel *k = &f->kernels[j - f->nconsts - f->nfns];
-                prev = k->name, ploc = k->loc, pend = k->end;
-            }
-            if (strcmp(prev, name) == 0) {
+            if (strcmp(top_name(f, slots[h], &ploc, &pend), name) == 0) {
                 CHK_ERR(ck, loc, end, "'%s' is defined twice", name);
                 tf_note(ck->d, ploc, pend, "first defined here");
                 break;
             }
         }
+        if (slots[h] < 0)
+            slots[h] = i;
+    }
+}
+
+/* Whether a clause expression gives a float, read from its form (float literals and
+ * parameters, casts to floats, arithmetic on them), for the grid's check: a grid of
+ * 1.5 programs is a mistake, not one program. */
+static bool clause_expr_is_float(const Checker *ck, const AstKernel *k, const AstNode *n, int depth) {
+    if (!n || depth > 200)
+        return false;
+    switch (n->kind) {
+    case AST_FLOAT: return true;
+    case AST_NAME: {
+        int p = tf_find_param(k, n->name);
+        if (p >= 0) {
+            const char *tn = k->params[p].type_name;
+            int s = tn ? tir_scalar_from_name(tn, strlen(tn)) : -1;
+            return !k->params[p].is_ptr && s >= 0 && tir_scalar_is_float((TirScalar)s);
+        }
+        int fc = tf_find_file_const(ck->f, n->name);
+        if (fc >= 0) {
+            TfEvalEnv e = {.file = ck->f, .nfile_consts = fc};
+            TfConst c;
+            return tf_const_eval(&e, ck->f->consts[fc].value, &c) == TF_EV_OK && c.is_float;
+        }
+        return !strcmp(n->name, "inf") || !strcmp(n->name, "nan");
+    }
+    case AST_UNARY: return n->op == AST_OP_NEG && clause_expr_is_float(ck, k, n->a, depth + 1);
+    case AST_BINARY:
+        if (n->op == AST_OP_OROR || n->op == AST_OP_ANDAND || (n->op >= AST_OP_EQ && n->op <= AST_OP_GE))
+            return false;
+        return clause_expr_is_float(ck, k, n->a, depth + 1) || clause_expr_is_float(ck, k, n->b, depth + 1);
+    case AST_CAST: {
+        int t = tir_scalar_from_name(n->name, strlen(n->name));
+        return t >= 0 && tir_scalar_is_float((TirScalar)t);
+    }
+    case AST_CALL:
+        if (n->name && (!strcmp(n->name, "minimum") || !strcmp(n->name, "maximum")) && n->nlist == 2)
+            return clause_expr_is_float(ck, k, n->list[0], depth + 1) ||
+                   clause_expr_is_float(ck, k, n->list[1], depth + 1);
+        return false;
+    default: return false;
     }
 }
 
@@ -251,8 +307,13 @@ static void check_kernel(Checker *ck, const AstKernel *k) {
         check_clause_expr(ck, k, k->wheres[i], "where", 0);
     if (k->ngrid > 3)
         CHK_ERR(ck, k->grid_loc, k->grid_loc, "a grid has at most 3 dimensions, got %d", k->ngrid);
-    for (int i = 0; i < k->ngrid; i++)
+    for (int i = 0; i < k->ngrid; i++) {
+        int before = ck->d->nerrors;
         check_clause_expr(ck, k, k->grid[i], "grid", 0);
+        if (ck->d->nerrors == before && clause_expr_is_float(ck, k, k->grid[i], 0))
+            CHK_ERR(ck, k->grid[i]->loc, k->grid[i]->end,
+                    "a grid dimension counts programs: it must be an integer, not a float (use `as i32`)");
+    }
     for (int i = 0; i < k->nkey; i++) {
         const AstNode *n = k->key[i];
         int p = n->kind == AST_NAME ? tf_find_param(k, n->name) : -1;
@@ -271,7 +332,7 @@ static void check_kernel(Checker *ck, const AstKernel *k) {
 int tf_check(TirArena *a, AstFile *f, TfDiag *d) {
     Checker ck = {f, d, 0};
     int before = d->nerrors;
-    check_top_names(&ck);
+    check_top_names(a, &ck);
     check_file_consts(&ck);
     for (int i = 0; i < f->nfns; i++)
         check_fn(&ck, &f->fns[i]);

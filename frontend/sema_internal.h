@@ -7,10 +7,15 @@
 #include "frontend.h"
 
 /* ---- constant evaluation (clauses.c) ------------------------------------------ */
+/* A compile-time scalar.  `typed`: a value of type `ty`, canonical for it (ints wrapped,
+ * floats rounded); untyped: a literal's exact value, which takes a type where it meets
+ * one (docs/language.md, typing rule 2). */
 typedef struct TfConst {
     bool is_float;
     int64_t i;
     double f;
+    bool typed;
+    uint8_t ty; /* TirScalar, when typed */
 } TfConst;
 
 typedef enum {
@@ -40,6 +45,27 @@ int tf_clause_fn(const char *name);
 int64_t tf_next_pow2(int64_t x);
 /* float -> integer as the IR's cast: truncates, saturates at the range of s, NaN: 0. */
 int64_t tf_float_to_int(TirScalar s, double x);
+
+/* ---- folding with run-time semantics (const_fold.c, over ir/fold.c) --------------- */
+/* The type v's value is read as: its own, or for a literal the exact i64 / f64. */
+TirScalar tf_const_source_type(TfConst v);
+/* `v as to`, v read as `from` (a typed result). */
+TfConst tf_const_convert(TfConst v, TirScalar from, TirScalar to);
+/* A literal fits an integer type when its value is in the signed or the unsigned range of
+ * the type's width (so 0xFFFF_FFFF fits i32 and -1 fits u32; 300 fits no 8-bit type). */
+bool tf_const_fits(TfConst v, TirScalar t);
+/* a op b on values of type t (converted to t first), as the run time computes it: the
+ * result is typed (t, or i1 for comparisons).  False where ir/fold.c does not fold. */
+bool tf_fold_binop(AstOp op, TirScalar t, TfConst a, TfConst b, TfConst *out);
+/* The same for an IR op (maximum, minimum, ...; `pred`: cmp's). */
+bool tf_fold_tir(TirOpcode code, int pred, TirScalar t, TfConst a, TfConst b, TfConst *out);
+bool tf_fold_unop(TirOpcode code, TirScalar t, TfConst a, TfConst *out);
+/* Two integer types promoted: the wider, signed if either is. */
+TirScalar tf_promote_ints(TirScalar a, TirScalar b);
+
+/* Tiles of the language have rank 1 to 3 (docs/language.md); the IR allows more
+ * (TIR_MAXRANK) for the passes' own reshapes. */
+enum { TF_MAX_TILE_RANK = 3 };
 
 /* ---- elaboration (elaborate.c, elaborate_builtins.c) -------------------------------- */
 /* A value during elaboration.  Compile-time scalars stay unmaterialized (`known`)
@@ -92,7 +118,19 @@ typedef struct SemaCtx {
     SVal fn_result;
     bool fn_has_result;
     int depth;
+    /* What a compile may cost (docs/language.md, "Limits"): the ops the function being
+     * built will have once its calls are inlined (its own values plus each callee's
+     * size), the device function instances' sizes, and the product of the trip counts
+     * of the static_range loops being unrolled. */
+    int64_t inlined_extra;
+    struct FnSize *sizes;
+    int64_t unroll_product;
+    bool too_big; /* the size limit was reported: the rest is not elaborated */
 } SemaCtx;
+
+/* The most ops a kernel may have once unrolled and inlined, and the most iterations
+ * nested static_range loops may unroll in all; as passes/inline.c's growth limit. */
+enum { TF_MAX_KERNEL_OPS = 1 << 20, TF_MAX_UNROLL_TOTAL = 1 << 20 };
 
 void sema_err(SemaCtx *c, const AstNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 SVal sv_bad(void);

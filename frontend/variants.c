@@ -23,7 +23,7 @@ static const TfDefine *find_define(const TfDefine *defs, int ndefs, const char *
 
 static TfConst define_value(const TfDefine *d, int i) {
     bool fl = d->is_float && d->is_float[i];
-    return (TfConst){fl, fl ? 0 : d->ivals[i], fl ? d->fvals[i] : (double)d->ivals[i]};
+    return (TfConst){fl, fl ? 0 : d->ivals[i], fl ? d->fvals[i] : (double)d->ivals[i], false, 0};
 }
 
 static Axis axis_from_define(TirArena *a, const TfDefine *def) {
@@ -130,7 +130,7 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
             continue;
         }
         Axis ax = {name, tir_alloc(a, sizeof(TfConst)), 1};
-        ax.vals[0] = (TfConst){false, w == 0 ? 4 : 2, 0};
+        ax.vals[0] = (TfConst){false, w == 0 ? 4 : 2, 0, false, 0};
         axes[naxes++] = ax;
     }
     if (d->nerrors != errors)

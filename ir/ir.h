@@ -352,4 +352,25 @@ int64_t tir_float_to_int(TirScalar s, double x);
 /* Rounds a double to what `s` can hold (floats: RNE to the format; ints: wrap). */
 double tir_round_to(TirScalar s, double x);
 
+/* ---- constant folding (fold.c) -------------------------------------------------------- */
+/* One element's value: integers canonical for their type (signed: sign-extended, unsigned
+ * and i1: zero-extended), floats rounded to their type. */
+typedef struct TirKonst {
+    bool is_float;
+    int64_t i;
+    double f;
+} TirKonst;
+/* Integer bits u wrapped to s's width and extended by its signedness. */
+int64_t tir_wrap_int(TirScalar s, uint64_t u);
+/* k (an int or a float) made a canonical value of s: wrapped or rounded, not converted
+ * (an int for a float type is read as its value, exactly then rounded once). */
+TirKonst tir_konst_norm(TirScalar s, TirKonst k);
+/* Folds one element of the elementwise op `code` (`pred`: cmp's predicate) on canonical
+ * operands of type s into a canonical value of the result type rs, as the interpreter
+ * computes it at run time (docs/ir.md, "Semantics"): integer wrap-around, division by
+ * zero giving all bits set (rem: the dividend), f32 and narrower rounded after every op,
+ * maximum/minimum ignoring a NaN.  False for ops it does not fold: the approximate math
+ * functions, bitwise ops on floats, an int -> bf16 cast beyond 2^53, non-elementwise ops. */
+bool tir_fold_elem(TirOpcode code, int64_t pred, TirScalar s, TirScalar rs, const TirKonst *in, TirKonst *out);
+
 #endif

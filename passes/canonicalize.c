@@ -25,13 +25,9 @@ enum {
 
 /* ---- constants -------------------------------------------------------------------- */
 
-/* A known value of one element: ints normalized to their type (signed: sign-extended,
- * unsigned and i1: zero-extended), floats already rounded to their type. */
-typedef struct Konst {
-    bool is_float;
-    int64_t i;
-    double f;
-} Konst;
+typedef TirKonst Konst;
+
+#define U(x) ((uint64_t)(x))
 
 static bool ty_is_int(TirType t) {
     return t.kind == TIR_K_VALUE && !t.ptr && tir_scalar_is_int((TirScalar)t.elem);
@@ -43,18 +39,8 @@ static bool ty_is_signed_int(TirType t) {
     return ty_is_int(t) && t.elem != TIR_I1 && tir_scalar_is_signed((TirScalar)t.elem);
 }
 
-/* Integers wrap at their width (docs/ir.md). */
 static int64_t norm_int(TirScalar s, uint64_t u) {
-    if (s == TIR_I1)
-        return (int64_t)(u & 1);
-    int bits = tir_scalar_bits(s);
-    if (bits < 64) {
-        uint64_t mask = (1ull << bits) - 1;
-        u &= mask;
-        if (tir_scalar_is_signed(s) && ((u >> (bits - 1)) & 1))
-            u |= ~mask;
-    }
-    return (int64_t)u;
+    return tir_wrap_int(s, u);
 }
 
 static bool const_of(TirValue *v, Konst *k) {
@@ -90,303 +76,26 @@ static void become_const(TirOp *op, Konst k) {
 
 /* ---- folding of elementwise ops ------------------------------------------------------ */
 
-/* Inputs of one fold: the operands' element type, the result's, the operand values and
- * the op's predicate (cmp).  A fold returns false where the result is not a fixed
- * function of the inputs we are willing to commit to (division by zero, ...). */
-typedef struct FoldIn {
-    TirScalar s, rs;
-    Konst a[3];
-    int64_t pred;
-} FoldIn;
-typedef bool (*FoldFn)(const FoldIn *in, Konst *out);
-
-#define U(x)       ((uint64_t)(x))
-#define SIGNED(in) (tir_scalar_is_signed((in)->s) && (in)->s != TIR_I1)
-
-static bool fold_add(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        o->f = in->a[0].f + in->a[1].f;
-    else
-        o->i = (int64_t)(U(in->a[0].i) + U(in->a[1].i));
-    return true;
-}
-static bool fold_sub(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        o->f = in->a[0].f - in->a[1].f;
-    else
-        o->i = (int64_t)(U(in->a[0].i) - U(in->a[1].i));
-    return true;
-}
-static bool fold_mul(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        o->f = in->a[0].f * in->a[1].f;
-    else
-        o->i = (int64_t)(U(in->a[0].i) * U(in->a[1].i));
-    return true;
-}
-/* The GPU's results for x/0 are not folded (docs/ir.md), for ints or floats. */
-static bool fold_div(const FoldIn *in, Konst *o) {
-    int64_t a = in->a[0].i, b = in->a[1].i;
-    if (in->a[0].is_float) {
-        if (in->a[1].f == 0)
-            return false;
-        o->f = in->a[0].f / in->a[1].f;
-    } else if (b == 0) {
-        return false;
-    } else if (SIGNED(in)) {
-        o->i = (a == INT64_MIN && b == -1) ? INT64_MIN : a / b; /* wraps, like the hardware */
-    } else {
-        o->i = (int64_t)(U(a) / U(b));
-    }
-    return true;
-}
-/* Float `rem` is left alone: its exact definition (fmod or a remainder rounded some way)
- * is the backend's, and folding must never disagree with it. */
-static bool fold_rem(const FoldIn *in, Konst *o) {
-    int64_t a = in->a[0].i, b = in->a[1].i;
-    if (in->a[0].is_float || b == 0)
-        return false;
-    if (SIGNED(in))
-        o->i = b == -1 ? 0 : a % b;
-    else
-        o->i = (int64_t)(U(a) % U(b));
-    return true;
-}
-static bool fold_and(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        return false;
-    o->i = in->a[0].i & in->a[1].i;
-    return true;
-}
-static bool fold_or(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        return false;
-    o->i = in->a[0].i | in->a[1].i;
-    return true;
-}
-static bool fold_xor(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        return false;
-    o->i = in->a[0].i ^ in->a[1].i;
-    return true;
-}
-/* Shift amounts are read as unsigned: a negative amount is a huge one, so shifts by the
- * width or more give 0 (a negative value shifted right arithmetically: -1). */
-static bool fold_shl(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        return false;
-    int bits = tir_scalar_bits(in->s);
-    uint64_t n = U(in->a[1].i);
-    if (bits < 64)
-        n &= (1ull << bits) - 1;
-    o->i = n >= (uint64_t)bits ? 0 : (int64_t)(U(in->a[0].i) << n);
-    return true;
-}
-static bool fold_shr(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        return false;
-    int bits = tir_scalar_bits(in->s);
-    uint64_t n = U(in->a[1].i);
-    if (bits < 64)
-        n &= (1ull << bits) - 1;
-    int64_t a = in->a[0].i;
-    if (SIGNED(in)) {
-        if (n >= (uint64_t)bits)
-            o->i = a < 0 ? -1 : 0;
-        else
-            o->i = a < 0 ? ~(int64_t)(~U(a) >> n) : (int64_t)(U(a) >> n);
-    } else {
-        o->i = n >= (uint64_t)bits ? 0 : (int64_t)(U(a) >> n);
-    }
-    return true;
-}
-/* fmax / fmin: a NaN operand is ignored when the other is a number; +0 > -0. */
-static double float_max(double a, double b, bool want_max) {
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    if (a == 0 && b == 0)
-        return (signbit(a) != 0) == want_max ? b : a;
-    return (a > b) == want_max ? a : b;
-}
-static bool int_less(const FoldIn *in, int64_t a, int64_t b) {
-    return SIGNED(in) ? a < b : U(a) < U(b);
-}
-static bool fold_maximum(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        o->f = float_max(in->a[0].f, in->a[1].f, true);
-    else
-        o->i = int_less(in, in->a[0].i, in->a[1].i) ? in->a[1].i : in->a[0].i;
-    return true;
-}
-static bool fold_minimum(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        o->f = float_max(in->a[0].f, in->a[1].f, false);
-    else
-        o->i = int_less(in, in->a[1].i, in->a[0].i) ? in->a[1].i : in->a[0].i;
-    return true;
-}
-/* Float comparisons with a NaN are false, except `ne`. */
-static bool fold_cmp(const FoldIn *in, Konst *o) {
-    int lt, eq;
-    if (in->a[0].is_float) {
-        double a = in->a[0].f, b = in->a[1].f;
-        if (isnan(a) || isnan(b)) {
-            o->i = in->pred == TIR_CMP_NE;
-            return true;
-        }
-        lt = a < b, eq = a == b;
-    } else {
-        lt = int_less(in, in->a[0].i, in->a[1].i), eq = in->a[0].i == in->a[1].i;
-    }
-    switch ((TirCmp)in->pred) {
-    case TIR_CMP_EQ: o->i = eq; break;
-    case TIR_CMP_NE: o->i = !eq; break;
-    case TIR_CMP_LT: o->i = lt; break;
-    case TIR_CMP_LE: o->i = lt || eq; break;
-    case TIR_CMP_GT: o->i = !lt && !eq; break;
-    case TIR_CMP_GE: o->i = !lt; break;
-    default: return false;
-    }
-    return true;
-}
-/* Narrow floats: computed in f32 (one rounding), then rounded to the type (docs/ir.md). */
-static bool fold_fma(const FoldIn *in, Konst *o) {
-    if (!in->a[0].is_float) {
-        o->i = (int64_t)(U(in->a[0].i) * U(in->a[1].i) + U(in->a[2].i));
-        return true;
-    }
-    if (in->s == TIR_F64)
-        o->f = fma(in->a[0].f, in->a[1].f, in->a[2].f);
-    else
-        o->f = fmaf((float)in->a[0].f, (float)in->a[1].f, (float)in->a[2].f);
-    return true;
-}
-static bool fold_neg(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        o->f = -in->a[0].f;
-    else
-        o->i = (int64_t)(0 - U(in->a[0].i));
-    return true;
-}
-static bool fold_not(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        return false;
-    o->i = ~in->a[0].i;
-    return true;
-}
-static bool fold_abs(const FoldIn *in, Konst *o) {
-    if (in->a[0].is_float)
-        o->f = fabs(in->a[0].f);
-    else
-        o->i = SIGNED(in) && in->a[0].i < 0 ? (int64_t)(0 - U(in->a[0].i)) : in->a[0].i;
-    return true;
-}
-/* Of the math functions only the exact ones fold; exp, sin, ... on the GPU are
- * approximations that a libm result would not match bit for bit. */
-static bool fold_floor(const FoldIn *in, Konst *o) {
-    if (!in->a[0].is_float)
-        return false;
-    o->f = floor(in->a[0].f);
-    return true;
-}
-static bool fold_ceil(const FoldIn *in, Konst *o) {
-    if (!in->a[0].is_float)
-        return false;
-    o->f = ceil(in->a[0].f);
-    return true;
-}
-
-/* Conversions (docs/ir.md): int -> int wraps (sign- or zero-extending by the source),
- * int -> float rounds to nearest even, float -> int truncates and saturates (NaN: 0),
- * float -> float rounds to nearest even (f8: satfinite, in tir_round_to).  Casts to i1
- * and of pointers are not folded. */
-static bool fold_cast(const FoldIn *in, Konst *o) {
-    TirScalar s = in->s, d = in->rs;
-    if (d == TIR_I1)
-        return false;
-    bool src_f = tir_scalar_is_float(s), dst_f = tir_scalar_is_float(d);
-    int64_t a = in->a[0].i;
-    if (!src_f && !dst_f) {
-        o->i = a;
-        return true;
-    }
-    if (!src_f && dst_f) {
-        bool neg_src = SIGNED(in);
-        double x = neg_src ? (double)a : (double)U(a);
-        bool exact = neg_src ? (a >= -(1ll << 53) && a <= (1ll << 53)) : U(a) <= (1ull << 53);
-        if (exact)
-            o->f = x; /* tir_round_to then rounds once */
-        else if (d == TIR_F64)
-            o->f = x;
-        else if (d == TIR_F32)
-            o->f = neg_src ? (double)(float)a : (double)(float)U(a);
-        else if (d == TIR_BF16)
-            return false; /* in range, and rounding twice could differ */
-        else
-            o->f = x; /* beyond 2^53 f16 and f8 overflow either way */
-        return true;
-    }
-    if (src_f && !dst_f) {
-        double x = in->a[0].f;
-        int bits = tir_scalar_bits(d);
-        if (isnan(x)) {
-            o->i = 0;
-            return true;
-        }
-        double t = trunc(x);
-        if (tir_scalar_is_signed(d)) {
-            double lo = -ldexp(1, bits - 1), hi = ldexp(1, bits - 1);
-            if (t <= lo)
-                o->i = bits == 64 ? INT64_MIN : -(1ll << (bits - 1));
-            else if (t >= hi)
-                o->i = bits == 64 ? INT64_MAX : (1ll << (bits - 1)) - 1;
-            else
-                o->i = (int64_t)t;
-        } else {
-            double hi = ldexp(1, bits);
-            if (t <= 0)
-                o->i = 0;
-            else if (t >= hi)
-                o->i = (int64_t)(bits == 64 ? ~0ull : (1ull << bits) - 1);
-            else
-                o->i = (int64_t)(uint64_t)t;
-        }
-        return true;
-    }
-    o->f = in->a[0].f;
-    return true;
-}
-
-static const FoldFn fold_table[TIR_NOPS] = {
-    [TIR_OP_ADD] = fold_add,   [TIR_OP_SUB] = fold_sub,         [TIR_OP_MUL] = fold_mul,
-    [TIR_OP_DIV] = fold_div,   [TIR_OP_REM] = fold_rem,         [TIR_OP_AND] = fold_and,
-    [TIR_OP_OR] = fold_or,     [TIR_OP_XOR] = fold_xor,         [TIR_OP_SHL] = fold_shl,
-    [TIR_OP_SHR] = fold_shr,   [TIR_OP_MAXIMUM] = fold_maximum, [TIR_OP_MINIMUM] = fold_minimum,
-    [TIR_OP_CMP] = fold_cmp,   [TIR_OP_FMA] = fold_fma,         [TIR_OP_NEG] = fold_neg,
-    [TIR_OP_NOT] = fold_not,   [TIR_OP_ABS] = fold_abs,         [TIR_OP_FLOOR] = fold_floor,
-    [TIR_OP_CEIL] = fold_ceil, [TIR_OP_CAST] = fold_cast,
-};
-
+/* The arithmetic is ir/fold.c's, which the front end's constant expressions share: a
+ * folded op computes what the interpreter computes for the same op on run-time values. */
 static bool try_fold(TirOp *op) {
-    FoldFn fn = fold_table[op->code];
-    if (!fn || op->nres != 1 || op->nopnd < 1 || op->nopnd > 3)
+    if (op->nres != 1 || op->nopnd < 1 || op->nopnd > 3 || !(tir_op_info[op->code].traits & TIR_T_ELEMENTWISE))
         return false;
     TirType rt = op->res[0]->ty;
     if (!ty_is_int(rt) && !ty_is_float(rt))
         return false;
-    FoldIn in = {.s = (TirScalar)op->opnd[0]->ty.elem, .rs = (TirScalar)rt.elem, .pred = op->attr.i[0]};
+    Konst in[3];
     for (int i = 0; i < op->nopnd; i++) {
-        if (!const_of(op->opnd[i], &in.a[i]))
+        if (!const_of(op->opnd[i], &in[i]))
             return false;
         /* Elementwise operands share one type (casts aside); anything else is left for
          * the verifier to report rather than folded into nonsense. */
         if (op->code != TIR_OP_CAST && op->opnd[i]->ty.elem != op->opnd[0]->ty.elem)
             return false;
     }
-    Konst out = {tir_scalar_is_float(in.rs), 0, 0};
-    if (!fn(&in, &out))
+    Konst out;
+    if (!tir_fold_elem((TirOpcode)op->code, op->attr.i[0], (TirScalar)op->opnd[0]->ty.elem, (TirScalar)rt.elem, in,
+                       &out))
         return false;
     become_const(op, out);
     return true;
@@ -680,7 +389,16 @@ static uint64_t hash_op(TirOp *op) {
         else
             h = mix(h, v);
     }
-    return comm ? mix(h, sum) : h;
+    h = comm ? mix(h, sum) : h;
+    /* mix() moves high bits down only two places per call, and the buckets take the low
+     * bits: the constants 1.0, 2.0, ... (which differ only in high bits) all fell in one
+     * bucket, and 100,000 `s += 1.0;` took minutes.  The finalizer of splitmix64 makes every
+     * bit of h depend on every bit of the key. */
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBull;
+    return h ^ (h >> 31);
 }
 
 static bool attrs_equal(const TirAttr *a, const TirAttr *b) {
