@@ -107,7 +107,8 @@ static tile_rt_stats precompile_all(const char *d, const char *threads, int *nbu
     return st;
 }
 
-/* Whether the two cache directories hold the same jit entries, byte for byte. */
+/* Whether the two cache directories hold the same jit entries, byte for byte after the
+ * 64-byte header (whose MAC is under each cache's own key). */
 static bool same_entries(const char *a, const char *b, int *n) {
     char sub[400];
     snprintf(sub, sizeof sub, "%s/jit", a);
@@ -119,7 +120,7 @@ static bool same_entries(const char *a, const char *b, int *n) {
         if (!strstr(e->d_name, ".bin"))
             continue;
         char cmd[1400];
-        snprintf(cmd, sizeof cmd, "cmp -s '%s/jit/%s' '%s/jit/%s'", a, e->d_name, b, e->d_name);
+        snprintf(cmd, sizeof cmd, "cmp -s -i 64 '%s/jit/%s' '%s/jit/%s'", a, e->d_name, b, e->d_name);
         same = same && system(cmd) == 0;
         (*n)++;
     }
