@@ -22,10 +22,7 @@ static uint64_t cubin_le(const unsigned char *p, int n) {
 /* The largest register count of the cubin's kernels, or -1 when the file has none. */
 static int cubin_regs(const void *data, size_t len) {
     const unsigned char *b = data;
-    if (len < 64 || memcmp(b, "\x7f"
-                              "ELF",
-                           4) ||
-        b[4] != 2)
+    if (len < 64 || b[0] != 0x7f || b[1] != 'E' || b[2] != 'L' || b[3] != 'F' || b[4] != 2)
         return -1;
     uint64_t shoff = cubin_le(b + 0x28, 8), shentsize = cubin_le(b + 0x3a, 2), shnum = cubin_le(b + 0x3c, 2),
              shstrndx = cubin_le(b + 0x3e, 2);
