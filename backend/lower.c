@@ -2,6 +2,7 @@
  * dispatch to the per-area lowerings (lower_elem.c, lower_mem.c, lower_reduce.c). */
 #include "tb_internal.h"
 
+#include <llvm/Config/llvm-config.h> /* LLVM_VERSION_MAJOR */
 #include <stdlib.h>
 #include <string.h>
 
@@ -663,6 +664,22 @@ static void add_str_attr(TbLower *L, LLVMValueRef fn, const char *k, const char 
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, a);
 }
 
+#if LLVM_VERSION_MAJOR < 21
+/* Before LLVM 21 the NVPTX target reads launch bounds from !nvvm.annotations only, not
+ * from the nvvm.maxntid / nvvm.minctasm attributes: without this their PTX had neither
+ * .maxntid nor .minnctapersm, so ptxas planned for 1024 threads and the register budget
+ * (tb_ptxas's capped compiles, which rewrite .minnctapersm) never applied. */
+static void add_nvvm_annotation(TbLower *L, LLVMValueRef fn, const char *k, int v) {
+    LLVMMetadataRef ops[3] = {
+        LLVMValueAsMetadata(fn),
+        LLVMMDStringInContext2(L->c, k, strlen(k)),
+        LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(L->c), (unsigned long long)v, 0)),
+    };
+    LLVMAddNamedMetadataOperand(L->mod, "nvvm.annotations",
+                                LLVMMetadataAsValue(L->c, LLVMMDNodeInContext2(L->c, ops, 3)));
+}
+#endif
+
 /* The scratch buffer is made once its size is known: every use reaches it through
  * L->scratch, a placeholder global replaced here. */
 /* tilec_dynamic_smem: the dynamic shared memory a launch must pass (0 when the scratch is
@@ -759,6 +776,10 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     /* one resident program per SM is enough: lets ptxas use every register the block
      * size allows instead of spilling to fit a second one */
     add_str_attr(L, L->fn, "nvvm.minctasm", "1");
+#if LLVM_VERSION_MAJOR < 21
+    add_nvvm_annotation(L, L->fn, "maxntidx", L->threads);
+    add_nvvm_annotation(L, L->fn, "minctasm", 1);
+#endif
     for (int i = 0; i < body->nargs; i++) {
         LLVMValueRef p = LLVMGetParam(L->fn, (unsigned)i);
         const char *nm = kernel->params && kernel->params[i].name ? kernel->params[i].name : "";

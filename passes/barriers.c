@@ -20,6 +20,8 @@
 
 typedef void (*PassSmemVisit)(void *ud, TirOp *op, TirOp *const *busy_ops, int nbusy);
 void pass_smem_flow(TirModule *m, TirFunc *f, PassSmemVisit fn, void *ud);
+/* smem_check.c: scratch against live rings, ring against ring */
+int pass_smem_check_overlap(TirPassContext *ctx, const char *pass, TirModule *m, TirFunc *f);
 
 static bool overlap(const TirOp *a, const TirOp *b) {
     return a->attr.smem_off < b->attr.smem_off + b->attr.smem_bytes &&
@@ -213,7 +215,7 @@ static int prove_func(TirPassContext *ctx, const char *pass, TirModule *m, TirFu
         return P.errors;
     pass_smem_flow(m, f, prove, &P);
     tir_walk_func(f, prove_rings, &P);
-    return P.errors;
+    return P.errors + pass_smem_check_overlap(ctx, pass, m, f);
 }
 
 int pass_barriers(TirModule *m, TirPassContext *ctx) {

@@ -33,7 +33,7 @@ const char *tile_rt_status_string(tile_rt_status s) {
 }
 
 /* ---- messages --------------------------------------------------------------------- */
-static _Thread_local char open_error[512];
+static _Thread_local char open_error[1024];
 static _Thread_local char last_error[4096];
 static _Thread_local const tile_rt *last_error_rt;
 
@@ -210,6 +210,11 @@ tile_rt_status tile_rt_open(tile_rt_device_kind kind, const tile_rt_options *opt
     }
     rt->kind = kind;
     resolve_cache_dir(rt, opt ? opt->cache_dir : NULL);
+    /* the cache holds code this process runs: refused unless only its owner can write it */
+    if (!rt_cache_open(rt, open_error, sizeof open_error)) {
+        free(rt);
+        return TILE_RT_ERR_INVALID;
+    }
     int tune = opt ? opt->tune : -1, tune_log = opt ? opt->tune_log : -1;
     rt->tune = tune >= 0 ? !!tune : env_flag("TILE_TUNE", 1);
     rt->tune_log = tune_log >= 0 ? !!tune_log : env_flag("TILE_TUNE_LOG", 0);

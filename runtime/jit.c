@@ -3,9 +3,10 @@
  *
  * Cache entries live in $cache_dir/jit/HEX.bin, HEX a 128-bit hash of (source, kernel,
  * const values, variant index and text, facts, arch, the compiler's identity).  An entry is
- * a 32-byte header (magic "TILECCH1", version, payload length, FNV-1a of the payload, the
- * low half of the key again) then the cubin; it is written to a temporary file and renamed,
- * so readers never see half an entry, and anything that fails validation is removed and
+ * a 64-byte header (magic "TILECCH1", version, payload length, the MAC that binds kind,
+ * key and payload under the cache's key (cache_trust.c), the key's 32 hex digits) then the
+ * payload; it is written to a temporary file and renamed, so readers never see half an
+ * entry, and anything that fails validation is removed (kept in a read-only cache) and
  * recompiled. */
 #define _GNU_SOURCE
 #include "rt_internal.h"
@@ -20,8 +21,8 @@
 #include <unistd.h>
 
 #define CACHE_MAGIC   "TILECCH1"
-#define CACHE_VERSION 2u /* 2: an entry holds a compile's cubins (pack_cubins) */
-#define CACHE_HEADER  32
+#define CACHE_VERSION 3u /* 2: an entry holds a compile's cubins (pack_cubins); 3: MAC, full key */
+#define CACHE_HEADER  64
 
 #ifndef TILE_RT_VERSION
 #define TILE_RT_VERSION "0"
@@ -125,31 +126,35 @@ bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, s
         return false;
     /* Only a regular file is an entry: opening a FIFO (or a device) someone left in the
      * cache would block or read forever.  O_NONBLOCK keeps the open itself from waiting. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0)
         return false;
     struct stat st;
     FILE *f = NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
+    /* an entry of another user, or one another can write, is not trusted (cache_trust.c) */
+    if (fstat(fd, &st) != 0 || !rt_cache_entry_trusted(rt, &st) || !(f = fdopen(fd, "rb"))) {
         close(fd);
         atomic_fetch_add(&rt->stats.cache_corrupt, 1);
-        unlink(path);
+        if (!rt->cache_readonly)
+            unlink(path);
         return false;
     }
     uint8_t head[CACHE_HEADER];
     bool ok = fread(head, 1, CACHE_HEADER, f) == CACHE_HEADER && !memcmp(head, CACHE_MAGIC, 8) &&
               (head[8] | head[9] << 8 | head[10] << 16 | (uint32_t)head[11] << 24) == CACHE_VERSION;
-    uint64_t n = ok ? get64(head + 12) : 0, sum = ok ? get64(head + 20) : 0;
+    uint64_t n = ok ? get64(head + 16) : 0, mac = ok ? get64(head + 24) : 0;
     ok = ok && n <= (1ull << 31);
     char *buf = ok ? malloc(n ? n : 1) : NULL;
     ok = ok && buf && fread(buf, 1, n, f) == n && fgetc(f) == EOF;
     fclose(f);
-    /* the header's last 4 bytes repeat the key's first 8 hex digits, as a second check */
-    ok = ok && rt_fnv1a(RT_FNV_BASIS, buf, n) == sum && !memcmp(head + 28, hex, 4);
+    /* the entry is this key's (all 32 digits) and the MAC under the cache's key holds:
+     * content from elsewhere, even with every unkeyed checksum recomputed, fails it */
+    ok = ok && !memcmp(head + 32, hex, 32) && rt_cache_mac(rt, sub, hex, buf, n) == mac;
     if (!ok) {
         free(buf);
         atomic_fetch_add(&rt->stats.cache_corrupt, 1);
-        unlink(path);
+        if (!rt->cache_readonly)
+            unlink(path);
         return false;
     }
     *data = buf;
@@ -160,20 +165,20 @@ bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, s
 void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *data, size_t len) {
     char path[4200], tmp[4300], name[64];
     snprintf(name, sizeof name, "%s.bin", hex);
-    if (!cache_path(rt, sub, name, path, sizeof path) || !make_dirs(path))
+    if (rt->cache_readonly || !cache_path(rt, sub, name, path, sizeof path) || !make_dirs(path))
         return;
     static _Atomic unsigned serial;
     /* unique per process and call: compiles of one key may race in several threads */
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0)
         return;
     uint8_t head[CACHE_HEADER] = {0};
     memcpy(head, CACHE_MAGIC, 8);
     head[8] = CACHE_VERSION;
-    put64(head + 12, len);
-    put64(head + 20, rt_fnv1a(RT_FNV_BASIS, data, len));
-    memcpy(head + 28, hex, 4);
+    put64(head + 16, len);
+    put64(head + 24, rt_cache_mac(rt, sub, hex, data, len));
+    memcpy(head + 32, hex, 32);
     bool ok = write(fd, head, CACHE_HEADER) == CACHE_HEADER && write(fd, data, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
     if (!ok || rename(tmp, path) != 0)

@@ -150,7 +150,10 @@ struct tile_rt {
     char name[192]; /* "NVIDIA H200 (sm_90a)" */
     char arch[16];  /* sm_90a ...; interp: "" */
     int cc_major, cc_minor;
-    char cache_dir[4096]; /* "" : no disk cache */
+    char cache_dir[4096];  /* "" : no disk cache; else its real path, trusted (rt_cache_open) */
+    int cache_readonly;    /* TILE_CACHE_READONLY: read a shared cache, write nothing */
+    unsigned cache_owner;  /* the uid whose entries are trusted */
+    uint8_t cache_key[16]; /* the cache's MAC key (CACHE/key) */
     int tune, tune_log;
     void (*log)(void *ud, const char *line);
     void *log_ud;
@@ -313,6 +316,28 @@ void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const 
 bool rt_cache_read(tile_rt *rt, const char *sub, const char *hex, char **data, size_t *len);
 /* Writes atomically (temporary file, then rename); failures are ignored (a cache). */
 void rt_cache_write(tile_rt *rt, const char *sub, const char *hex, const void *data, size_t len);
+
+/* ---- the cache's trust model (cache_trust.c) ------------------------------------- */
+/* At tile_rt_open: makes rt->cache_dir (unless read-only), checks that nobody but its
+ * owner can write it or the folders above, reads or makes its MAC key.  false with the
+ * reason in err: the device does not open.  A cache that cannot be made or written
+ * (a read-only file system) turns the disk cache off. */
+bool rt_cache_open(tile_rt *rt, char *err, size_t n);
+struct stat;
+/* An entry file may be read: a regular file of the cache's owner, writable by no other. */
+bool rt_cache_entry_trusted(const tile_rt *rt, const struct stat *st);
+/* The MAC that binds an entry to its kind (sub), its key (32 hex digits) and content. */
+uint64_t rt_cache_mac(const tile_rt *rt, const char *sub, const char *hex, const void *data, size_t len);
+/* SipHash-2-4, incremental. */
+typedef struct RtMac {
+    uint64_t v[4];
+    uint8_t buf[8];
+    size_t nbuf;
+    uint64_t total;
+} RtMac;
+void rt_mac_init(RtMac *s, const uint8_t key[16]);
+void rt_mac_update(RtMac *s, const void *data, size_t n);
+uint64_t rt_mac_final(RtMac *s);
 
 /* ---- tuning ---------------------------------------------------------------------- */
 /* Chooses among `cands` (instances of admissible variants) for a launch by timing each.

@@ -3,6 +3,7 @@
  * bytecode; then the compiler's own metadata bundles of the examples, whose clause
  * bytecode must evaluate to what the language says. */
 #include "rt_internal.h"
+#include "cubin_regs.h"
 #include "rt_test.h"
 
 #include <stdint.h>
@@ -304,9 +305,14 @@ static void compiler_meta(void) {
     tile_ctx_free(c);
 }
 
-/* A compiled bundle (cubins through ptxas): layernorm BLOCK=4096 with 4 warps needs more
- * registers than 8 programs per SM allow, so its variants carry the capped cubin (kind 1)
- * and the uncapped one (kind 3), both ELF; vector_add BLOCK=1024 needs no cap: no kind 3. */
+/* A compiled bundle (cubins through ptxas): a variant whose registers the budget capped
+ * carries the capped cubin (kind 1) and the uncapped one (kind 3), both ELF, the capped one
+ * with fewer registers, at most the budget of the next occupancy step (the counts read from
+ * the cubins, not assumed).  layernorm BLOCK=4096 with 4 warps takes 76 registers uncapped
+ * (LLVM 19 and 22 alike, now that both give the PTX its launch bounds), room for 6
+ * programs an SM, and ptxas fits it in 64 without spilling, so it has a kind 3;
+ * vector_add BLOCK=1024 (26 registers) already fits the most programs an SM takes (16 of
+ * 128 threads: 32 registers or fewer), so no cap can help: no kind 3. */
 static void compiled_bundle(void) {
     if (!tile_emit_supported(TILE_EMIT_BUNDLE)) {
         printf("compiled_bundle: no GPU backend in this build (skipped)\n");
@@ -329,7 +335,8 @@ static void compiled_bundle(void) {
         RtBundle *b = NULL;
         CHECK(rt_bundle_parse("compiled", data, len, &b, err, sizeof err) == TILE_RT_OK);
         int capped = 0, uncapped = 0;
-        for (uint32_t v = 0; b && v < b->kernels[0].nvariants; v++)
+        for (uint32_t v = 0; b && v < b->kernels[0].nvariants; v++) {
+            int regs[4] = {-1, -1, -1, -1}; /* by code kind, per arch the same */
             for (uint32_t i = 0; i < b->kernels[0].variants[v].ncode; i++) {
                 const RtCode *code = &b->kernels[0].variants[v].code[i];
                 if (code->kind == RT_CODE_PTX)
@@ -340,7 +347,21 @@ static void compiled_bundle(void) {
                                                4));
                 capped += code->kind == RT_CODE_CUBIN;
                 uncapped += code->kind == RT_CODE_CUBIN_UNCAPPED;
+                regs[code->kind] = cubin_regs(code->bytes, code->len);
+                CHECK(regs[code->kind] > 0);
             }
+            /* 128 threads: 16 programs an SM at 32 registers or fewer, the most it runs */
+            if (regs[RT_CODE_CUBIN] <= 32)
+                CHECK(regs[RT_CODE_CUBIN_UNCAPPED] < 0);
+            if (regs[RT_CODE_CUBIN_UNCAPPED] > 0) {
+                int u = regs[RT_CODE_CUBIN_UNCAPPED], progs = 65536 / (((u + 7) / 8 * 8) * 128);
+                int budget = 65536 / ((progs + 1) * 128) / 8 * 8;
+                if (regs[RT_CODE_CUBIN] >= u || regs[RT_CODE_CUBIN] > budget)
+                    fprintf(stderr, "variant %u: capped %d registers, uncapped %d (budget %d)\n", v,
+                            regs[RT_CODE_CUBIN], u, budget);
+                CHECK(regs[RT_CODE_CUBIN] < u && regs[RT_CODE_CUBIN] <= budget);
+            }
+        }
         CHECK(capped > 0);
         CHECK(f == 0 ? uncapped > 0 : uncapped == 0);
         rt_bundle_free(b);

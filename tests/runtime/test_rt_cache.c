@@ -8,6 +8,7 @@
  * cubins (the capped one and the uncapped one the tuner also times).
  * Runs without a GPU (the interpreter device; the compile targets sm_90a). */
 #include "rt_internal.h"
+#include "cubin_regs.h"
 #include "rt_test.h"
 
 #include <dirent.h>
@@ -107,7 +108,8 @@ static tile_rt_stats precompile_all(const char *d, const char *threads, int *nbu
     return st;
 }
 
-/* Whether the two cache directories hold the same jit entries, byte for byte. */
+/* Whether the two cache directories hold the same jit entries, byte for byte after the
+ * 64-byte header (whose MAC is under each cache's own key). */
 static bool same_entries(const char *a, const char *b, int *n) {
     char sub[400];
     snprintf(sub, sizeof sub, "%s/jit", a);
@@ -119,7 +121,7 @@ static bool same_entries(const char *a, const char *b, int *n) {
         if (!strstr(e->d_name, ".bin"))
             continue;
         char cmd[1400];
-        snprintf(cmd, sizeof cmd, "cmp -s '%s/jit/%s' '%s/jit/%s'", a, e->d_name, b, e->d_name);
+        snprintf(cmd, sizeof cmd, "cmp -s -i 64 '%s/jit/%s' '%s/jit/%s'", a, e->d_name, b, e->d_name);
         same = same && system(cmd) == 0;
         (*n)++;
     }
@@ -144,8 +146,10 @@ static void parallel_batch(void) {
 }
 
 /* layernorm BLOCK=4096 with 4 warps, every parameter aligned (as launched on 16-byte
- * aligned rows): ptxas needs 75 registers, the budget caps it at 64 for occupancy, so the
- * compile gives two cubins (capped first), and the cache gives both back byte for byte. */
+ * aligned rows): ptxas needs 75 registers (LLVM 19 and 22 alike: both PTX carry the launch
+ * bounds), the budget caps it at 64 for occupancy, so the compile gives two cubins (capped
+ * first, with fewer registers: read from the cubins), and the cache gives both back byte
+ * for byte. */
 static void uncapped_alternate(void) {
     char *first[RT_MAX_CUBINS] = {0};
     size_t flen[RT_MAX_CUBINS] = {0};
@@ -176,6 +180,8 @@ static void uncapped_alternate(void) {
                           "ELF",
                           4));
         CHECK(len[0] != len[1] || memcmp(cubin[0], cubin[1], len[0]));
+        if (n == 2)
+            CHECK(cubin_regs(cubin[0], len[0]) > 0 && cubin_regs(cubin[0], len[0]) < cubin_regs(cubin[1], len[1]));
         tile_rt_stats st;
         tile_rt_get_stats(rt, &st);
         if (round == 0) {

@@ -290,6 +290,54 @@ static void test_tuning_batches(void) {
 
 /* tile_rt_bench: warm-up launches (the first one tunes when needed), then `reps` timed
  * ones; the median of their event times. */
+/* An in-place kernel under tuning, on the data: each launch (trial or real) adds 1 to
+ * every element of x (the cost callback plays the kernel, on the stub's host memory) and
+ * counts itself in out[0].  x is passed with its size, so the tuner saves it before the
+ * trials and restores it after them: x ends as it was plus one launch's update.  out is
+ * passed with bytes = 0 (not restored, as documented): it shows how many launches ran. */
+static double inplace_cost(const StubLaunch *l, void *ud) {
+    (void)ud;
+    float *x = (float *)(uintptr_t)l->params[0];
+    float *out = (float *)(uintptr_t)l->params[1];
+    int n = (int)(uint32_t)l->params[2];
+    for (int i = 0; i < n; i++)
+        x[i] += 1.0f;
+    out[0] += 1.0f;
+    /* BLOCK=256 warps=2 (16 programs of 64 threads) the fastest: a choice, no final round */
+    return l->grid[0] == 16 && l->block[0] == 64 ? 0.5 : 1.0;
+}
+
+static void test_tune_restores_data(void) {
+    enum { N = 4096 };
+    Fix f;
+    fix_open(&f, 1, 17, 4 * N, N); /* K=17: a key no other test tunes */
+    float *host = malloc(4 * N);
+    for (int i = 0; i < N; i++)
+        host[i] = (float)i;
+    CHECK(tile_rt_copy_to_device(f.rt, f.x, host, 4 * N) == TILE_RT_OK);
+    memset(host, 0, 4 * N);
+    CHECK(tile_rt_copy_to_device(f.rt, f.out, host, 4 * N) == TILE_RT_OK);
+    f.a[0].buf.bytes = 4 * N; /* read and written: saved and restored around the trials */
+    stub_set_cost(inplace_cost, NULL);
+    CHECK(tile_rt_launch(f.k, f.a, 3, NULL, NULL) == TILE_RT_OK);
+    tile_rt_stats st;
+    tile_rt_get_stats(f.rt, &st);
+    CHECK(st.tunings == 1 && stub_nlaunches() > 4);
+    CHECK(!strncmp(tile_rt_last_variant(f.k), "BLOCK=256, K=17, warps=2", 24));
+    CHECK(tile_rt_copy_to_host(f.rt, host, f.x, 4 * N) == TILE_RT_OK);
+    int wrong = 0;
+    for (int i = 0; i < N; i++)
+        wrong += host[i] != (float)i + 1.0f;
+    if (wrong)
+        fprintf(stderr, "after tuning, %d of %d elements of x are not the input plus one launch (x[0] = %g)\n", wrong,
+                N, host[0]);
+    CHECK(wrong == 0);
+    CHECK(tile_rt_copy_to_host(f.rt, host, f.out, 4 * N) == TILE_RT_OK);
+    CHECK(host[0] == (float)stub_nlaunches()); /* every launch ran on out, none restored it */
+    free(host);
+    fix_close(&f);
+}
+
 static void test_bench(void) {
     Fix f;
     fix_open(&f, 0, 2, 8192, 1000);
@@ -407,6 +455,7 @@ int main(int argc, char **argv) {
     test_launch();
     test_tuning();
     test_tuning_batches();
+    test_tune_restores_data();
     test_bench();
     if (argc > 1)
         test_bundle_facts(argv[1]);
