@@ -246,6 +246,15 @@ static bool parse_value(const char *s, size_t n, int64_t *iv, double *fv, bool *
         *is_float = false;
         return true;
     }
+    /* a u64 of 2^63 and up: carried by its bits, as a tile_arg carries it */
+    errno = 0;
+    unsigned long long u = buf[0] != '-' ? strtoull(buf, &end, 0) : 0;
+    if (buf[0] != '-' && *end == 0 && errno == 0 && end != buf) {
+        *iv = (int64_t)u;
+        *fv = (double)u;
+        *is_float = false;
+        return true;
+    }
     errno = 0;
     double d = strtod(buf, &end);
     if (*end == 0 && end != buf && errno == 0) {

@@ -365,13 +365,22 @@ static inline tile_arg tile_arg_buffer(void *p, size_t bytes) {
     return a;
 }
 
+/* A grid computed from the constants of the variant that runs (as a Triton grid callable
+ * sees its config): names[i] = values[i] for each of the variant's constants (const
+ * parameters, tuned names, warps, stages); fills grid[0..2] (axes it leaves stay 1) and
+ * returns 0, or nonzero to fail the launch. */
+typedef int (*tile_grid_fn)(void *ud, int n, const char *const *names, const double *values, int64_t grid[3]);
+
 typedef struct tile_run_options {
     tile_device device; /* TILE_DEVICE_INTERP; cuda: TILE_ERR_UNSUPPORTED until built */
-    int64_t grid[3];    /* all 0: from the kernel's grid clause */
+    int64_t grid[3];    /* all 0: from grid_fn when set, else the kernel's grid clause */
     FILE *print_out;    /* where print() writes; NULL: discarded */
     /* filled in by tile_run: the variant and grid that ran, for -v */
     char chosen[256]; /* "BLOCK=1024, warps=4, stages=2" */
     int64_t grid_used[3];
+    /* Added: the grid from the chosen variant's constants (grid all 0); NULL: none */
+    tile_grid_fn grid_fn;
+    void *grid_ud;
 } tile_run_options;
 
 /* Runs kernel k once.  args: one per parameter in declaration order (nargs must equal
