@@ -24,6 +24,8 @@ extern uint64_t cli_max_buffer_bytes;
 
 /* An integer as C writes it (decimal, 0x, 0 octal), '_' between digits allowed. */
 bool cli_parse_i64(const char *s, int64_t *out);
+/* The same for 0 .. 2^64-1 (no sign). */
+bool cli_parse_u64(const char *s, uint64_t *out);
 /* --grid=X[,Y[,Z]]: positive 32-bit integers; unset axes stay as they are. */
 bool cli_parse_grid(const char *s, int64_t grid[3]);
 /* @PATH, zeros:, rand:, randn: */
@@ -51,6 +53,7 @@ typedef struct CliCommon {
     const char *file;
     const char *kernel;
     bool verbose, debug;
+    bool diag_json; /* --diagnostics=json: one JSON object per line for each message */
     int opt_level;
     const char **defines;
     int ndefines;
@@ -63,7 +66,7 @@ typedef struct CliCompile {
     int emit_kind;                     /* tile_emit_kind */
     const char **div16, **div8, **one; /* --assume-div16=, --assume-div8=, --assume-one= lists */
     int ndiv16, ndiv8, none;
-    bool report, all_div16;
+    bool report, report_json, all_div16;
 } CliCompile;
 
 /* tilec run FILE.tile ... */

@@ -93,9 +93,15 @@ static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2
 static void usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    cli_verror(fmt, ap);
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputs(usage_text, stderr);
+    cli_error("%s", msg);
+    /* a likely typo gets its suggestion, not the whole usage in front of it */
+    if (strstr(msg, "did you mean"))
+        fputs("(tilec --help lists every option)\n", stderr);
+    else
+        fputs(usage_text, stderr);
     exit(EXIT_USAGE);
 }
 
@@ -203,21 +209,36 @@ static double now_ms(void) {
 }
 
 /* A compile of many variants that runs past a second ($TILEC_PROGRESS_MS) says how far
- * it is on stderr: one line rewritten in place on a terminal, else a line a second. */
+ * it is on stderr: on a terminal one line rewritten in place (at most ten times a
+ * second); elsewhere (a log, a pipe) a plain line at each quarter done, so that a long
+ * compile (a bundle of matmul.tile: minutes) writes a few lines, not one a second. */
 typedef struct Progress {
     double start, last, after_ms;
+    int next_quarter; /* not a terminal: the quarter whose line comes next (1..4) */
     bool shown, tty;
 } Progress;
 
 static void show_progress(void *ud, const char *what, int done, int total) {
     Progress *pr = ud;
     double t = now_ms();
-    if (t - pr->start < pr->after_ms || (done < total && pr->shown && t - pr->last < (pr->tty ? 100 : 1000)))
+    if (t - pr->start < pr->after_ms)
         return;
+    if (pr->tty && done < total && pr->shown && t - pr->last < 100)
+        return;
+    if (!pr->tty) {
+        if (done < total && (int64_t)done * 4 < (int64_t)total * pr->next_quarter)
+            return;
+        while (pr->next_quarter <= 4 && (int64_t)done * 4 >= (int64_t)total * pr->next_quarter)
+            pr->next_quarter++;
+        if (done == total)
+            pr->next_quarter = 1; /* the next batch (another kernel) starts again */
+    }
     pr->last = t;
     pr->shown = true;
-    fprintf(stderr, "%stilec: compiled %d of %d variants%s%s%s%s", pr->tty ? "\r" : "", done, total,
-            *what ? " of '" : "", what, *what ? "'" : "", !pr->tty || done == total ? "\n" : "");
+    /* \033[K clears what a longer line left on the terminal */
+    fprintf(stderr, "%stilec: compiled %d of %d variants%s%s%s%s%s", pr->tty ? "\r" : "", done, total,
+            *what ? " of '" : "", what, *what ? "'" : "", pr->tty ? "\033[K" : "",
+            !pr->tty || done == total ? "\n" : "");
     fflush(stderr);
 }
 
@@ -348,7 +369,8 @@ static int cmd_compile(int argc, char **argv) {
     check_file(c.file);
     tile_ctx *ctx = make_ctx(&c);
     const char *after = getenv("TILEC_PROGRESS_MS");
-    Progress progress = {.start = t0, .after_ms = after && *after ? atof(after) : 1000, .tty = isatty(2)};
+    Progress progress = {
+        .start = t0, .after_ms = after && *after ? atof(after) : 1000, .next_quarter = 1, .tty = isatty(2)};
     tile_ctx_set_progress(ctx, show_progress, &progress);
     tile_ctx_set_arch(ctx, o.arch);
     tile_ctx_set_timing(ctx, c.verbose);
@@ -457,8 +479,13 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)(eq - defines[i]), defines[i]);
         double d = strtod(eq + 1, NULL);
-        int64_t iv = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : (int64_t)d;
-        cli_parse_i64(eq + 1, &iv);
+        uint64_t u;
+        int64_t iv = !strcmp(eq + 1, "true")    ? 1
+                     : !strcmp(eq + 1, "false") ? 0
+                     : d >= -9e18 && d <= 9e18  ? (int64_t)d
+                                                : 0;
+        if (!cli_parse_i64(eq + 1, &iv) && cli_parse_u64(eq + 1, &u))
+            iv = (int64_t)u; /* a u64 of 2^63 and up, by its bits */
         if (tile_rt_set_const(k, name, iv, d) != TILE_RT_OK) {
             fprintf(stderr, "%s\n", tile_rt_last_error(rt));
             tile_rt_module_free(m);
@@ -534,6 +561,21 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
     return rc;
 }
 
+/* Whether NAME (its first n bytes) is a tuned constant of kernel k, warps or stages. */
+static bool names_tuned_constant(tile_program *p, int k, const char *name, size_t n) {
+    static const char *const shape[] = {"warps", "stages"};
+    for (int i = 0; i < 2; i++)
+        if (strlen(shape[i]) == n && !strncmp(shape[i], name, n))
+            return true;
+    for (int i = 0; i < tile_kernel_tune_count(p, k); i++) {
+        const char *t = NULL;
+        if (tile_kernel_tune(p, k, i, &t, NULL, NULL) != TILE_ERR_INVALID && t && strlen(t) == n &&
+            !strncmp(t, name, n))
+            return true;
+    }
+    return false;
+}
+
 static int cmd_run(int argc, char **argv) {
     CliRun o;
     char err[512];
@@ -589,6 +631,14 @@ static int cmd_run(int argc, char **argv) {
         int j = 0;
         while (j < np && (strlen(pis[j].name) != nlen || strncmp(pis[j].name, o.args[i], nlen)))
             j++;
+        if (j == np && names_tuned_constant(p, k, o.args[i], nlen)) {
+            /* NAME=V of a tuned constant (or warps, stages) pins it, as -D NAME=V does
+             * and as Python's keyword does */
+            o.c.defines[o.c.ndefines++] = o.args[i];
+            if (tile_ctx_define(ctx, o.args[i]) != TILE_OK)
+                bad++;
+            continue;
+        }
         if (j == np) {
             char name[128], hint[160];
             snprintf(name, sizeof name, "%.*s", (int)nlen, o.args[i]);
@@ -645,7 +695,7 @@ static int cmd_run(int argc, char **argv) {
         goto done;
 
     if (rt) {
-        if (run_on_runtime(rt, c.file, c.kernel, c.verbose, c.defines, c.ndefines, pis, args, np, grid,
+        if (run_on_runtime(rt, c.file, c.kernel, c.verbose, o.c.defines, o.c.ndefines, pis, args, np, grid,
                            bench ? o.bench_reps : 0) != 0)
             goto done;
         rc = 0;
