@@ -65,8 +65,19 @@ bool tile_arch_is_known(const char *arch) {
     return false;
 }
 
+void tile_ctx_set_diag_json(tile_ctx *c, bool on) {
+    if (c)
+        c->diag_json = on;
+}
+
 void driver_sink(void *ud, const char *msg) {
     tile_ctx *c = ud;
+    /* A compile thread's message comes back as JSON already (driver_jobs replays it). */
+    if (msg[0] == '{') {
+        if (c->diag)
+            c->diag(c->diag_ud, msg);
+        return;
+    }
     /* Notes follow their error; keep the error as "the last error". */
     if (strstr(msg, ": note: ") == NULL || !c->last_error) {
         char *copy = strdup(msg);
@@ -75,8 +86,13 @@ void driver_sink(void *ud, const char *msg) {
             c->last_error = copy;
         }
     }
-    if (c->diag)
+    if (c->diag && c->diag_json) {
+        char *json = driver_diag_json(msg, c->variant);
+        c->diag(c->diag_ud, json ? json : msg);
+        free(json);
+    } else if (c->diag) {
         c->diag(c->diag_ud, msg);
+    }
 }
 
 void driver_error(tile_ctx *c, const char *fmt, ...) {

@@ -319,6 +319,7 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs, ti
     if (tir_interp_run(f, targs, &io))
         st = TILE_ERR_RUN;
 done:
+    c->variant[0] = 0;
     tir_arena_free(a);
     return st;
 }

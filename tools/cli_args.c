@@ -10,11 +10,47 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool cli_quiet;
+bool cli_quiet, cli_json;
+
+/* A message as the library's JSON objects, without a location. */
+static void json_line(const char *severity, const char *fmt, va_list ap) {
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr,
+            "{\"severity\":\"%s\",\"file\":null,\"line\":null,\"column\":null,\"end_line\":null,"
+            "\"end_column\":null,\"message\":\"",
+            severity);
+    for (const char *p = msg; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fputc('\\', stderr);
+        if ((unsigned char)*p < 0x20)
+            fprintf(stderr, "\\u%04x", (unsigned char)*p);
+        else
+            fputc(*p, stderr);
+    }
+    fputs("\",\"source\":null,\"variant\":null,\"notes\":[]}\n", stderr);
+}
+
+void cli_notice(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (cli_json) {
+        json_line("warning", fmt, ap);
+    } else {
+        fputs("tilec: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputs("\n", stderr);
+    }
+    va_end(ap);
+}
 
 void cli_verror(const char *fmt, va_list ap) {
     if (cli_quiet)
         return;
+    if (cli_json) {
+        json_line("error", fmt, ap);
+        return;
+    }
     fputs("tilec: error: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputs("\n", stderr);

@@ -16,8 +16,12 @@
 
 /* cli_error writes "tilec: error: MESSAGE\n" on stderr, or nothing when cli_quiet. */
 extern bool cli_quiet;
+/* --diagnostics=json: cli_error writes a JSON object (as tile_ctx_set_diag_json's). */
+extern bool cli_json;
 void cli_verror(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "tilec: MESSAGE" on stderr (a JSON warning with --diagnostics=json). */
+void cli_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The largest buffer `tilec run` creates (2^36 bytes; the fuzz target lowers it). */
 extern uint64_t cli_max_buffer_bytes;

@@ -105,10 +105,45 @@ static void usage_error(const char *fmt, ...) {
     exit(EXIT_USAGE);
 }
 
+/* --diagnostics=json: the error or warning printed last, held until its notes are in
+ * ("notes": [...]), then written as one line. */
+static char *pending_json;
+
+static void flush_json(void) {
+    if (pending_json)
+        fprintf(stderr, "%s\n", pending_json);
+    free(pending_json);
+    pending_json = NULL;
+    fflush(stderr);
+}
+
+/* A JSON object of the library (tile_ctx_set_diag_json): a note goes into the held
+ * error's "notes" (the object ends in "\"notes\":[...]}"); anything else is held. */
+static void json_diag(const char *obj) {
+    static const char note_head[] = "{\"severity\":\"note\"";
+    bool note = !strncmp(obj, note_head, sizeof note_head - 1);
+    size_t n = pending_json ? strlen(pending_json) : 0;
+    if (note && n >= 2) {
+        char *grown = realloc(pending_json, n + strlen(obj) + 2);
+        if (grown) {
+            bool empty = grown[n - 3] == '[';
+            snprintf(grown + n - 2, strlen(obj) + 4, "%s%s]}", empty ? "" : ",", obj);
+            pending_json = grown;
+            return;
+        }
+    }
+    flush_json();
+    pending_json = strdup(obj);
+}
+
 /* The library's messages: located ones are printed as they are; the others get the
  * tool's name in front, as cc does. */
 static void print_diag(void *ud, const char *msg) {
     (void)ud;
+    if (msg[0] == '{') {
+        json_diag(msg);
+        return;
+    }
     size_t n = strlen(msg);
     if (!strncmp(msg, "error: ", 7))
         fputs("tilec: ", stderr);
@@ -140,6 +175,12 @@ static tile_ctx *make_ctx(const CliCommon *c) {
     if (!ctx) {
         cli_error("out of memory");
         exit(EXIT_ERROR);
+    }
+    if (c->diag_json) {
+        /* the tool's own errors too, and the last held one written at exit */
+        tile_ctx_set_diag_json(ctx, true);
+        cli_json = true;
+        atexit(flush_json);
     }
     tile_ctx_set_diag(ctx, print_diag, NULL);
     tile_ctx_set_debug(ctx, c->debug);
@@ -251,9 +292,17 @@ static void print_timing(const tile_ctx *ctx, double total_ms) {
     fprintf(stderr, "; total %.2f ms\n", total_ms);
 }
 
-/* --report: one line per kernel variant, `key=value` fields. */
-static void print_reports(const tile_report *r, int n) {
-    for (int i = 0; i < n; i++)
+/* --report: one line per kernel variant, `key=value` fields; --report=json: one JSON
+ * object per line with the same fields (and the variant's text). */
+static void print_reports(const tile_report *r, int n, bool json) {
+    for (int i = 0; i < n && json; i++)
+        printf("{\"kernel\":\"%s\",\"variant\":\"%s\",\"regs\":%d,\"smem\":%d,\"spill_stores\":%d,"
+               "\"spill_loads\":%d,\"stack\":%d,\"static_global\":%d,\"threads\":%d,\"flops\":%lld,"
+               "\"global_bytes\":%lld}\n",
+               r[i].kernel_name, r[i].variant_text, r[i].regs, r[i].smem_bytes, r[i].spill_stores, r[i].spill_loads,
+               r[i].stack_bytes, r[i].static_global_bytes, r[i].threads, (long long)r[i].flops,
+               (long long)r[i].global_bytes);
+    for (int i = 0; i < n && !json; i++)
         printf("%s [%s]: regs=%d smem=%d spill_stores=%d spill_loads=%d stack=%d "
                "static_global=%d threads=%d flops=%lld global_bytes=%lld\n",
                r[i].kernel_name, r[i].variant_text, r[i].regs, r[i].smem_bytes, r[i].spill_stores, r[i].spill_loads,
@@ -365,7 +414,7 @@ static int cmd_compile(int argc, char **argv) {
     const CliCommon c = o.c;
     const char *out_path = o.out_path, *emit = o.emit;
     int kind = o.emit_kind;
-    bool report = o.report;
+    bool report = o.report, report_json = o.report_json;
     check_file(c.file);
     tile_ctx *ctx = make_ctx(&c);
     const char *after = getenv("TILEC_PROGRESS_MS");
@@ -421,7 +470,7 @@ static int cmd_compile(int argc, char **argv) {
         int nreps;
         ok = tile_report_get(p, k, true, &reps, &nreps) == TILE_OK;
         if (ok) {
-            print_reports(reps, nreps);
+            print_reports(reps, nreps, report_json);
             fflush(stdout);
         }
         free(reps);
@@ -600,7 +649,7 @@ static int cmd_run(int argc, char **argv) {
                 cli_error("--device=cuda: %s", tile_rt_open_error());
                 return EXIT_ERROR;
             }
-            fprintf(stderr, "tilec: no CUDA device (%s); running on the interpreter\n", tile_rt_open_error());
+            cli_notice("no CUDA device (%s); running on the interpreter", tile_rt_open_error());
         }
     }
     if (!rt && bench && tile_rt_open(TILE_RT_INTERP, NULL, &rt) != TILE_RT_OK) {

@@ -97,6 +97,14 @@ void tile_ctx_set_timing(tile_ctx *c, bool on);
  * several kernels.  Called from the compiling threads, one call at a time.  NULL: none. */
 typedef void (*tile_progress_fn)(void *ud, const char *what, int done, int total);
 void tile_ctx_set_progress(tile_ctx *c, tile_progress_fn fn, void *ud);
+/* Added: each message goes to the diagnostics callback as one JSON object on one line,
+ * for tools and agents: {"severity": "error"|"warning"|"note", "file", "line", "column",
+ * "end_line", "end_column" (the span's last character; null where a message has no
+ * location), "message", "source" (the source line), "variant" (the constants of the
+ * variant being compiled, "BLOCK=64, warps=4, stages=2", else null), "notes": []}.  A
+ * note comes as its own object after the error it belongs to (a tool may move it into
+ * that error's "notes").  tile_ctx_last_error keeps the text form. */
+void tile_ctx_set_diag_json(tile_ctx *c, bool on);
 /* The last error message reported through this context ("" when none). */
 const char *tile_ctx_last_error(const tile_ctx *c);
 
