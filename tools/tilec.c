@@ -497,6 +497,15 @@ static int cmd_compile(int argc, char **argv) {
 /* ---- tilec run -------------------------------------------------------------------- */
 
 /* ---- tilec run on the GPU (and --bench) through the runtime --------------------------- */
+/* The runtime's message of a failed load (compile errors are already "FILE:LINE:COL:
+ * error: ..."): as it is, or one JSON error with --diagnostics=json. */
+static void runtime_error(const tile_rt *rt) {
+    if (cli_json)
+        cli_error("%s", tile_rt_last_error(rt));
+    else
+        fprintf(stderr, "%s\n", tile_rt_last_error(rt));
+}
+
 /* Runs kernel `kname` of `file` on rt: device buffers made from the host arguments, -D
  * values for const parameters, one launch (or --bench: autotune, then time `reps`
  * launches), and the pointer buffers copied back into `args` for --save. */
@@ -506,7 +515,7 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
     tile_rt_module *m = NULL;
     tile_rt_kernel *k = NULL;
     if (tile_rt_load_source_file(rt, file, &m) != TILE_RT_OK || tile_rt_get_kernel(m, kname, &k) != TILE_RT_OK) {
-        fprintf(stderr, "%s\n", tile_rt_last_error(rt));
+        runtime_error(rt);
         tile_rt_module_free(m);
         return EXIT_ERROR;
     }
@@ -536,7 +545,7 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
         if (!cli_parse_i64(eq + 1, &iv) && cli_parse_u64(eq + 1, &u))
             iv = (int64_t)u; /* a u64 of 2^63 and up, by its bits */
         if (tile_rt_set_const(k, name, iv, d) != TILE_RT_OK) {
-            fprintf(stderr, "%s\n", tile_rt_last_error(rt));
+            runtime_error(rt);
             tile_rt_module_free(m);
             return EXIT_ERROR;
         }
@@ -580,7 +589,7 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
     tile_rt_launch_info info = {0};
     tile_rt_last_launch_info(k, &info);
     if (s != TILE_RT_OK) {
-        fprintf(stderr, "tilec: error: %s\n", tile_rt_last_error(rt));
+        cli_error("%s", tile_rt_last_error(rt));
     } else {
         rc = 0;
         if (verbose)
