@@ -209,7 +209,7 @@ def check_triton_user():
     out, seen = run(CAUSAL=True)
     assert list(out.a) == [float(i) + 1 for i in range(n)], "add1 with CAUSAL=True"
     assert seen[-1]["BLOCK"] == 64 and seen[-1]["warps"] == 4 and seen[-1]["CAUSAL"] is True, seen
-    assert k.last_config == {"CAUSAL": 1, "BLOCK": 64, "warps": 4, "stages": 2}, k.last_config
+    assert k.last_config == {"CAUSAL": True, "BLOCK": 64, "warps": 4, "stages": 2}, k.last_config
     out, _ = run(CAUSAL=False, BLOCK=128)
     assert list(out.a) == [float(i) for i in range(n)] and k.last_config["BLOCK"] == 128
     expect(TypeError, lambda: run(CAUSAL=1), "'CAUSAL'", "bool", "True or False")

@@ -493,9 +493,10 @@ class _Launch:
             # an empty array is passed as address 0, where no buffer is
             if self.empty and e.status == "ERR_RUN" and " at 0x0 " in str(e):
                 names = ", ".join(f"'{n}'" for n in self.empty)
-                raise ValueError(f"{kname}(): {names} {'is an empty array' if len(self.empty) == 1 else 'are empty arrays'} "
-                                 f"(0 elements) but the kernel reads or writes it: pass an array "
-                                 f"with the elements it uses ({e})") from None
+                what = "is an empty array" if len(self.empty) == 1 else "are empty arrays"
+                raise ValueError(f"{kname}(): {names} {what} (0 elements) but the kernel "
+                                 f"reads or writes it: pass an array with the elements it "
+                                 f"uses ({e})") from None
             raise
 
     def check_unwritten(self, kname):
@@ -679,6 +680,19 @@ class Kernel:
 
 
 # ---- the Triton-like interface ----------------------------------------------------------
+def _load_program(ctx, prog, path, text, name):
+    """Loads a .tile file (path) or source text (named `name`) with the compiler library
+    into the c_void_p `prog`; a compile error raises tilec.Error."""
+    L = library()
+    if path is not None:
+        s = L.tile_program_load_file(ctx, os.fsencode(path), ctypes.byref(prog))
+    else:
+        src = text.encode()
+        s = L.tile_program_load_source(ctx, name.encode(), src, len(src), ctypes.byref(prog))
+    if s:
+        raise Error(STATUS.index("ERR_COMPILE"), _text(L.tile_ctx_last_error(ctx)))
+
+
 class _Declared:
     """What a source declares of each kernel (through the compiler library): parameters in
     order with their types and const flags, tune names, whether it has a grid clause."""
@@ -688,13 +702,7 @@ class _Declared:
         if not ctx:
             raise MemoryError("tilec: out of memory")
         try:
-            if path is not None:
-                s = L.tile_program_load_file(ctx, os.fsencode(path), ctypes.byref(prog))
-            else:
-                src = text.encode()
-                s = L.tile_program_load_source(ctx, name.encode(), src, len(src), ctypes.byref(prog))
-            if s:
-                raise Error(STATUS.index("ERR_COMPILE"), _text(L.tile_ctx_last_error(ctx)))
+            _load_program(ctx, prog, path, text, name)
             self.kernels = {}
             for k in range(L.tile_program_kernel_count(prog)):
                 params = []
@@ -865,7 +873,13 @@ class JITKernel:
     def last_config(self):
         """The constants of the variant the last launch ran, as a dict
         ({"BLOCK": 1024, "warps": 4, "stages": 2}); None before the first launch."""
-        return _parse_variant(self.last_variant) if self.last_variant else None
+        if not self.last_variant:
+            return None
+        config = _parse_variant(self.last_variant)
+        for name, p in self._const_params.items():
+            if p["scalar"] == "bool" and name in config:
+                config[name] = bool(config[name])
+        return config
 
     def _kernel(self, where, pins):
         """The runtime kernel for device `where` whose pinned names are `pins`: one module
@@ -977,14 +991,7 @@ class JITModule:
                 if L.tile_ctx_define(ctx, f"{name}={text}".encode()):
                     raise ValueError(f"{kname}.variants(): {name}={v!r}: "
                                      f"{_text(L.tile_ctx_last_error(ctx))}")
-            if self.path is not None:
-                s = L.tile_program_load_file(ctx, os.fsencode(self.path), ctypes.byref(prog))
-            else:
-                src = self._text.encode()
-                s = L.tile_program_load_source(ctx, self._name.encode(), src, len(src),
-                                               ctypes.byref(prog))
-            if s:
-                raise Error(STATUS.index("ERR_COMPILE"), _text(L.tile_ctx_last_error(ctx)))
+            _load_program(ctx, prog, self.path, self._text, self._name)
             k = [_text(L.tile_kernel_name(prog, i))
                  for i in range(L.tile_program_kernel_count(prog))].index(kname)
             if L.tile_variants_get(prog, k, True, ctypes.byref(vs)):
