@@ -23,10 +23,11 @@
 static const char usage_text[] =
     "usage: tilec FILE.tile [-o OUT] [--emit=tir|llvm|ptx|cubin|bundle|header] [--arch=sm_90a]\n"
     "             [-D NAME=V[,V...]]... [--kernel NAME] [--print-after=PASS|all] [--debug]\n"
-    "             [-O0|-O3] [-v] [--report] [--div16] [--assume-div16=P,...] [--assume-div8=P,...]\n"
-    "             [--assume-one=P,...]\n"
+    "             [-O0|-O3] [-v] [--report[=json]] [--div16] [--assume-div16=P,...]\n"
+    "             [--assume-div8=P,...] [--assume-one=P,...] [--diagnostics=text|json]\n"
     "       tilec run FILE.tile --kernel NAME [--device=cuda|interp] [--grid=X[,Y[,Z]]]\n"
-    "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] ARG... [--save NAME=PATH]...\n"
+    "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] [--diagnostics=text|json]\n"
+    "             ARG... [--save NAME=PATH]...\n"
     "  ARG: name=VALUE (scalar), name=@PATH[:SHAPE] (a .npy file or raw little-endian\n"
     "       elements), name=zeros:COUNT, name=rand:COUNT[:SEED], name=randn:COUNT[:SEED]\n"
     "  tilec --help, tilec run --help: every option; tilec --version\n";
@@ -44,7 +45,10 @@ static const char compile_help[] =
     "  --kernel NAME       only this kernel\n"
     "  --print-after=PASS  dump the IR after that pass (or all) on stderr\n"
     "  --report            one line per variant: registers, shared memory, spills, flops and\n"
-    "                      global bytes per program (the code itself only with -o)\n"
+    "                      global bytes per program (the code itself only with -o);\n"
+    "                      --report=json: one JSON object per variant\n"
+    "  --diagnostics=json  each error and warning as one JSON object per line (file, line,\n"
+    "                      column, span, message, notes, variant)\n"
     "  --div16             compile for launches whose pointers and integers are multiples of 16\n"
     "  --assume-div16=P,.. the same for the named parameters; --assume-div8=P,..: multiples\n"
     "                      of 8 (8-byte aligned); --assume-one=P,..: integers == 1\n"
@@ -69,8 +73,11 @@ static const char run_help[] =
     "  --save NAME=PATH    write buffer NAME to PATH after the run: raw elements, or a\n"
     "                      .npy file (its input's shape) when PATH ends in .npy\n"
     "  --debug             check assert()s; -O0/-O3 as for compiling; -v: variant and grid\n"
-    "Arguments, one per parameter (NAME=V also sets a const parameter):\n"
+    "  --diagnostics=json  errors and warnings as JSON objects, one per line\n"
+    "Arguments, one per parameter (NAME=V also sets a const parameter, or pins a tuned\n"
+    "constant, warps or stages as -D NAME=V does):\n"
     "  name=VALUE          a scalar: an integer (range-checked), a float, true or false\n"
+    "                      (or 1, 0)\n"
     "  name=@PATH          a buffer from a file: a .npy array whose dtype is the pointee\n"
     "                      type (C order), or raw little-endian elements of it\n"
     "  name=@PATH:SHAPE    the same, checked to hold SHAPE: N elements or a shape AxB...\n"
@@ -704,6 +711,12 @@ static int cmd_run(int argc, char **argv) {
             int bestd = 99;
             for (int q = 0; q < np; q++)
                 consider(&best, &bestd, name, pis[q].name);
+            for (int q = 0; q < tile_kernel_tune_count(p, k); q++) {
+                const char *t = NULL;
+                tile_kernel_tune(p, k, q, &t, NULL, NULL);
+                if (t)
+                    consider(&best, &bestd, name, t);
+            }
             cli_error("kernel '%s' has no parameter '%s'%s", c.kernel, name, did_you_mean(best, hint, sizeof hint));
             bad++;
             continue;
