@@ -5,6 +5,8 @@
     k[(rows,)](out, x, rows, cols)              # grid given, like Triton's kernel[grid](...)
     k(out, x, rows, cols)                       # grid from the kernel's grid clause
     k[(rows,)](out, x, rows=rows, cols=cols, BLOCK=1024)   # keywords; a tuned constant pinned
+    k[lambda META: (tilec.cdiv(rows, META["ROWS"]),)](...)  # META: the variant's constants
+    for v in k.variants(): k[grid](..., **v)    # every variant, one by one (tests)
     ms = tilec.do_bench(lambda: k(out, x, rows, cols))
 
 Arguments, one per runtime parameter, positional or by name: torch tensors, numpy arrays,
