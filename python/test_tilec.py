@@ -56,6 +56,9 @@ def check_device_api():
     out2 = HostArray([float("nan")] * n)
     k.bind(x, y, out2, n, grid=(math.ceil(n / 1024),))()
     assert out2.a == want, "bound launch with an explicit grid"
+    out3 = HostArray([float("nan")] * n)
+    k.bind(x, y, out3, n, grid=lambda meta: (tilec.cdiv(meta["n"], meta["BLOCK"]),))()
+    assert out3.a == want and k.last_launch_info()["grid"] == (3, 1, 1), "bound, grid from META"
     expect(TypeError, lambda: k(x, y, out), "takes 4 arguments", "got 3")
     info = k.last_launch_info()
     assert info["grid"] == (3, 1, 1), info          # the bound launch's grid

@@ -646,11 +646,15 @@ class Kernel:
     def bind(self, *args, grid=None, stream=None):
         """A launcher with the arguments converted once: calling it launches again (for
         timing loops, where converting arguments per launch would cost host time)."""
-        la, g, st = self._args(args), self._grid(grid), _stream_handle(stream)
+        la, st = self._args(args), _stream_handle(stream)
+        g = None if callable(grid) else self._grid(grid)
         L, h, n = library(), self._h, len(args)
 
         def launch():
-            la.check(self.module.device, self.name, L.tile_rt_launch(h, la.arr, n, st, g))
+            if callable(grid):          # the grid from the variant's constants, each launch
+                self._launch_grid_fn(la, args, grid, {}, stream)
+            else:
+                la.check(self.module.device, self.name, L.tile_rt_launch(h, la.arr, n, st, g))
             la.check_unwritten(self.name)
         launch.args = args          # keeps the tensors alive as long as the launcher
         return launch
