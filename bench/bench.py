@@ -25,6 +25,24 @@ import traceback
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 
+
+def parser():
+    """The command line, built before torch and triton are imported: --help needs neither."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
+    ap.add_argument("--json", help="write every figure here")
+    ap.add_argument("--plot", metavar="PNG", help="draw the table and a roofline of tilec's "
+                    "kernels (bench/plot.py; skipped with a message without matplotlib)")
+    ap.add_argument("--only", help="comma-separated: host,vector_add,softmax,layernorm,row_sum,copy,sweep")
+    ap.add_argument("--sweep", action="store_true",
+                    help="also softmax and layernorm at every row width their tune lists cover "
+                         "(256..16384 columns, 2^25 or 2^26 elements) and at ragged widths")
+    return ap
+
+
+if __name__ == "__main__":
+    ARGS = parser().parse_args()     # --help and a bad option answer here
+
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.testing  # noqa: E402
@@ -322,16 +340,7 @@ def table(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
-    ap.add_argument("--json", help="write every figure here")
-    ap.add_argument("--plot", metavar="PNG", help="draw the table and a roofline of tilec's "
-                    "kernels (bench/plot.py; skipped with a message without matplotlib)")
-    ap.add_argument("--only", help="comma-separated: host,vector_add,softmax,layernorm,row_sum,copy,sweep")
-    ap.add_argument("--sweep", action="store_true",
-                    help="also softmax and layernorm at every row width their tune lists cover "
-                         "(256..16384 columns, 2^25 or 2^26 elements) and at ragged widths")
-    a = ap.parse_args()
+    a = ARGS if __name__ == "__main__" else parser().parse_args()
     only = set(a.only.split(",")) if a.only else None
     q = 16 if a.quick else 1
 

@@ -438,6 +438,7 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     free(cubin);
     free(alt.cubin);
     tir_arena_free(a);
+    c->variant[0] = 0;
     return s;
 }
 

@@ -198,6 +198,8 @@ TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant 
     TirModule *m = tir_module_new(a);
     m->source_name = p->file->path;
     int before = p->diag.nerrors;
+    /* messages from here to the end of this variant's compile name it (JSON's "variant") */
+    driver_variant_text(v, c->variant, sizeof c->variant);
     double t0 = driver_now();
     if (!tf_elaborate(m, p->file, k, v, &p->diag) || p->diag.nerrors > before)
         return NULL;
@@ -292,6 +294,7 @@ static tile_status emit_kernel_tir(tile_program *p, int k, bool all, bool only_r
         }
         tir_arena_free(a);
     }
+    p->ctx->variant[0] = 0;
     tile_variants_free(vs);
     return s;
 }

@@ -75,8 +75,19 @@ const char *tile_arch_for_device(int cc_major, int cc_minor) {
     return t ? t->name : NULL;
 }
 
+void tile_ctx_set_diag_json(tile_ctx *c, bool on) {
+    if (c)
+        c->diag_json = on;
+}
+
 void driver_sink(void *ud, const char *msg) {
     tile_ctx *c = ud;
+    /* A compile thread's message comes back as JSON already (driver_jobs replays it). */
+    if (msg[0] == '{') {
+        if (c->diag)
+            c->diag(c->diag_ud, msg);
+        return;
+    }
     /* Notes follow their error; keep the error as "the last error". */
     if (strstr(msg, ": note: ") == NULL || !c->last_error) {
         char *copy = strdup(msg);
@@ -85,8 +96,13 @@ void driver_sink(void *ud, const char *msg) {
             c->last_error = copy;
         }
     }
-    if (c->diag)
+    if (c->diag && c->diag_json) {
+        char *json = driver_diag_json(msg, c->variant);
+        c->diag(c->diag_ud, json ? json : msg);
+        free(json);
+    } else if (c->diag) {
         c->diag(c->diag_ud, msg);
+    }
 }
 
 void driver_error(tile_ctx *c, const char *fmt, ...) {
@@ -253,6 +269,15 @@ static bool parse_value(const char *s, size_t n, int64_t *iv, double *fv, bool *
     if (*end == 0 && errno == 0 && end != buf) {
         *iv = v;
         *fv = (double)v;
+        *is_float = false;
+        return true;
+    }
+    /* a u64 of 2^63 and up: carried by its bits, as a tile_arg carries it */
+    errno = 0;
+    unsigned long long u = buf[0] != '-' ? strtoull(buf, &end, 0) : 0;
+    if (buf[0] != '-' && *end == 0 && errno == 0 && end != buf) {
+        *iv = (int64_t)u;
+        *fv = (double)u;
         *is_float = false;
         return true;
     }

@@ -40,6 +40,8 @@ struct tile_ctx {
     double phase_s[TILE_NPHASES];
     tile_progress_fn progress; /* NULL: none */
     void *progress_ud;
+    bool diag_json;    /* messages to `diag` as JSON objects (tile_ctx_set_diag_json) */
+    char variant[256]; /* the variant being lowered or compiled ("" none): JSON's "variant" */
 };
 
 /* The tune space of one kernel, evaluated once at load. */
@@ -121,5 +123,9 @@ double driver_now(void);
 void driver_time(tile_ctx *c, tile_phase ph, double seconds);
 /* "BLOCK=1024, warps=4, stages=2" into buf. */
 void driver_variant_text(const TfVariant *v, char *buf, size_t n);
+/* A formatted message ("PATH:LINE:COL: error: MSG", source line, caret line; or "error:
+ * MSG") as the one-line JSON object of tile_ctx_set_diag_json; malloc'd, NULL when out
+ * of memory.  variant: "" for none. */
+char *driver_diag_json(const char *msg, const char *variant);
 
 #endif

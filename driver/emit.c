@@ -70,8 +70,8 @@ static char *print_tir(TirModule *m, size_t *len) {
 
 /* Compiles variant v (index vi in its set) of kernel k as `kind`; for cubins, alt (may be
  * NULL) gets the uncapped cubin where the register budget capped the registers. */
-static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, int vi, tile_emit_kind kind, char **out,
-                                   size_t *len, tile_report *rep, tile_cubin *alt) {
+static tile_status compile_variant_named(tile_program *p, int k, const TfVariant *v, int vi, tile_emit_kind kind,
+                                         char **out, size_t *len, tile_report *rep, tile_cubin *alt) {
     tile_ctx *c = p->ctx;
     *out = NULL;
     *len = 0;
@@ -135,6 +135,14 @@ static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, i
 #endif
     }
     tir_arena_free(a);
+    return s;
+}
+
+/* compile_variant_named, the variant's name cleared after it (JSON's "variant"). */
+static tile_status compile_variant(tile_program *p, int k, const TfVariant *v, int vi, tile_emit_kind kind, char **out,
+                                   size_t *len, tile_report *rep, tile_cubin *alt) {
+    tile_status s = compile_variant_named(p, k, v, vi, kind, out, len, rep, alt);
+    p->ctx->variant[0] = 0; /* later messages are no longer this variant's */
     return s;
 }
 

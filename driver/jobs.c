@@ -56,6 +56,7 @@ static tile_ctx *ctx_like(const tile_ctx *c) {
     memcpy(d->arch, c->arch, sizeof d->arch);
     d->opt_level = c->opt_level;
     d->debug = c->debug;
+    d->diag_json = c->diag_json;
     d->timing = c->timing;
     d->defines = calloc((size_t)c->ndefines + 1, sizeof *d->defines);
     bool ok = d->defines != NULL;

@@ -11,12 +11,14 @@ bool tile_device_available(tile_device d) {
     return d == TILE_DEVICE_INTERP;
 }
 
-/* Whether v fits the integer parameter type s. u64 takes the non-negative int64
- * range: a tile_arg carries integers as int64_t. */
+/* Whether v fits the integer parameter type s.  A tile_arg carries integers as int64_t:
+ * a u64 by its bits (2^63 and up arrive negative), so every value fits it. */
 static bool int_fits(TirScalar s, int64_t v) {
     if (s == TIR_I1)
         return v == 0 || v == 1;
     int bits = tir_scalar_bits(s);
+    if (!tir_scalar_is_signed(s) && bits >= 64)
+        return true;
     if (tir_scalar_is_signed(s))
         return bits >= 64 || (v >= -(INT64_C(1) << (bits - 1)) && v < (INT64_C(1) << (bits - 1)));
     return v >= 0 && (bits >= 64 || v < (INT64_C(1) << bits));
@@ -110,14 +112,30 @@ static void grid_arg_text(const AstKernel *kn, const AstNode *e, const TfArgValu
     }
 }
 
+/* The most constants a grid function is shown (a variant has far fewer). */
+enum { TILE_MAX_GRID_CONSTS = 64 };
+
 static tile_status pick_grid(tile_program *p, int k, const TfVariant *v, const TfArgValue *vals,
                              const tile_run_options *o, int64_t grid[3]) {
     tile_ctx *c = p->ctx;
     const AstKernel *kn = &p->file->kernels[k];
     const char *kname = kn->name;
-    bool given = o->grid[0] || o->grid[1] || o->grid[2];
+    bool given = o->grid[0] || o->grid[1] || o->grid[2] || o->grid_fn;
     int r = 0;
-    if (given) {
+    if (given && o->grid_fn) {
+        const char *names[TILE_MAX_GRID_CONSTS];
+        double values[TILE_MAX_GRID_CONSTS];
+        int n = 0;
+        for (int i = 0; i < v->nconsts && n < TILE_MAX_GRID_CONSTS; i++, n++) {
+            names[n] = v->consts[i].name;
+            values[n] = v->consts[i].is_float ? v->consts[i].fval : (double)v->consts[i].ival;
+        }
+        grid[0] = grid[1] = grid[2] = 1;
+        if (o->grid_fn(o->grid_ud, n, names, values, grid)) {
+            driver_error(c, "kernel '%s': the grid function failed", kname);
+            return TILE_ERR_GRID;
+        }
+    } else if (given) {
         for (int i = 0; i < 3; i++)
             grid[i] = o->grid[i] ? o->grid[i] : 1;
     } else if ((r = tf_eval_grid(p->file, k, v, vals, grid)) < 0) {
@@ -301,6 +319,7 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs, ti
     if (tir_interp_run(f, targs, &io))
         st = TILE_ERR_RUN;
 done:
+    c->variant[0] = 0;
     tir_arena_free(a);
     return st;
 }

@@ -36,6 +36,22 @@ def main():
     expect(ValueError, lambda: k(m[:, :n], y, out, n), "not contiguous")
     k(x[:n], y, out, np.int32(n))                # numpy scalars are scalars
     assert np.array_equal(out, x[:n] + y)
+    # issue 35: np.frombuffer(bytes) is read-only: refused as an output, not written through
+    ro = np.frombuffer(bytes(4 * n), dtype=np.float32)
+    expect(ValueError, lambda: k(x[:n], y, ro, n), "'out'", "read-only")
+    assert not ro.any(), "a read-only output was written through"
+    k(ro, y, out, n)                             # as an input it is fine
+    assert np.array_equal(out, y)
+    # a 0-size array where the kernel leaves it alone; else refused in Python's words
+    from test_tilec import TRITON_USER
+    user = tilec.load(TRITON_USER, name="user.tile")
+    empty = np.zeros(0, np.float32)
+    user.twice(empty, empty, 0)
+    expect(ValueError, lambda: user.twice(empty, out, 1), "'x'", "empty array")
+    # u64 from numpy: 2^64 - 1 as an argument and a constant
+    o = np.zeros(2, np.int32)
+    user.scaled(o, np.uint64(2**64 - 1), S=np.int32(3), C=np.uint64(2**64 - 2))
+    assert list(o) == [3, 3]
     try:
         import ml_dtypes
     except ImportError:

@@ -218,6 +218,9 @@ tile_rt_status tile_rt_open(tile_rt_device_kind kind, const tile_rt_options *opt
     int tune = opt ? opt->tune : -1, tune_log = opt ? opt->tune_log : -1;
     rt->tune = tune >= 0 ? !!tune : env_flag("TILE_TUNE", 1);
     rt->tune_log = tune_log >= 0 ? !!tune_log : env_flag("TILE_TUNE_LOG", 0);
+    /* 0 is the default of a zeroed options struct: the environment decides, then off */
+    rt->debug = opt && opt->debug > 0 ? true : env_flag("TILE_DEBUG", 0);
+    bool fallback = opt && opt->interp_fallback > 0 ? true : env_flag("TILE_INTERP_FALLBACK", 0);
     if (opt) {
         rt->log = opt->log;
         rt->log_ud = opt->log_ud;
@@ -229,18 +232,30 @@ tile_rt_status tile_rt_open(tile_rt_device_kind kind, const tile_rt_options *opt
     }
 #ifdef TILE_RT_HAVE_CUDA
     tile_rt_status s = open_cuda(rt, opt ? opt->device_ordinal : 0);
+#else
+    snprintf(open_error, sizeof open_error,
+             "this libtilert was built without cuda.h: the cuda device is not available");
+    tile_rt_status s = TILE_RT_ERR_UNSUPPORTED;
+#endif
+    if (s != TILE_RT_OK && fallback && (s == TILE_RT_ERR_NO_DRIVER || s == TILE_RT_ERR_UNSUPPORTED)) {
+        /* interp_fallback: the same program runs, slowly, where there is no GPU */
+        rt_log(rt, "tilert: no GPU (%s): running on the interpreter (interp_fallback)", open_error);
+        rt->kind = TILE_RT_INTERP;
+        snprintf(rt->name, sizeof rt->name, "interpreter");
+        rt->arch[0] = 0;
+        *out = rt;
+        return TILE_RT_OK;
+    }
     if (s != TILE_RT_OK) {
         free(rt);
         return s;
     }
     *out = rt;
     return TILE_RT_OK;
-#else
-    snprintf(open_error, sizeof open_error,
-             "this libtilert was built without cuda.h: the cuda device is not available");
-    free(rt);
-    return TILE_RT_ERR_UNSUPPORTED;
-#endif
+}
+
+tile_rt_device_kind tile_rt_kind(const tile_rt *rt) {
+    return rt ? rt->kind : TILE_RT_INTERP;
 }
 
 void tile_rt_close(tile_rt *rt) {

@@ -73,7 +73,12 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
         if (!p->is_pointer && tile_scalar_is_float(p->scalar) && a->kind == TILE_RT_ARG_I64)
             targs[pi] = tile_arg_float((double)a->i64);
     }
-    tile_run_options o = {.device = TILE_DEVICE_INTERP};
+    /* print() goes to stdout as a GPU's printf does; the grid function (if any) sees the
+     * constants of the variant that runs */
+    tile_run_options o = {.device = TILE_DEVICE_INTERP,
+                          .print_out = stdout,
+                          .grid_fn = grid ? NULL : rt_grid_fn.fn,
+                          .grid_ud = rt_grid_fn.ud};
     if (grid)
         for (int i = 0; i < 3; i++)
             o.grid[i] = grid[i] > 0 ? grid[i] : 1;
@@ -81,6 +86,7 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
     /* const parameters travel as arguments; pinned tuned constants as defines */
     tile_rt_status s = rt_kernel_defines(k, m->tctx, true);
     tile_status ts = s == TILE_RT_OK ? tile_run(m->prog, k->index, targs, (int)k->nparams, &o) : TILE_OK;
+    fflush(stdout);
     if (s == TILE_RT_OK)
         s = map_status(ts);
     if (s != TILE_RT_OK) {

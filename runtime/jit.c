@@ -77,6 +77,8 @@ void rt_cache_key(const tile_rt_module *m, int k, uint32_t vi, RtFacts f, const 
         x = rt_fnv1a(x, arch, strlen(arch) + 1);
         if (low >= 0)
             x = rt_fnv1a(x, &low, sizeof low);
+        if (m->rt->debug) /* assert() checks compiled in: other code, keys of others unchanged */
+            x = rt_fnv1a(x, "debug", 6);
         h[i] = x;
     }
     snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
@@ -204,6 +206,7 @@ static RtCompiler *compiler_get(tile_rt_module *m) {
     }
     if (m->rt->arch[0])
         tile_ctx_set_arch(c->tctx, m->rt->arch);
+    tile_ctx_set_debug(c->tctx, m->rt->debug);
     if (tile_program_load_source(c->tctx, m->name, m->source, m->source_len, &c->prog) != TILE_OK) {
         rt_fail(m->rt, TILE_RT_ERR_COMPILE, "'%s': loading the source again for the JIT: %s", m->name,
                 tile_ctx_last_error(c->tctx));

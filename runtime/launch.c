@@ -38,6 +38,8 @@ static bool int_in_range(tile_scalar t, int64_t v, int64_t *lo, uint64_t *hi) {
         *lo = 0;
         *hi = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
     }
+    if (t == TILE_U64) /* every int64 carries a u64 by its bits: 2^63 and up are negative */
+        return true;
     return v >= *lo && (v < 0 || (uint64_t)v <= *hi);
 }
 
@@ -146,11 +148,43 @@ static bool consts_match(const tile_rt_kernel *k, const RtKernelMeta *km, const 
     return true;
 }
 
+_Thread_local RtGridFn rt_grid_fn;
+
+/* The grid of variant v from the launch's grid function: its constants by name. */
+static tile_rt_status grid_from_fn(tile_rt_kernel *k, const RtVariant *v, int64_t g[3]) {
+    const RtKernelMeta *km = k->meta;
+    const char *names[RT_MAX_CONST_NAMES + 2];
+    double values[RT_MAX_CONST_NAMES + 2];
+    int n = 0;
+    bool warps = false, stages = false;
+    for (uint32_t i = 0; i < km->ncnames && n < RT_MAX_CONST_NAMES; i++, n++) {
+        names[n] = km->cnames[i];
+        values[n] = v->cvals[i];
+        warps |= !strcmp(names[n], "warps");
+        stages |= !strcmp(names[n], "stages");
+    }
+    if (!warps) {
+        names[n] = "warps";
+        values[n++] = v->warps;
+    }
+    if (!stages) {
+        names[n] = "stages";
+        values[n++] = v->stages;
+    }
+    if (rt_grid_fn.fn(rt_grid_fn.ud, n, names, values, g))
+        return rt_fail(k->m->rt, TILE_RT_ERR_ARGS, "kernel '%s' (%s): the grid function failed", k->name, v->text);
+    return TILE_RT_OK;
+}
+
 static tile_rt_status eval_grid(tile_rt_kernel *k, const RtVariant *v, const LaunchArgs *la, const int64_t *given,
                                 int64_t g[3]) {
     const RtKernelMeta *km = k->meta;
     g[0] = g[1] = g[2] = 1;
-    if (given) {
+    if (!given && rt_grid_fn.fn) {
+        tile_rt_status s = grid_from_fn(k, v, g);
+        if (s)
+            return s;
+    } else if (given) {
         for (int i = 0; i < 3; i++)
             g[i] = given[i] > 0 ? given[i] : (i == 0 ? given[0] : 1);
     } else if (!km->ngrid) {
@@ -774,6 +808,17 @@ tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int na
         }
     }
     return rt_launch_instance(k, inst, args, la.vals, stream, grid);
+}
+
+tile_rt_status tile_rt_launch_grid_fn(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, void *stream,
+                                      tile_rt_grid_fn fn, void *ud) {
+    if (!k || !fn)
+        return TILE_RT_ERR_INVALID;
+    RtGridFn saved = rt_grid_fn;
+    rt_grid_fn = (RtGridFn){fn, ud};
+    tile_rt_status s = tile_rt_launch(k, args, nargs, stream, NULL);
+    rt_grid_fn = saved;
+    return s;
 }
 
 /* ---- benchmarking ---------------------------------------------------------------- */

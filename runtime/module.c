@@ -216,6 +216,7 @@ tile_rt_status tile_rt_load_source(tile_rt *rt, const char *name, const char *sr
     m->source_len = len;
     m->source_hash = rt_fnv1a(RT_FNV_BASIS, src, len);
     tile_ctx_set_diag(m->tctx, diag_collect, d);
+    tile_ctx_set_debug(m->tctx, rt->debug);
     if (rt->arch[0])
         tile_ctx_set_arch(m->tctx, rt->arch);
     tile_status ts = tile_program_load_source(m->tctx, name, src, len, &m->prog);
@@ -274,10 +275,12 @@ tile_rt_status tile_rt_load_source_file(tile_rt *rt, const char *path, tile_rt_m
 }
 
 static tile_rt_status define_one(const tile_rt_kernel *k, tile_ctx *ctx, const char *name, bool is_float, int64_t iv,
-                                 double fv) {
+                                 double fv, bool is_u64) {
     char def[256];
     if (is_float)
         snprintf(def, sizeof def, "%s=%.17g", name, fv);
+    else if (is_u64) /* the int64 carries a u64 by its bits */
+        snprintf(def, sizeof def, "%s=%llu", name, (unsigned long long)iv);
     else
         snprintf(def, sizeof def, "%s=%lld", name, (long long)iv);
     if (tile_ctx_define(ctx, def) != TILE_OK)
@@ -291,9 +294,9 @@ tile_rt_status rt_kernel_defines(const tile_rt_kernel *k, tile_ctx *ctx, bool pi
     for (uint32_t i = 0; i < k->nparams && !pins_only && s == TILE_RT_OK; i++)
         if (k->params[i].is_const && k->const_set[i])
             s = define_one(k, ctx, k->params[i].name, tile_scalar_is_float(k->params[i].scalar), k->const_i[i],
-                           k->const_f[i]);
+                           k->const_f[i], k->params[i].scalar == TILE_U64);
     for (int i = 0; i < k->npins && s == TILE_RT_OK; i++)
-        s = define_one(k, ctx, k->pin_name[i], k->pin_f[i] != (double)k->pin_i[i], k->pin_i[i], k->pin_f[i]);
+        s = define_one(k, ctx, k->pin_name[i], k->pin_f[i] != (double)k->pin_i[i], k->pin_i[i], k->pin_f[i], false);
     return s;
 }
 

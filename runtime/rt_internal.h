@@ -155,6 +155,7 @@ struct tile_rt {
     unsigned cache_owner;  /* the uid whose entries are trusted */
     uint8_t cache_key[16]; /* the cache's MAC key (CACHE/key) */
     int tune, tune_log;
+    bool debug; /* source kernels compiled with assert() checked */
     void (*log)(void *ud, const char *line);
     void *log_ud;
     RtStats stats;
@@ -280,6 +281,12 @@ tile_rt_status rt_kernel_defines(const tile_rt_kernel *k, tile_ctx *ctx, bool pi
 tile_rt_status rt_source_meta(tile_rt_kernel *k);
 
 /* The interpreter device: one launch through tile_run. */
+/* The grid function of the launch this thread is making (tile_rt_launch_grid_fn), or NULL. */
+typedef struct RtGridFn {
+    tile_rt_grid_fn fn;
+    void *ud;
+} RtGridFn;
+extern _Thread_local RtGridFn rt_grid_fn;
 tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, const int64_t *grid);
 
 /* ---- the JIT and its disk cache -------------------------------------------------- */

@@ -10,11 +10,47 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool cli_quiet;
+bool cli_quiet, cli_json;
+
+/* A message as the library's JSON objects, without a location. */
+static void json_line(const char *severity, const char *fmt, va_list ap) {
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr,
+            "{\"severity\":\"%s\",\"file\":null,\"line\":null,\"column\":null,\"end_line\":null,"
+            "\"end_column\":null,\"message\":\"",
+            severity);
+    for (const char *p = msg; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fputc('\\', stderr);
+        if ((unsigned char)*p < 0x20)
+            fprintf(stderr, "\\u%04x", (unsigned char)*p);
+        else
+            fputc(*p, stderr);
+    }
+    fputs("\",\"source\":null,\"variant\":null,\"notes\":[]}\n", stderr);
+}
+
+void cli_notice(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (cli_json) {
+        json_line("warning", fmt, ap);
+    } else {
+        fputs("tilec: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputs("\n", stderr);
+    }
+    va_end(ap);
+}
 
 void cli_verror(const char *fmt, va_list ap) {
     if (cli_quiet)
         return;
+    if (cli_json) {
+        json_line("error", fmt, ap);
+        return;
+    }
     fputs("tilec: error: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputs("\n", stderr);
@@ -46,6 +82,24 @@ bool cli_parse_i64(const char *s, int64_t *out) {
     char *end;
     errno = 0;
     long long v = strtoll(buf, &end, 0);
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_u64(const char *s, uint64_t *out) {
+    char buf[80];
+    size_t k = 0;
+    for (; *s && k + 1 < sizeof buf; s++)
+        if (*s != '_')
+            buf[k++] = *s;
+    if (*s || k == 0 || buf[0] == '-' || buf[0] == '+')
+        return false;
+    buf[k] = 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 0);
     if (*end || errno)
         return false;
     *out = v;
@@ -298,11 +352,13 @@ bool cli_make_buffer(const tile_param_info *pi, const char *v, tile_arg *out, Cl
 bool cli_make_scalar(const tile_param_info *pi, const char *v, tile_arg *out) {
     const char *tn = tile_scalar_name(pi->type);
     if (pi->type == TILE_BOOL) {
-        if (strcmp(v, "true") && strcmp(v, "false")) {
-            cli_error("argument '%s': expected true or false for bool, got '%s'", pi->name, v);
+        /* as -D takes them: true, false, 1 or 0 */
+        bool t = !strcmp(v, "true") || !strcmp(v, "1");
+        if (!t && strcmp(v, "false") && strcmp(v, "0")) {
+            cli_error("argument '%s': expected true or false (or 1, 0) for bool, got '%s'", pi->name, v);
             return false;
         }
-        *out = tile_arg_int(v[0] == 't');
+        *out = tile_arg_int(t);
         return true;
     }
     if (tile_scalar_is_float(pi->type)) {
@@ -317,6 +373,11 @@ bool cli_make_scalar(const tile_param_info *pi, const char *v, tile_arg *out) {
         return true;
     }
     int64_t i;
+    uint64_t u;
+    if (pi->type == TILE_U64 && cli_parse_u64(v, &u)) {
+        *out = tile_arg_int((int64_t)u); /* a u64 travels by its bits */
+        return true;
+    }
     if (!cli_parse_i64(v, &i)) {
         cli_error("argument '%s': expected an integer for %s, got '%s'", pi->name, tn, v);
         return false;
@@ -422,6 +483,34 @@ static const char *opt_value(Args *g, int *i, const char *name) {
     return NULL;
 }
 
+/* Every option of each command, for "did you mean" on a mistyped one. */
+static const char *const common_options[] = {"-v", "--debug",       "-O0",    "-O3",      "--kernel",
+                                             "-D", "--diagnostics", "--help", "--version"};
+static const char *const compile_options[] = {"--emit",         "--arch",        "--print-after",
+                                              "--assume-div16", "--assume-div8", "--assume-one",
+                                              "--div16",        "--report",      "-o"};
+static const char *const run_options[] = {"--device", "--grid", "--save", "--bench"};
+
+/* "unknown option 'A'", with the closest option of `extra` or the common ones when A (up
+ * to its '=') is a typo of it: one edit for short names, two otherwise. */
+static bool unknown_option(Args *g, const char *a, const char *const *extra, size_t nextra) {
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
+    const char *best = NULL;
+    int bestd = 99, most = strlen(name) > 4 ? 2 : 1;
+    for (size_t i = 0; i < nextra + sizeof common_options / sizeof *common_options; i++) {
+        const char *cand = i < nextra ? extra[i] : common_options[i - nextra];
+        int d = tile_name_distance(name, cand);
+        if (d < bestd && d <= most) {
+            best = cand;
+            bestd = d;
+        }
+    }
+    if (best)
+        return args_fail(g, "unknown option '%s'; did you mean '%s'?", a, best);
+    return args_fail(g, "unknown option '%s'", a);
+}
+
 static bool parse_common(Args *g, int *i, CliCommon *c) {
     const char *v;
     const char *a = g->argv[*i];
@@ -435,7 +524,11 @@ static bool parse_common(Args *g, int *i, CliCommon *c) {
         c->opt_level = 3;
     else if ((v = opt_value(g, i, "--kernel")))
         c->kernel = v;
-    else if ((v = opt_value(g, i, "-D")))
+    else if ((v = opt_value(g, i, "--diagnostics"))) {
+        if (strcmp(v, "json") && strcmp(v, "text"))
+            return args_fail(g, "bad --diagnostics '%s': expected text or json", v), true;
+        c->diag_json = !strcmp(v, "json");
+    } else if ((v = opt_value(g, i, "-D")))
         c->defines[c->ndefines++] = v;
     else
         return g->failed;
@@ -470,14 +563,18 @@ bool cli_parse_compile(int argc, char **argv, CliCompile *o, char *err, size_t e
             o->one[o->none++] = v;
         else if (!strcmp(a, "--div16"))
             o->all_div16 = true;
-        else if (!strcmp(a, "--report"))
+        else if (!strcmp(a, "--report") || !strcmp(a, "--report=text"))
             o->report = true;
+        else if (!strcmp(a, "--report=json"))
+            o->report = o->report_json = true;
+        else if (!strncmp(a, "--report=", 9))
+            args_fail(&g, "bad --report '%s': expected --report, --report=text or --report=json", a + 9);
         else if ((v = opt_value(&g, &i, "-o")))
             o->out_path = v;
         else if (g.failed)
             break;
         else if (a[0] == '-' && a[1])
-            args_fail(&g, "unknown option '%s'", a);
+            unknown_option(&g, a, compile_options, sizeof compile_options / sizeof *compile_options);
         else if (o->c.file)
             args_fail(&g, "more than one input file ('%s' and '%s')", o->c.file, a);
         else
@@ -520,7 +617,7 @@ bool cli_parse_run(int argc, char **argv, CliRun *o, char *err, size_t errn) {
                 args_fail(&g, "bad --bench '%s': expected --bench[=N], N a positive count", a);
             o->bench_reps = (int)n;
         } else if (a[0] == '-' && a[1])
-            args_fail(&g, "unknown option '%s'", a);
+            unknown_option(&g, a, run_options, sizeof run_options / sizeof *run_options);
         else if (!o->c.file)
             o->c.file = a;
         else if (!strchr(a, '=') || a[0] == '=')

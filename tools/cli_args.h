@@ -16,14 +16,20 @@
 
 /* cli_error writes "tilec: error: MESSAGE\n" on stderr, or nothing when cli_quiet. */
 extern bool cli_quiet;
+/* --diagnostics=json: cli_error writes a JSON object (as tile_ctx_set_diag_json's). */
+extern bool cli_json;
 void cli_verror(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "tilec: MESSAGE" on stderr (a JSON warning with --diagnostics=json). */
+void cli_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The largest buffer `tilec run` creates (2^36 bytes; the fuzz target lowers it). */
 extern uint64_t cli_max_buffer_bytes;
 
 /* An integer as C writes it (decimal, 0x, 0 octal), '_' between digits allowed. */
 bool cli_parse_i64(const char *s, int64_t *out);
+/* The same for 0 .. 2^64-1 (no sign). */
+bool cli_parse_u64(const char *s, uint64_t *out);
 /* --grid=X[,Y[,Z]]: positive 32-bit integers; unset axes stay as they are. */
 bool cli_parse_grid(const char *s, int64_t grid[3]);
 /* @PATH, zeros:, rand:, randn: */
@@ -51,6 +57,7 @@ typedef struct CliCommon {
     const char *file;
     const char *kernel;
     bool verbose, debug;
+    bool diag_json; /* --diagnostics=json: one JSON object per line for each message */
     int opt_level;
     const char **defines;
     int ndefines;
@@ -63,7 +70,7 @@ typedef struct CliCompile {
     int emit_kind;                     /* tile_emit_kind */
     const char **div16, **div8, **one; /* --assume-div16=, --assume-div8=, --assume-one= lists */
     int ndiv16, ndiv8, none;
-    bool report, all_div16;
+    bool report, report_json, all_div16;
 } CliCompile;
 
 /* tilec run FILE.tile ... */

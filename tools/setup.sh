@@ -38,7 +38,10 @@ else
     echo "setup: LLVM $llvm"
     llvm_pkgs=("llvm-$llvm-dev" "llvm-$llvm-tools")
 fi
-packages=(cmake build-essential re2c bison "${llvm_pkgs[@]}" zlib1g-dev libzstd-dev libxml2-dev)
+# What the Python tests import (ctest's python.*): numpy (python.numpy, python.readme),
+# pip, setuptools and wheel (python.pip_install), matplotlib (python.bench_plot).
+python_pkgs=(python3 python3-numpy python3-pip python3-setuptools python3-wheel python3-matplotlib)
+packages=(cmake build-essential re2c bison "${llvm_pkgs[@]}" zlib1g-dev libzstd-dev libxml2-dev "${python_pkgs[@]}")
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -51,6 +54,13 @@ fi
 
 llvm_config=()
 [ -n "$llvm" ] && llvm_config=("-DTILEC_LLVM_CONFIG=$(command -v "llvm-config-$llvm" || echo "/usr/bin/llvm-config-$llvm")")
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${llvm_config[@]}"
+# The Python tests run with the python3 that has apt's numpy: the first python3 on PATH
+# (a pyenv or a virtual environment) may lack it, then the system's is named to CMake.
+py=$(command -v python3 || echo /usr/bin/python3)
+if ! "$py" -c "import numpy" 2>/dev/null && /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+    py=/usr/bin/python3
+fi
+echo "setup: Python tests with $py"
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${llvm_config[@]}" "-DPython3_EXECUTABLE=$py"
 cmake --build "$BUILD" -j"$(nproc)"
 tools/run-examples.sh "$BUILD"

@@ -23,10 +23,11 @@
 static const char usage_text[] =
     "usage: tilec FILE.tile [-o OUT] [--emit=tir|llvm|ptx|cubin|bundle|header] [--arch=ARCH]\n"
     "             [-D NAME=V[,V...]]... [--kernel NAME] [--print-after=PASS|all] [--debug]\n"
-    "             [-O0|-O3] [-v] [--report] [--div16] [--assume-div16=P,...] [--assume-div8=P,...]\n"
-    "             [--assume-one=P,...]\n"
+    "             [-O0|-O3] [-v] [--report[=json]] [--div16] [--assume-div16=P,...]\n"
+    "             [--assume-div8=P,...] [--assume-one=P,...] [--diagnostics=text|json]\n"
     "       tilec run FILE.tile --kernel NAME [--device=cuda|interp] [--grid=X[,Y[,Z]]]\n"
-    "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] ARG... [--save NAME=PATH]...\n"
+    "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] [--diagnostics=text|json]\n"
+    "             ARG... [--save NAME=PATH]...\n"
     "  ARG: name=VALUE (scalar), name=@PATH[:SHAPE] (a .npy file or raw little-endian\n"
     "       elements), name=zeros:COUNT, name=rand:COUNT[:SEED], name=randn:COUNT[:SEED]\n"
     "  tilec --help, tilec run --help: every option; tilec --version\n";
@@ -44,7 +45,10 @@ static const char compile_help[] =
     "  --kernel NAME       only this kernel\n"
     "  --print-after=PASS  dump the IR after that pass (or all) on stderr\n"
     "  --report            one line per variant: registers, shared memory, spills, flops and\n"
-    "                      global bytes per program (the code itself only with -o)\n"
+    "                      global bytes per program (the code itself only with -o);\n"
+    "                      --report=json: one JSON object per variant\n"
+    "  --diagnostics=json  each error and warning as one JSON object per line (file, line,\n"
+    "                      column, span, message, notes, variant)\n"
     "  --div16             compile for launches whose pointers and integers are multiples of 16\n"
     "  --assume-div16=P,.. the same for the named parameters; --assume-div8=P,..: multiples\n"
     "                      of 8 (8-byte aligned); --assume-one=P,..: integers == 1\n"
@@ -69,8 +73,11 @@ static const char run_help[] =
     "  --save NAME=PATH    write buffer NAME to PATH after the run: raw elements, or a\n"
     "                      .npy file (its input's shape) when PATH ends in .npy\n"
     "  --debug             check assert()s; -O0/-O3 as for compiling; -v: variant and grid\n"
-    "Arguments, one per parameter (NAME=V also sets a const parameter):\n"
+    "  --diagnostics=json  errors and warnings as JSON objects, one per line\n"
+    "Arguments, one per parameter (NAME=V also sets a const parameter, or pins a tuned\n"
+    "constant, warps or stages as -D NAME=V does):\n"
     "  name=VALUE          a scalar: an integer (range-checked), a float, true or false\n"
+    "                      (or 1, 0)\n"
     "  name=@PATH          a buffer from a file: a .npy array whose dtype is the pointee\n"
     "                      type (C order), or raw little-endian elements of it\n"
     "  name=@PATH:SHAPE    the same, checked to hold SHAPE: N elements or a shape AxB...\n"
@@ -93,16 +100,57 @@ static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2
 static void usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    cli_verror(fmt, ap);
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputs(usage_text, stderr);
+    cli_error("%s", msg);
+    /* a likely typo gets its suggestion, not the whole usage in front of it */
+    if (strstr(msg, "did you mean"))
+        fputs("(tilec --help lists every option)\n", stderr);
+    else
+        fputs(usage_text, stderr);
     exit(EXIT_USAGE);
+}
+
+/* --diagnostics=json: the error or warning printed last, held until its notes are in
+ * ("notes": [...]), then written as one line. */
+static char *pending_json;
+
+static void flush_json(void) {
+    if (pending_json)
+        fprintf(stderr, "%s\n", pending_json);
+    free(pending_json);
+    pending_json = NULL;
+    fflush(stderr);
+}
+
+/* A JSON object of the library (tile_ctx_set_diag_json): a note goes into the held
+ * error's "notes" (the object ends in "\"notes\":[...]}"); anything else is held. */
+static void json_diag(const char *obj) {
+    static const char note_head[] = "{\"severity\":\"note\"";
+    bool note = !strncmp(obj, note_head, sizeof note_head - 1);
+    size_t n = pending_json ? strlen(pending_json) : 0;
+    if (note && n >= 2) {
+        char *grown = realloc(pending_json, n + strlen(obj) + 2);
+        if (grown) {
+            bool empty = grown[n - 3] == '[';
+            snprintf(grown + n - 2, strlen(obj) + 4, "%s%s]}", empty ? "" : ",", obj);
+            pending_json = grown;
+            return;
+        }
+    }
+    flush_json();
+    pending_json = strdup(obj);
 }
 
 /* The library's messages: located ones are printed as they are; the others get the
  * tool's name in front, as cc does. */
 static void print_diag(void *ud, const char *msg) {
     (void)ud;
+    if (msg[0] == '{') {
+        json_diag(msg);
+        return;
+    }
     size_t n = strlen(msg);
     if (!strncmp(msg, "error: ", 7))
         fputs("tilec: ", stderr);
@@ -134,6 +182,12 @@ static tile_ctx *make_ctx(const CliCommon *c) {
     if (!ctx) {
         cli_error("out of memory");
         exit(EXIT_ERROR);
+    }
+    if (c->diag_json) {
+        /* the tool's own errors too, and the last held one written at exit */
+        tile_ctx_set_diag_json(ctx, true);
+        cli_json = true;
+        atexit(flush_json);
     }
     tile_ctx_set_diag(ctx, print_diag, NULL);
     tile_ctx_set_debug(ctx, c->debug);
@@ -203,21 +257,36 @@ static double now_ms(void) {
 }
 
 /* A compile of many variants that runs past a second ($TILEC_PROGRESS_MS) says how far
- * it is on stderr: one line rewritten in place on a terminal, else a line a second. */
+ * it is on stderr: on a terminal one line rewritten in place (at most ten times a
+ * second); elsewhere (a log, a pipe) a plain line at each quarter done, so that a long
+ * compile (a bundle of matmul.tile: minutes) writes a few lines, not one a second. */
 typedef struct Progress {
     double start, last, after_ms;
+    int next_quarter; /* not a terminal: the quarter whose line comes next (1..4) */
     bool shown, tty;
 } Progress;
 
 static void show_progress(void *ud, const char *what, int done, int total) {
     Progress *pr = ud;
     double t = now_ms();
-    if (t - pr->start < pr->after_ms || (done < total && pr->shown && t - pr->last < (pr->tty ? 100 : 1000)))
+    if (t - pr->start < pr->after_ms)
         return;
+    if (pr->tty && done < total && pr->shown && t - pr->last < 100)
+        return;
+    if (!pr->tty) {
+        if (done < total && (int64_t)done * 4 < (int64_t)total * pr->next_quarter)
+            return;
+        while (pr->next_quarter <= 4 && (int64_t)done * 4 >= (int64_t)total * pr->next_quarter)
+            pr->next_quarter++;
+        if (done == total)
+            pr->next_quarter = 1; /* the next batch (another kernel) starts again */
+    }
     pr->last = t;
     pr->shown = true;
-    fprintf(stderr, "%stilec: compiled %d of %d variants%s%s%s%s", pr->tty ? "\r" : "", done, total,
-            *what ? " of '" : "", what, *what ? "'" : "", !pr->tty || done == total ? "\n" : "");
+    /* \033[K clears what a longer line left on the terminal */
+    fprintf(stderr, "%stilec: compiled %d of %d variants%s%s%s%s%s", pr->tty ? "\r" : "", done, total,
+            *what ? " of '" : "", what, *what ? "'" : "", pr->tty ? "\033[K" : "",
+            !pr->tty || done == total ? "\n" : "");
     fflush(stderr);
 }
 
@@ -230,9 +299,17 @@ static void print_timing(const tile_ctx *ctx, double total_ms) {
     fprintf(stderr, "; total %.2f ms\n", total_ms);
 }
 
-/* --report: one line per kernel variant, `key=value` fields. */
-static void print_reports(const tile_report *r, int n) {
-    for (int i = 0; i < n; i++)
+/* --report: one line per kernel variant, `key=value` fields; --report=json: one JSON
+ * object per line with the same fields (and the variant's text). */
+static void print_reports(const tile_report *r, int n, bool json) {
+    for (int i = 0; i < n && json; i++)
+        printf("{\"kernel\":\"%s\",\"variant\":\"%s\",\"regs\":%d,\"smem\":%d,\"spill_stores\":%d,"
+               "\"spill_loads\":%d,\"stack\":%d,\"static_global\":%d,\"threads\":%d,\"flops\":%lld,"
+               "\"global_bytes\":%lld}\n",
+               r[i].kernel_name, r[i].variant_text, r[i].regs, r[i].smem_bytes, r[i].spill_stores, r[i].spill_loads,
+               r[i].stack_bytes, r[i].static_global_bytes, r[i].threads, (long long)r[i].flops,
+               (long long)r[i].global_bytes);
+    for (int i = 0; i < n && !json; i++)
         printf("%s [%s]: regs=%d smem=%d spill_stores=%d spill_loads=%d stack=%d "
                "static_global=%d threads=%d flops=%lld global_bytes=%lld\n",
                r[i].kernel_name, r[i].variant_text, r[i].regs, r[i].smem_bytes, r[i].spill_stores, r[i].spill_loads,
@@ -344,11 +421,12 @@ static int cmd_compile(int argc, char **argv) {
     const CliCommon c = o.c;
     const char *out_path = o.out_path, *emit = o.emit;
     int kind = o.emit_kind;
-    bool report = o.report;
+    bool report = o.report, report_json = o.report_json;
     check_file(c.file);
     tile_ctx *ctx = make_ctx(&c);
     const char *after = getenv("TILEC_PROGRESS_MS");
-    Progress progress = {.start = t0, .after_ms = after && *after ? atof(after) : 1000, .tty = isatty(2)};
+    Progress progress = {
+        .start = t0, .after_ms = after && *after ? atof(after) : 1000, .next_quarter = 1, .tty = isatty(2)};
     tile_ctx_set_progress(ctx, show_progress, &progress);
     tile_ctx_set_arch(ctx, o.arch);
     tile_ctx_set_timing(ctx, c.verbose);
@@ -399,7 +477,7 @@ static int cmd_compile(int argc, char **argv) {
         int nreps;
         ok = tile_report_get(p, k, true, &reps, &nreps) == TILE_OK;
         if (ok) {
-            print_reports(reps, nreps);
+            print_reports(reps, nreps, report_json);
             fflush(stdout);
         }
         free(reps);
@@ -426,6 +504,15 @@ static int cmd_compile(int argc, char **argv) {
 /* ---- tilec run -------------------------------------------------------------------- */
 
 /* ---- tilec run on the GPU (and --bench) through the runtime --------------------------- */
+/* The runtime's message of a failed load (compile errors are already "FILE:LINE:COL:
+ * error: ..."): as it is, or one JSON error with --diagnostics=json. */
+static void runtime_error(const tile_rt *rt) {
+    if (cli_json)
+        cli_error("%s", tile_rt_last_error(rt));
+    else
+        fprintf(stderr, "%s\n", tile_rt_last_error(rt));
+}
+
 /* Runs kernel `kname` of `file` on rt: device buffers made from the host arguments, -D
  * values for const parameters, one launch (or --bench: autotune, then time `reps`
  * launches), and the pointer buffers copied back into `args` for --save. */
@@ -435,7 +522,7 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
     tile_rt_module *m = NULL;
     tile_rt_kernel *k = NULL;
     if (tile_rt_load_source_file(rt, file, &m) != TILE_RT_OK || tile_rt_get_kernel(m, kname, &k) != TILE_RT_OK) {
-        fprintf(stderr, "%s\n", tile_rt_last_error(rt));
+        runtime_error(rt);
         tile_rt_module_free(m);
         return EXIT_ERROR;
     }
@@ -457,10 +544,15 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)(eq - defines[i]), defines[i]);
         double d = strtod(eq + 1, NULL);
-        int64_t iv = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : (int64_t)d;
-        cli_parse_i64(eq + 1, &iv);
+        uint64_t u;
+        int64_t iv = !strcmp(eq + 1, "true")    ? 1
+                     : !strcmp(eq + 1, "false") ? 0
+                     : d >= -9e18 && d <= 9e18  ? (int64_t)d
+                                                : 0;
+        if (!cli_parse_i64(eq + 1, &iv) && cli_parse_u64(eq + 1, &u))
+            iv = (int64_t)u; /* a u64 of 2^63 and up, by its bits */
         if (tile_rt_set_const(k, name, iv, d) != TILE_RT_OK) {
-            fprintf(stderr, "%s\n", tile_rt_last_error(rt));
+            runtime_error(rt);
             tile_rt_module_free(m);
             return EXIT_ERROR;
         }
@@ -504,7 +596,7 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
     tile_rt_launch_info info = {0};
     tile_rt_last_launch_info(k, &info);
     if (s != TILE_RT_OK) {
-        fprintf(stderr, "tilec: error: %s\n", tile_rt_last_error(rt));
+        cli_error("%s", tile_rt_last_error(rt));
     } else {
         rc = 0;
         if (verbose)
@@ -534,6 +626,21 @@ static int run_on_runtime(tile_rt *rt, const char *file, const char *kname, bool
     return rc;
 }
 
+/* Whether NAME (its first n bytes) is a tuned constant of kernel k, warps or stages. */
+static bool names_tuned_constant(tile_program *p, int k, const char *name, size_t n) {
+    static const char *const shape[] = {"warps", "stages"};
+    for (int i = 0; i < 2; i++)
+        if (strlen(shape[i]) == n && !strncmp(shape[i], name, n))
+            return true;
+    for (int i = 0; i < tile_kernel_tune_count(p, k); i++) {
+        const char *t = NULL;
+        if (tile_kernel_tune(p, k, i, &t, NULL, NULL) != TILE_ERR_INVALID && t && strlen(t) == n &&
+            !strncmp(t, name, n))
+            return true;
+    }
+    return false;
+}
+
 static int cmd_run(int argc, char **argv) {
     CliRun o;
     char err[512];
@@ -558,7 +665,7 @@ static int cmd_run(int argc, char **argv) {
                 cli_error("--device=cuda: %s", tile_rt_open_error());
                 return EXIT_ERROR;
             }
-            fprintf(stderr, "tilec: no CUDA device (%s); running on the interpreter\n", tile_rt_open_error());
+            cli_notice("no CUDA device (%s); running on the interpreter", tile_rt_open_error());
         }
     }
     if (!rt && bench && tile_rt_open(TILE_RT_INTERP, NULL, &rt) != TILE_RT_OK) {
@@ -589,6 +696,14 @@ static int cmd_run(int argc, char **argv) {
         int j = 0;
         while (j < np && (strlen(pis[j].name) != nlen || strncmp(pis[j].name, o.args[i], nlen)))
             j++;
+        if (j == np && names_tuned_constant(p, k, o.args[i], nlen)) {
+            /* NAME=V of a tuned constant (or warps, stages) pins it, as -D NAME=V does
+             * and as Python's keyword does */
+            o.c.defines[o.c.ndefines++] = o.args[i];
+            if (tile_ctx_define(ctx, o.args[i]) != TILE_OK)
+                bad++;
+            continue;
+        }
         if (j == np) {
             char name[128], hint[160];
             snprintf(name, sizeof name, "%.*s", (int)nlen, o.args[i]);
@@ -596,6 +711,12 @@ static int cmd_run(int argc, char **argv) {
             int bestd = 99;
             for (int q = 0; q < np; q++)
                 consider(&best, &bestd, name, pis[q].name);
+            for (int q = 0; q < tile_kernel_tune_count(p, k); q++) {
+                const char *t = NULL;
+                tile_kernel_tune(p, k, q, &t, NULL, NULL);
+                if (t)
+                    consider(&best, &bestd, name, t);
+            }
             cli_error("kernel '%s' has no parameter '%s'%s", c.kernel, name, did_you_mean(best, hint, sizeof hint));
             bad++;
             continue;
@@ -645,7 +766,7 @@ static int cmd_run(int argc, char **argv) {
         goto done;
 
     if (rt) {
-        if (run_on_runtime(rt, c.file, c.kernel, c.verbose, c.defines, c.ndefines, pis, args, np, grid,
+        if (run_on_runtime(rt, c.file, c.kernel, c.verbose, o.c.defines, o.c.ndefines, pis, args, np, grid,
                            bench ? o.bench_reps : 0) != 0)
             goto done;
         rc = 0;

@@ -2,7 +2,8 @@
  * launch them with checked arguments, autotune their variants, cache the results.
  *
  * Opaque handles, status codes, no global state beyond what tile_rt_open returns, no
- * printing (messages go to tile_rt_last_error and the optional log callback).
+ * printing (messages go to tile_rt_last_error and the optional log callback) but a
+ * kernel's own print(), which goes to stdout as a GPU's printf does.
  * Launches are thread-safe. */
 #ifndef TILE_RUNTIME_H
 #define TILE_RUNTIME_H
@@ -45,6 +46,13 @@ typedef struct tile_rt_options {
     int tune_log;          /* -1: from $TILE_TUNE_LOG; 1: one line per trial to the log */
     void (*log)(void *ud, const char *line); /* trial lines, progress; NULL: stderr for those only */
     void *log_ud;
+    /* Added: 1: compile source kernels with assert() checked (as tilec --debug), on the
+     * interpreter and the GPU; 0 (the default) or -1: from $TILE_DEBUG (default off). */
+    int debug;
+    /* Added: 1: tile_rt_open(TILE_RT_CUDA, ...) opens the interpreter where no GPU opens
+     * (no driver, no device), saying why through the log; 0 (the default) or -1: from
+     * $TILE_INTERP_FALLBACK (default off).  tile_rt_kind says which device opened. */
+    int interp_fallback;
 } tile_rt_options;
 
 /* Opens a device.  On a machine without a driver, returns TILE_RT_ERR_NO_DRIVER and
@@ -55,6 +63,8 @@ void tile_rt_close(tile_rt *rt);
 const char *tile_rt_last_error(const tile_rt *rt); /* per-thread message of the last failure */
 /* "NVIDIA H200 (sm_90a)" or "interpreter" */
 const char *tile_rt_device_name(const tile_rt *rt);
+/* Added: the kind of device rt is (TILE_RT_INTERP after an interp_fallback). */
+tile_rt_device_kind tile_rt_kind(const tile_rt *rt);
 
 /* ---- modules ------------------------------------------------------------------- */
 tile_rt_status tile_rt_load_bundle_file(tile_rt *rt, const char *path, tile_rt_module **out);
@@ -101,6 +111,14 @@ typedef struct tile_rt_arg {
  * Chooses (autotuning on first use of a new key) the variant, specializes on
  * arguments divisible by 16 and integers equal to 1, and launches asynchronously. */
 tile_rt_status tile_rt_launch(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, void *stream, const int64_t *grid);
+/* Added: a launch whose grid comes from the constants of the variant that runs (as a
+ * Triton grid callable sees its config), asked of `fn` for each variant the launch
+ * times or runs: names[i] = values[i] for its constants (const parameters, tuned names,
+ * warps, stages); fn fills grid[0..2] (axes it leaves stay 1) and returns 0, or nonzero
+ * to fail the launch (TILE_RT_ERR_ARGS).  Otherwise as tile_rt_launch with grid NULL. */
+typedef int (*tile_rt_grid_fn)(void *ud, int n, const char *const *names, const double *values, int64_t grid[3]);
+tile_rt_status tile_rt_launch_grid_fn(tile_rt_kernel *k, const tile_rt_arg *args, int nargs, void *stream,
+                                      tile_rt_grid_fn fn, void *ud);
 /* Sets a const parameter's value for later launches of k.  Naming a tuned constant
  * (or warps, stages) instead pins it: only variants with that value are admissible,
  * like -D NAME=V ahead of time; a name no variant has makes the next launch fail. */

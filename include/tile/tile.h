@@ -105,6 +105,14 @@ void tile_ctx_set_timing(tile_ctx *c, bool on);
  * several kernels.  Called from the compiling threads, one call at a time.  NULL: none. */
 typedef void (*tile_progress_fn)(void *ud, const char *what, int done, int total);
 void tile_ctx_set_progress(tile_ctx *c, tile_progress_fn fn, void *ud);
+/* Added: each message goes to the diagnostics callback as one JSON object on one line,
+ * for tools and agents: {"severity": "error"|"warning"|"note", "file", "line", "column",
+ * "end_line", "end_column" (the span's last character; null where a message has no
+ * location), "message", "source" (the source line), "variant" (the constants of the
+ * variant being compiled, "BLOCK=64, warps=4, stages=2", else null), "notes": []}.  A
+ * note comes as its own object after the error it belongs to (a tool may move it into
+ * that error's "notes").  tile_ctx_last_error keeps the text form. */
+void tile_ctx_set_diag_json(tile_ctx *c, bool on);
 /* The last error message reported through this context ("" when none). */
 const char *tile_ctx_last_error(const tile_ctx *c);
 
@@ -373,13 +381,22 @@ static inline tile_arg tile_arg_buffer(void *p, size_t bytes) {
     return a;
 }
 
+/* A grid computed from the constants of the variant that runs (as a Triton grid callable
+ * sees its config): names[i] = values[i] for each of the variant's constants (const
+ * parameters, tuned names, warps, stages); fills grid[0..2] (axes it leaves stay 1) and
+ * returns 0, or nonzero to fail the launch. */
+typedef int (*tile_grid_fn)(void *ud, int n, const char *const *names, const double *values, int64_t grid[3]);
+
 typedef struct tile_run_options {
     tile_device device; /* TILE_DEVICE_INTERP; cuda: TILE_ERR_UNSUPPORTED until built */
-    int64_t grid[3];    /* all 0: from the kernel's grid clause */
+    int64_t grid[3];    /* all 0: from grid_fn when set, else the kernel's grid clause */
     FILE *print_out;    /* where print() writes; NULL: discarded */
     /* filled in by tile_run: the variant and grid that ran, for -v */
     char chosen[256]; /* "BLOCK=1024, warps=4, stages=2" */
     int64_t grid_used[3];
+    /* Added: the grid from the chosen variant's constants (grid all 0); NULL: none */
+    tile_grid_fn grid_fn;
+    void *grid_ud;
 } tile_run_options;
 
 /* Runs kernel k once.  args: one per parameter in declaration order (nargs must equal

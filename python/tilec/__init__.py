@@ -5,6 +5,8 @@
     k[(rows,)](out, x, rows, cols)              # grid given, like Triton's kernel[grid](...)
     k(out, x, rows, cols)                       # grid from the kernel's grid clause
     k[(rows,)](out, x, rows=rows, cols=cols, BLOCK=1024)   # keywords; a tuned constant pinned
+    k[lambda META: (tilec.cdiv(rows, META["ROWS"]),)](...)  # META: the variant's constants
+    for v in k.variants(): k[grid](..., **v)    # every variant, one by one (tests)
     ms = tilec.do_bench(lambda: k(out, x, rows, cols))
 
 Arguments, one per runtime parameter, positional or by name: torch tensors, numpy arrays,
@@ -37,7 +39,8 @@ import sys
 import time
 
 __all__ = ["load", "Device", "Module", "Kernel", "Error", "strided", "do_bench", "device",
-           "cuda_available", "to_device", "DeviceArray", "library", "__version__"]
+           "cuda_available", "to_device", "DeviceArray", "library", "cdiv", "next_power_of_2",
+           "WARPS", "__version__"]
 __version__ = "0.1.0"
 
 STATUS = ["OK", "ERR_NO_DRIVER", "ERR_CUDA", "ERR_BUNDLE", "ERR_COMPILE", "ERR_NOT_FOUND",
@@ -64,6 +67,18 @@ _PY_NAME = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64":
             "f8e5m2": "float8_e5m2"}
 # constants every kernel may pin besides its tune names and const parameters
 _LAUNCH_SHAPE = ("warps", "stages")
+# the warps per program the compiler accepts (a power of two up to 32)
+WARPS = (1, 2, 4, 8, 16, 32)
+
+
+def cdiv(a, b):
+    """a / b rounded up, for grids: tilec.cdiv(n, META["BLOCK"]) (Triton's triton.cdiv)."""
+    return -(-a // b)
+
+
+def next_power_of_2(n):
+    """The smallest power of two >= n (1 for n <= 1), as triton.next_power_of_2."""
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
 class Error(RuntimeError):
@@ -90,6 +105,12 @@ def _python_words(message):
     return message
 
 
+# tile_rt_grid_fn: (ud, n, names, values, grid[3]) -> 0 or a failure
+_GRID_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                            ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_double),
+                            ctypes.POINTER(ctypes.c_int64))
+
+
 class _Buf(ctypes.Structure):
     _fields_ = [("ptr", ctypes.c_void_p), ("bytes", ctypes.c_size_t)]
 
@@ -106,7 +127,8 @@ class _Arg(ctypes.Structure):
 class _Options(ctypes.Structure):
     _fields_ = [("device_ordinal", ctypes.c_int), ("cache_dir", ctypes.c_char_p),
                 ("tune", ctypes.c_int), ("tune_log", ctypes.c_int),
-                ("log", ctypes.c_void_p), ("log_ud", ctypes.c_void_p)]
+                ("log", ctypes.c_void_p), ("log_ud", ctypes.c_void_p), ("debug", ctypes.c_int),
+                ("interp_fallback", ctypes.c_int)]
 
 
 class _LaunchInfo(ctypes.Structure):
@@ -195,6 +217,7 @@ def library():
         "tile_rt_kernel_param_type": (I, [P, I, ctypes.POINTER(I), ctypes.POINTER(B)]),
         "tile_rt_launch": (I, [P, ctypes.POINTER(_Arg), I, P, ctypes.POINTER(ctypes.c_int64)]),
         "tile_rt_set_const": (I, [P, C, ctypes.c_int64, ctypes.c_double]),
+        "tile_rt_launch_grid_fn": (I, [P, ctypes.POINTER(_Arg), I, P, _GRID_FN, P]),
         "tile_rt_last_variant": (C, [P]),
         "tile_rt_last_launch_info": (I, [P, ctypes.POINTER(_LaunchInfo)]),
         "tile_rt_alloc": (I, [P, S, PP]),
@@ -217,6 +240,13 @@ def library():
         "tile_kernel_param_count": (I, [P, I]),
         "tile_kernel_param": (I, [P, I, I, ctypes.POINTER(_ParamInfo)]),
         "tile_kernel_tune_count": (I, [P, I]),
+        "tile_ctx_define": (I, [P, C]),
+        "tile_variants_get": (I, [P, I, B, PP]),
+        "tile_variants_free": (None, [P]),
+        "tile_variants_count": (I, [P]),
+        "tile_variant_const_count": (I, [P, I]),
+        "tile_variant_const": (None, [P, I, I, ctypes.POINTER(C), ctypes.POINTER(ctypes.c_double),
+                                      ctypes.POINTER(B)]),
         "tile_kernel_tune": (I, [P, I, I, ctypes.POINTER(C),
                                  ctypes.POINTER(ctypes.POINTER(ctypes.c_double)),
                                  ctypes.POINTER(I)]),
@@ -263,9 +293,11 @@ class _ArrayView:
     """What a launch needs of an array argument: where it is, how many bytes from its first
     element it spans, its element type, whether it is contiguous, and where it lives."""
 
-    def __init__(self, ptr, nbytes, scalar, what, contiguous, on_device, is_torch=False):
+    def __init__(self, ptr, nbytes, scalar, what, contiguous, on_device, is_torch=False,
+                 readonly=False):
         self.ptr, self.nbytes, self.scalar, self.what = ptr, nbytes, scalar, what
         self.contiguous, self.on_device, self.is_torch = contiguous, on_device, is_torch
+        self.readonly = readonly
 
 
 def _span(shape, strides, itemsize):
@@ -319,20 +351,23 @@ def _array_view(a):
     kind = "__cuda_array_interface__ array" if cai is not None else "array"
     what = f"a {_PY_NAME.get(scalar, scalar)} {kind}"
     return _ArrayView(it["data"][0], nbytes, scalar, what, contiguous and not neg,
-                      cai is not None), neg
+                      cai is not None, readonly=bool(it["data"][1])), neg
 
 
 # ---- devices ---------------------------------------------------------------------------
 class Device:
     """An open device: "cuda" (GPU `ordinal`) or "interp" (the CPU interpreter)."""
 
-    def __init__(self, kind="cuda", ordinal=0, cache_dir=None, tune=None):
+    def __init__(self, kind="cuda", ordinal=0, cache_dir=None, tune=None, debug=False):
+        """debug: kernels compiled with their assert()s checked (a failed one raises
+        tilec.Error on the interpreter; on the GPU it stops the kernel)."""
         if kind not in ("cuda", "interp"):
             raise ValueError("kind must be 'cuda' or 'interp'")
         L = library()
-        self.kind = kind
+        self.kind, self.debug = kind, bool(debug)
         opt = _Options(ordinal, cache_dir.encode() if cache_dir else None,
-                       -1 if tune is None else int(bool(tune)), -1, None, None)
+                       -1 if tune is None else int(bool(tune)), -1, None, None,
+                       1 if debug else -1, 0)
         h = ctypes.c_void_p()
         s = L.tile_rt_open(_CUDA if kind == "cuda" else _INTERP, ctypes.byref(opt), ctypes.byref(h))
         if s:
@@ -392,11 +427,13 @@ class Device:
 _devices = {}
 
 
-def device(kind):
-    """The process's shared Device of `kind` ("cuda" or "interp"), opened on first use."""
-    if kind not in _devices:
-        _devices[kind] = Device(kind)
-    return _devices[kind]
+def device(kind, debug=False):
+    """The process's shared Device of `kind` ("cuda" or "interp"), opened on first use;
+    debug=True: the one whose kernels check their assert()s."""
+    key = (kind, bool(debug))
+    if key not in _devices:
+        _devices[key] = Device(kind, debug=debug)
+    return _devices[key]
 
 
 class Module:
@@ -439,6 +476,39 @@ def _scalar_value(p, a, where):
     return _ARG_I64, a
 
 
+def _int64_bits(v):
+    """An integer as the runtime's int64 carries it: a u64 of 2^63 and up by its bits."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+class _Launch:
+    """A launch's argument array, and the read-only arrays that run on copies."""
+
+    def __init__(self, arr, guards, empty):
+        self.arr, self.guards, self.empty = arr, guards, empty
+
+    def check(self, dev, kname, status):
+        """dev._check(status), an access to an empty array said in Python's words."""
+        try:
+            dev._check(status)
+        except Error as e:
+            # an empty array is passed as address 0, where no buffer is
+            if self.empty and e.status == "ERR_RUN" and " at 0x0 " in str(e):
+                names = ", ".join(f"'{n}'" for n in self.empty)
+                what = "is an empty array" if len(self.empty) == 1 else "are empty arrays"
+                raise ValueError(f"{kname}(): {names} {what} (0 elements) but the kernel "
+                                 f"reads or writes it: pass an array with the elements it "
+                                 f"uses ({e})") from None
+            raise
+
+    def check_unwritten(self, kname):
+        for i, name, what, ptr, copy in self.guards:
+            if copy.raw != ctypes.string_at(ptr, len(copy)):
+                raise ValueError(f"{kname}(): argument {i + 1} '{name}': {what} is read-only "
+                                 "but the kernel writes it (pass a writable array: numpy: "
+                                 "a.copy()); the array was left as it was")
+
+
 class Kernel:
     """A kernel of a module on one Device; call it to launch (asynchronously on a GPU)."""
 
@@ -465,6 +535,7 @@ class Kernel:
                             f"{'s' if len(self.params) != 1 else ''} ({', '.join(self.params)}), "
                             f"got {len(args)}")
         arr = (_Arg * max(1, len(args)))()
+        guards, empty = [], []
         for i, a in enumerate(args):
             p = self._ptypes[i]
             where = f"{self.name}(): argument {i + 1} '{p['name']}'"
@@ -495,7 +566,21 @@ class Kernel:
                 if not interp and not view.on_device:
                     raise TypeError(f"{where}: {view.what} is in host memory but this launch "
                                     "runs on the GPU: pass a CUDA tensor (torch: .cuda())")
-                arr[i].kind, arr[i].buf.ptr, arr[i].buf.bytes = _ARG_PTR, view.ptr, view.nbytes
+                ptr = view.ptr
+                if view.nbytes == 0:
+                    ptr = None          # an empty array: any access is out of its bounds
+                    empty.append(p["name"])
+                elif view.readonly:
+                    if not interp:
+                        raise ValueError(f"{where}: {view.what} is read-only: the GPU cannot "
+                                         "keep a kernel from writing it (pass a writable copy)")
+                    # the interpreter runs on a copy: a kernel that writes it is refused
+                    # after the launch and the read-only array is left as it was
+                    copy = ctypes.create_string_buffer(ctypes.string_at(view.ptr, view.nbytes),
+                                                       view.nbytes)
+                    guards.append((i, p["name"], view.what, view.ptr, copy))
+                    ptr = ctypes.addressof(copy)
+                arr[i].kind, arr[i].buf.ptr, arr[i].buf.bytes = _ARG_PTR, ptr, view.nbytes
             else:
                 if view is not None or allow_strided:
                     raise TypeError(f"{where} is a scalar ({p['scalar']}), not an array")
@@ -504,8 +589,8 @@ class Kernel:
                 if kind == _ARG_F64:
                     arr[i].f64 = v
                 else:
-                    arr[i].i64 = v
-        return arr
+                    arr[i].i64 = _int64_bits(v)
+        return _Launch(arr, guards, empty)
 
     @staticmethod
     def _grid(grid):
@@ -522,25 +607,61 @@ class Kernel:
         g = list(grid) + [1] * (3 - len(grid))
         return (ctypes.c_int64 * 3)(*g)
 
-    def __call__(self, *args, grid=None, stream=None):
-        arr = self._args(args)
-        self.module.device._check(library().tile_rt_launch(
-            self._h, arr, len(args), _stream_handle(stream), self._grid(grid)))
+    def __call__(self, *args, grid=None, stream=None, meta=None):
+        """Launches.  grid: None (the grid clause), an int or 1 to 3 ints, or a callable
+        given a dict of the arguments by name, `meta`, and the constants of the variant
+        that runs (each variant the tuner times gets its own grid)."""
+        la = self._args(args)
+        if callable(grid):
+            self._launch_grid_fn(la, args, grid, meta or {}, stream)
+        else:
+            la.check(self.module.device, self.name, library().tile_rt_launch(
+                self._h, la.arr, len(args), _stream_handle(stream), self._grid(grid)))
+        la.check_unwritten(self.name)
+
+    def _launch_grid_fn(self, la, args, grid, meta, stream):
+        base = dict(zip(self.params, args))
+        base.update(meta)
+        raised = []
+
+        def variant_grid(ud, n, names, values, out):
+            try:
+                m = dict(base)
+                for i in range(n):
+                    v = values[i]
+                    m.setdefault(_text(names[i]), int(v) if v == int(v) else v)
+                g = self._grid(grid(m))
+                for i in range(3):
+                    out[i] = g[i]
+                return 0
+            except BaseException as e:      # raised again after the launch returns
+                raised.append(e)
+                return 1
+        s = library().tile_rt_launch_grid_fn(self._h, la.arr, len(args), _stream_handle(stream),
+                                             _GRID_FN(variant_grid), None)
+        if raised:
+            raise raised[0]
+        la.check(self.module.device, self.name, s)
 
     def bind(self, *args, grid=None, stream=None):
         """A launcher with the arguments converted once: calling it launches again (for
         timing loops, where converting arguments per launch would cost host time)."""
-        arr, g, st = self._args(args), self._grid(grid), _stream_handle(stream)
-        L, h, n, check = library(), self._h, len(args), self.module.device._check
+        la, st = self._args(args), _stream_handle(stream)
+        g = None if callable(grid) else self._grid(grid)
+        L, h, n = library(), self._h, len(args)
 
         def launch():
-            check(L.tile_rt_launch(h, arr, n, st, g))
+            if callable(grid):          # the grid from the variant's constants, each launch
+                self._launch_grid_fn(la, args, grid, {}, stream)
+            else:
+                la.check(self.module.device, self.name, L.tile_rt_launch(h, la.arr, n, st, g))
+            la.check_unwritten(self.name)
         launch.args = args          # keeps the tensors alive as long as the launcher
         return launch
 
     def set_const(self, name, value):
         self.module.device._check(library().tile_rt_set_const(
-            self._h, name.encode(), int(value), float(value)))
+            self._h, name.encode(), _int64_bits(int(value)), float(value)))
 
     @property
     def last_variant(self):
@@ -557,13 +678,27 @@ class Kernel:
 
     def bench(self, *args, grid=None, warmup=10, reps=100):
         """Median milliseconds of `reps` launches timed with device events."""
-        arr, ms = self._args(args), ctypes.c_double()
+        la, ms = self._args(args), ctypes.c_double()
         self.module.device._check(library().tile_rt_bench(
-            self._h, arr, len(args), self._grid(grid), warmup, reps, ctypes.byref(ms)))
+            self._h, la.arr, len(args), self._grid(grid), warmup, reps, ctypes.byref(ms)))
+        la.check_unwritten(self.name)
         return ms.value
 
 
 # ---- the Triton-like interface ----------------------------------------------------------
+def _load_program(ctx, prog, path, text, name):
+    """Loads a .tile file (path) or source text (named `name`) with the compiler library
+    into the c_void_p `prog`; a compile error raises tilec.Error."""
+    L = library()
+    if path is not None:
+        s = L.tile_program_load_file(ctx, os.fsencode(path), ctypes.byref(prog))
+    else:
+        src = text.encode()
+        s = L.tile_program_load_source(ctx, name.encode(), src, len(src), ctypes.byref(prog))
+    if s:
+        raise Error(STATUS.index("ERR_COMPILE"), _text(L.tile_ctx_last_error(ctx)))
+
+
 class _Declared:
     """What a source declares of each kernel (through the compiler library): parameters in
     order with their types and const flags, tune names, whether it has a grid clause."""
@@ -573,13 +708,7 @@ class _Declared:
         if not ctx:
             raise MemoryError("tilec: out of memory")
         try:
-            if path is not None:
-                s = L.tile_program_load_file(ctx, os.fsencode(path), ctypes.byref(prog))
-            else:
-                src = text.encode()
-                s = L.tile_program_load_source(ctx, name.encode(), src, len(src), ctypes.byref(prog))
-            if s:
-                raise Error(STATUS.index("ERR_COMPILE"), _text(L.tile_ctx_last_error(ctx)))
+            _load_program(ctx, prog, path, text, name)
             self.kernels = {}
             for k in range(L.tile_program_kernel_count(prog)):
                 params = []
@@ -645,6 +774,7 @@ class JITKernel:
         self.params = [p["name"] for p in decl["params"] if not p["const"]]
         self.constants = [p["name"] for p in decl["params"] if p["const"]]
         self.tunes = list(decl["tunes"])
+        self._const_params = {p["name"]: p for p in decl["params"] if p["const"]}
         self._kernels = {}
         self.last_variant = None
 
@@ -673,14 +803,7 @@ class JITKernel:
                     raise TypeError(f"{self.name}() got argument '{key}' twice")
                 vals[key] = v
             elif key in pinnable:
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise TypeError(f"{self.name}(): constant {key}={v!r}: pass an int or a float")
-                allowed = self._decl["tune_values"].get(key)
-                if allowed is not None and key not in self.constants and v not in allowed:
-                    shown = ", ".join(f"{x:g}" for x in allowed)
-                    raise ValueError(f"{self.name}(): {key}={v!r} is not one of its tune values "
-                                     f"[{shown}]")
-                consts[key] = v
+                consts[key] = self._constant(key, v)
             else:
                 raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'"
                                 f"{_suggest(key, self.params + pinnable)}")
@@ -695,6 +818,74 @@ class JITKernel:
                             ("" if len(unset) > 1 else "s") + " a value: pass " +
                             ", ".join(f"{c}=..." for c in unset) + " as keyword arguments")
         return [vals[p] for p in self.params], consts, stream
+
+    def _constant(self, key, v):
+        """The value of constant `key` checked as strictly as a runtime argument: a const
+        parameter by its type (a bool takes True or False, an integer an int in range);
+        a tuned constant any number (its tune list is what the tuner searches, not a
+        limit, as -D NAME=V on the command line); warps and stages positive ints, warps
+        a power of two up to 32 as the compiler wants."""
+        where = f"{self.name}(): constant '{key}'"
+        p = self._const_params.get(key)
+        if hasattr(v, "item") and getattr(v, "shape", None) == ():
+            v = v.item()                          # a numpy scalar
+        if p:
+            value = _scalar_value(p, v, where)[1]
+            return bool(value) if p["scalar"] == "bool" else value
+        if key in _LAUNCH_SHAPE:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"{where} is a count: pass an int, not {type(v).__name__}")
+            if key == "warps" and v not in WARPS:
+                raise ValueError(f"{where}: warps={v} must be a power of two up to 32 "
+                                 f"({', '.join(map(str, WARPS))})")
+            if v < 1:
+                raise ValueError(f"{where}: {key}={v} must be positive")
+            return v
+        if isinstance(v, bool):
+            return int(v)
+        if not isinstance(v, (int, float)):
+            raise TypeError(f"{where}: pass a number, not {type(v).__name__}")
+        return v
+
+    @property
+    def tune_values(self):
+        """{tuned constant: the values its tune list gives} (a list that is not made of
+        literal numbers is left out)."""
+        return {k: [int(x) if x == int(x) else x for x in v]
+                for k, v in self._decl["tune_values"].items()}
+
+    def variants(self, **constants):
+        """The variants the tuner considers for these constants (every const parameter
+        given; a tuned constant, warps or stages given pins it), each a dict of its
+        constants: const parameters, tuned constants, warps, stages.  Clauses that read
+        only constants are applied; those that read run-time arguments are checked at
+        launch.  Each dict can be passed back as keywords to run that variant:
+        `for v in k.variants(): k[grid](*args, **v)` runs every one (on the interpreter
+        too, where a launch otherwise runs the first that admits the arguments)."""
+        for key in constants:
+            if key not in self.constants + self.tunes + list(_LAUNCH_SHAPE):
+                raise TypeError(f"{self.name}.variants() got an unexpected keyword argument "
+                                f"'{key}'{_suggest(key, self.constants + self.tunes)}")
+        consts = {k: self._constant(k, v) for k, v in constants.items()}
+        unset = [c for c in self.constants if c not in consts]
+        if unset:
+            raise TypeError(f"{self.name}.variants(): const parameter"
+                            f"{'s' if len(unset) > 1 else ''} " +
+                            ", ".join(f"'{c}'" for c in unset) + " need" +
+                            ("" if len(unset) > 1 else "s") + " a value")
+        return self._module._variants(self.name, consts)
+
+    @property
+    def last_config(self):
+        """The constants of the variant the last launch ran, as a dict
+        ({"BLOCK": 1024, "warps": 4, "stages": 2}); None before the first launch."""
+        if not self.last_variant:
+            return None
+        config = _parse_variant(self.last_variant)
+        for name, p in self._const_params.items():
+            if p["scalar"] == "bool" and name in config:
+                config[name] = bool(config[name])
+        return config
 
     def _kernel(self, where, pins):
         """The runtime kernel for device `where` whose pinned names are `pins`: one module
@@ -719,14 +910,29 @@ class JITKernel:
         if grid is None and not self._decl["has_grid"]:
             raise TypeError(f"{self.name}() has no grid clause: launch it as "
                             f"{self.name}[grid](...), grid an int or a tuple of 1 to 3 ints")
-        if callable(grid):
-            meta = dict(zip(self.params, args))
-            meta.update(consts)
-            grid = grid(meta)
         if stream is _DEFAULT:
             stream = _torch_stream(args) if where == "cuda" else None
-        k(*args, grid=grid, stream=stream)
+        # a callable grid sees the arguments, this call's constants and the constants of
+        # the variant that runs (Triton's META)
+        k(*args, grid=grid, stream=stream, meta=consts)
         self.last_variant = k.last_variant
+
+
+def _parse_variant(text):
+    """{"BLOCK": 1024, "warps": 4} from the runtime's "BLOCK=1024, warps=4; ..." text."""
+    out = {}
+    for item in text.split(";")[0].split(","):
+        name, eq, value = item.strip().partition("=")
+        if not eq:
+            continue
+        try:
+            out[name] = int(value)
+        except ValueError:
+            try:
+                out[name] = float(value)
+            except ValueError:
+                out[name] = value
+    return out
 
 
 class JITModule:
@@ -734,8 +940,9 @@ class JITModule:
     (module["softmax"]).  Each launch runs on the device its arrays live on, loading the
     source there on first use."""
 
-    def __init__(self, path=None, text=None, name=None, device=None):
+    def __init__(self, path=None, text=None, name=None, device=None, debug=False):
         self.path, self._text, self._name = path, text, name or path or "<source>"
+        self.debug = bool(debug)
         if device not in (None, "cuda", "interp"):
             raise ValueError("device must be None (from the arguments), 'cuda' or 'interp'")
         self.device_kind = device
@@ -772,15 +979,52 @@ class JITModule:
         if self.device_kind:
             return self.device_kind
         try:
-            device("cuda")
+            device("cuda", self.debug)
             return "cuda"
         except Error:
             return "interp"
 
+    def _variants(self, kname, consts):
+        """tile_variants_get for kernel `kname` with `consts` as defines: a dict per variant."""
+        L, ctx, prog = library(), library().tile_ctx_new(), ctypes.c_void_p()
+        if not ctx:
+            raise MemoryError("tilec: out of memory")
+        vs = ctypes.c_void_p()
+        scalars = {p["name"]: p["scalar"] for p in self._decl[kname]["params"]}
+        try:
+            for name, v in consts.items():
+                text = "true" if v is True else "false" if v is False else repr(v)
+                if L.tile_ctx_define(ctx, f"{name}={text}".encode()):
+                    raise ValueError(f"{kname}.variants(): {name}={v!r}: "
+                                     f"{_text(L.tile_ctx_last_error(ctx))}")
+            _load_program(ctx, prog, self.path, self._text, self._name)
+            k = [_text(L.tile_kernel_name(prog, i))
+                 for i in range(L.tile_program_kernel_count(prog))].index(kname)
+            if L.tile_variants_get(prog, k, True, ctypes.byref(vs)):
+                raise Error(STATUS.index("ERR_COMPILE"), _text(L.tile_ctx_last_error(ctx)))
+            out = []
+            for i in range(L.tile_variants_count(vs)):
+                d = {}
+                for j in range(L.tile_variant_const_count(vs, i)):
+                    nm, val, fl = ctypes.c_char_p(), ctypes.c_double(), ctypes.c_bool()
+                    L.tile_variant_const(vs, i, j, ctypes.byref(nm), ctypes.byref(val),
+                                         ctypes.byref(fl))
+                    name = _text(nm.value)
+                    v = val.value if fl.value else int(val.value)
+                    d[name] = bool(v) if scalars.get(name) == "bool" else v
+                out.append(d)
+            return out
+        finally:
+            if vs:
+                L.tile_variants_free(vs)
+            if prog:
+                L.tile_program_free(prog)
+            L.tile_ctx_free(ctx)
+
     def _runtime_module(self, where, pins):
         key = (where, pins)
         if key not in self._mods:
-            dev = device(where)
+            dev = device(where, self.debug)
             if self.path is not None:
                 self._mods[key] = dev.load_source(self.path)
             else:
@@ -841,15 +1085,16 @@ def to_device(host):
     return d
 
 
-def load(path_or_source, device=None, name=None):
+def load(path_or_source, device=None, name=None, debug=False):
     """A .tile file by path (or source text, named `name` in messages) with its kernels as
     attributes: tilec.load("softmax.tile").softmax.  device: None to run each launch where
-    its arrays live, or "cuda" / "interp" to insist on one."""
+    its arrays live, or "cuda" / "interp" to insist on one.  debug=True: the kernels check
+    their assert()s (a failed one raises tilec.Error), on the interpreter and the GPU."""
     if name is None and os.path.exists(path_or_source):
-        return JITModule(path=path_or_source, device=device)
+        return JITModule(path=path_or_source, device=device, debug=debug)
     if name is None and path_or_source.endswith(".tile") and "\n" not in path_or_source:
         raise FileNotFoundError(f"no such file: '{path_or_source}'")
-    return JITModule(text=path_or_source, name=name or "<source>", device=device)
+    return JITModule(text=path_or_source, name=name or "<source>", device=device, debug=debug)
 
 
 def do_bench(fn, warmup=25, rep=100, quantiles=None, sync=None):

@@ -443,6 +443,55 @@ static void test_bundle_facts(const char *tilec) {
     tile_rt_close(rt);
 }
 
+/* ---- tile_rt_launch_grid_fn: the grid from each variant's constants --------------- */
+typedef struct GridSeen {
+    int calls, fail;
+    bool block128, block256, k7, warps;
+} GridSeen;
+
+/* cdiv(n, BLOCK) + 7 programs: not what the grid clause gives, so the launches show it */
+static int grid_of_variant(void *ud, int n, const char *const *names, const double *values, int64_t grid[3]) {
+    GridSeen *g = ud;
+    g->calls++;
+    int64_t block = 0;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(names[i], "BLOCK"))
+            block = (int64_t)values[i];
+        g->k7 |= !strcmp(names[i], "K") && values[i] == 7;
+        g->warps |= !strcmp(names[i], "warps") && (values[i] == 1 || values[i] == 2);
+    }
+    g->block128 |= block == 128;
+    g->block256 |= block == 256;
+    if (g->fail || !block)
+        return 1;
+    grid[0] = (4096 + block - 1) / block + 7;
+    return 0;
+}
+
+static void test_grid_fn(void) {
+    Fix f;
+    fix_open(&f, 1, 7, 4 * 8192, 4096); /* K=7: a key no earlier test tuned (nor cached) */
+    f.a[0].buf.bytes = 4 * 8192;
+    GridSeen g = {0};
+    CHECK(tile_rt_launch_grid_fn(f.k, f.a, 3, NULL, grid_of_variant, &g) == TILE_RT_OK);
+    /* every variant the tuner timed got its own grid: 4096/128 + 7 and 4096/256 + 7 */
+    CHECK(g.block128 && g.block256 && g.k7 && g.warps);
+    CHECK(launches_with(0, 39, 32) > 0 && launches_with(0, 23, 32) > 0);
+    CHECK(launches_with(0, 32, 32) == 0 && launches_with(0, 16, 32) == 0); /* not the clause's */
+    const StubLaunch *last = stub_launch(stub_nlaunches() - 1);
+    bool chose128 = !strncmp(tile_rt_last_variant(f.k), "BLOCK=128", 9);
+    CHECK(last->grid[0] == (chose128 ? 39u : 23u));
+    /* a failing function fails the launch, naming the variant */
+    g.fail = 1;
+    CHECK_ERR(tile_rt_launch_grid_fn(f.k, f.a, 3, NULL, grid_of_variant, &g), TILE_RT_ERR_ARGS,
+              tile_rt_last_error(f.rt), "the grid function failed");
+    /* a plain launch afterwards takes the grid clause again */
+    int n0 = stub_nlaunches();
+    CHECK(tile_rt_launch(f.k, f.a, 3, NULL, NULL) == TILE_RT_OK);
+    CHECK(stub_nlaunches() == n0 + 1 && stub_launch(n0)->grid[0] == (chose128 ? 32u : 16u));
+    fix_close(&f);
+}
+
 int main(int argc, char **argv) {
     if (!getenv("TILE_LIBCUDA")) {
         fprintf(stderr, "set TILE_LIBCUDA to libstubcuda.so (CTest does)\n");
@@ -457,6 +506,7 @@ int main(int argc, char **argv) {
     test_tuning_batches();
     test_tune_restores_data();
     test_bench();
+    test_grid_fn();
     if (argc > 1)
         test_bundle_facts(argv[1]);
     else
