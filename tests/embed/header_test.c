@@ -51,7 +51,8 @@ static int check_no_driver(void) {
     }
     const char *e = header_kernels_error();
     printf("header test: %s\n", e);
-    CHECK(strstr(e, "opening the cuda device") && strstr(e, "set TILE_DEVICE=interp"));
+    CHECK(strstr(e, "opening the cuda device") && strstr(e, "set TILE_DEVICE=interp") &&
+          strstr(e, "TILE_INTERP_FALLBACK=1"));
     if (!failures)
         printf("header test: the no-driver message is right\n");
     return failures ? 1 : 0;
