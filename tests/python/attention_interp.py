@@ -35,7 +35,7 @@ def main():
         q, k, v = (rng.standard_normal((zh, n, d)).astype(np.float16) for _ in range(3))
         o = np.full((zh, n, d), np.nan, dtype=np.float16)
         lse = np.full((zh, n), np.nan, dtype=np.float32)
-        kern(q, k, v, o, lse, zh, n, 1.0 / math.sqrt(d), D=d, CAUSAL=int(causal))
+        kern(q, k, v, o, lse, zh, n, 1.0 / math.sqrt(d), D=d, CAUSAL=causal)
         want, want_lse = reference(q, k, v, causal)
         eo = float(np.abs(o.astype(np.float64) - want).max())
         el = float(np.abs(lse.astype(np.float64) - want_lse).max())
