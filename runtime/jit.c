@@ -397,7 +397,9 @@ static int by_cost(const void *a, const void *b) {
 }
 
 static void run_job(tile_rt *rt, RtJitJob *j) {
+    double t0 = rt_now();
     j->s = rt_jit_compile(j->m, j->k, j->vi, j->f, j->cubin, j->len, &j->ncubin);
+    j->seconds = rt_now() - t0;
     j->err[0] = 0;
     if (j->s != TILE_RT_OK)
         snprintf(j->err, sizeof j->err, "%s", tile_rt_last_error(rt));

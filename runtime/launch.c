@@ -355,7 +355,9 @@ static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, RtFacts f, in
     instance_text(k, inst);
     tile_rt_status s = TILE_RT_ERR_UNSUPPORTED;
 #ifdef TILE_RT_HAVE_CUDA
+    double t0 = rt_now();
     s = build_instance(k, inst, job);
+    inst->compile_s = (job ? job->seconds : 0) + rt_now() - t0;
 #else
     (void)job;
 #endif
@@ -418,6 +420,35 @@ static int facts_weight(RtFacts f) {
     return 2 * __builtin_popcountll(f.div16 | f.eq1) + __builtin_popcountll(f.div8);
 }
 
+/* $TILE_TUNE_POLICY (tune_log.c): which admissible variants a tuning compiles and times.
+ * NULL: all of them (the default policy, or out of memory); else skip[vi]. */
+static bool *policy_skips(tile_rt_kernel *k, const LaunchArgs *la) {
+    const RtKernelMeta *km = k->meta;
+    if (!strcmp(rt_tune_policy_name(), "exhaustive"))
+        return NULL;
+    uint32_t *vis = malloc(km->nvariants * sizeof *vis);
+    bool *keep = calloc(km->nvariants, sizeof *keep), *skip = calloc(km->nvariants, sizeof *skip);
+    int n = 0;
+    for (uint32_t vi = 0; vis && keep && skip && vi < km->nvariants; vi++) {
+        uint32_t failed;
+        char err[160];
+        if (consts_match(k, km, &km->variants[vi]) &&
+            where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) > 0)
+            vis[n++] = vi;
+    }
+    if (vis && keep && skip) {
+        rt_tune_policy_pick(k, vis, n, keep);
+        for (int i = 0; i < n; i++)
+            skip[vis[i]] = !keep[i];
+    } else {
+        free(skip);
+        skip = NULL;
+    }
+    free(vis);
+    free(keep);
+    return skip;
+}
+
 /* Admissible variants for this launch, as instances; the bundle's masks must be implied
  * by the launch's facts; the JIT compiles under the launch's facts. */
 static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool all, RtInstance ***out, int *n) {
@@ -433,6 +464,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
      * first; the loop below then only loads the cubins. */
     RtJitJob *jobs = NULL;
     int *job_of = NULL, njobs = 0;
+    bool *skip = all ? policy_skips(k, la) : NULL;
     if (jit && all) {
         jobs = calloc(km->nvariants, sizeof *jobs);
         job_of = malloc(km->nvariants * sizeof *job_of);
@@ -440,7 +472,8 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             uint32_t failed;
             char err[160];
             job_of[vi] = -1;
-            if (where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 || find_instance(k, vi, la->f, 0))
+            if ((skip && skip[vi]) || where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 ||
+                find_instance(k, vi, la->f, 0))
                 continue;
             job_of[vi] = njobs;
             jobs[njobs++] = (RtJitJob){.m = k->m, .k = k->index, .vi = vi, .f = la->f};
@@ -452,6 +485,8 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
     /* bundles: for each variant text keep only the most specialized admissible one */
     for (uint32_t vi = 0; vi < km->nvariants && (all || nc == 0 || !jit); vi++) {
         const RtVariant *v = &km->variants[vi];
+        if (skip && skip[vi])
+            continue;
         /* a div8 fact holds for an argument divisible by 16 too */
         if (!jit && (((v->div16 & ~la->f.div16) | (v->div8 & ~(la->f.div8 | la->f.div16)) | (v->eq1 & ~la->f.eq1)) ||
                      !consts_match(k, km, v)))
@@ -496,6 +531,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             free(jobs[j].cubin[i]);
     free(jobs);
     free(job_of);
+    free(skip);
     if (nc == 0) {
         free(c);
         *out = NULL;

@@ -27,3 +27,42 @@ tilec_test(check_where_skips 0 --out "BLOCK=256, warps=4, stages=2.: skipped"
 tilec_test(check_no_kernel_option 2 --err "tilec check needs --kernel NAME" -- ${TILEC} check ${CHECKF} n=1)
 tilec_test(check_bad_rtol 2 --err "bad --rtol" -- ${TILEC} check ${CHECKF} --kernel twice --rtol=x)
 tilec_test(check_help 0 --out "usage: tilec check" --out "--variants=WHICH" -- ${TILEC} check --help)
+
+# ---- the tuning log and its replay --------------------------------------------------------
+# Recorded through the stub CUDA driver (deterministic virtual times), then replayed.
+if(TARGET tile_backend AND TILEC_CUDA_INCLUDE_DIR)
+  add_executable(tune_log_stub tune_log_stub.c)
+  target_link_libraries(tune_log_stub PRIVATE tile_runtime stubcuda)
+  target_include_directories(tune_log_stub PRIVATE ${PROJECT_SOURCE_DIR}/tests/stubcuda)
+  set(TL ${W}/tune_log)
+  add_test(NAME tools.tune_log_record
+           COMMAND sh -c "rm -rf \"$1\" && \"$2\" \"$1\" \"$3\"" sh ${TL} $<TARGET_FILE:tune_log_stub>
+                   ${PROJECT_SOURCE_DIR}/examples/vector_add.tile)
+  set_tests_properties(tools.tune_log_record PROPERTIES FIXTURES_SETUP tune_log TIMEOUT 300
+                       ENVIRONMENT "TILE_LIBCUDA=$<TARGET_FILE:stubcuda>")
+endif()
+set(REPLAY_LOG ${CMAKE_CURRENT_SOURCE_DIR}/tune_replay.log)
+# the recorded exhaustive search chose B=2 in its final round although B=1 screened
+# faster: the replay reproduces it; halving (screening samples only) picks B=1; a record
+# cut short (no `end`) is not read
+tilec_test(tune_replay_final_round 0 --out "exhaustive +chose B=2 .as recorded."
+           --out "halving +chose B=1. quality 0.971. 3 compiled, 0.30 s compile"
+           --out "summary over 1 run:" --out "exhaustive mean quality 1.000, worst 1.000, 1 of 1 choices as recorded"
+           -- ${TILEC} tune --replay ${REPLAY_LOG})
+# random-k with k=1 draws B=2 (1.0), B=1 (0.971) or B=3 (0.495) alike: about 0.82, and compiles one candidate
+tilec_test(tune_replay_random 0 --out "random-k \\(k=1\\) +chose .*. quality 0\\.8[0-4][0-9]*. 1 compiled"
+           -- ${TILEC} tune --replay ${REPLAY_LOG} --policy random-k --k 1)
+tilec_test(tune_replay_no_log 2 --err "tilec tune needs --replay LOG" -- ${TILEC} tune)
+tilec_test(tune_replay_bad_policy 2 --err "unknown policy 'fast'" -- ${TILEC} tune --replay ${REPLAY_LOG} --policy fast)
+tilec_test(tune_replay_missing 1 --err "cannot read the tuning log" -- ${TILEC} tune --replay ${W}/no-such.log)
+tilec_test(tune_replay_other_kernel 1 --err "no complete tuning run of kernel 'nope'" -- ${TILEC} tune --replay ${REPLAY_LOG} --kernel nope)
+if(TARGET tune_log_stub)
+  # the log the stub run recorded: exhaustive replays every recorded choice; the runtime's
+  # model:1 and random:2 policies timed fewer candidates (2 and 4 cubins of 5)
+  tilec_test(tune_replay_stub 0 --out "run 1: vector_add .n=8192. on Stub GPU .*5 candidates"
+             --out "run 2: .*2 candidates. recorded .policy model:1"
+             --out "run 3: .*4 candidates. recorded .policy random:2"
+             --out "exhaustive mean quality 1.000, worst 1.000, 3 of 3 choices as recorded"
+             -- ${TILEC} tune --replay ${TL}/tune.log --policy exhaustive)
+  set_tests_properties(tools.tune_replay_stub PROPERTIES FIXTURES_REQUIRED tune_log)
+endif()
