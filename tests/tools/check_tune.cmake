@@ -66,3 +66,14 @@ if(TARGET tune_log_stub)
              -- ${TILEC} tune --replay ${TL}/tune.log --policy exhaustive)
   set_tests_properties(tools.tune_replay_stub PROPERTIES FIXTURES_REQUIRED tune_log)
 endif()
+
+# ---- tilec report --roofline ---------------------------------------------------------------
+find_program(PYTHON3 python3)
+if(PYTHON3)
+  add_test(NAME tools.roofline_svg COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/roofline.sh ${TILEC}
+                                           ${CMAKE_CURRENT_SOURCE_DIR}/roofline_points.csv ${W}/roofline)
+endif()
+tilec_test(roofline_bad_line 1 --err "roofline_points_bad.csv:2: expected LABEL,FLOPS,BYTES,MS"
+           -- sh -c "printf 'a,1,2,3\\nb,1,x,3\\n' > ${W}/roofline_points_bad.csv && ${TILEC} report --roofline ${W}/r.svg ${W}/roofline_points_bad.csv")
+tilec_test(roofline_no_out 2 --err "tilec report needs --roofline OUT.svg" -- ${TILEC} report x.csv)
+tilec_test(roofline_bad_gpu 2 --err "unknown GPU 'a100'" -- ${TILEC} report --roofline x.svg --gpu a100 x.csv)
