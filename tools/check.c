@@ -72,8 +72,10 @@ typedef struct Variant {
 } Variant;
 
 static void variant_free(Variant *v) {
-    for (int j = 0; j < v->ndefs; j++)
+    for (int j = 0; j < v->ndefs; j++) {
         free(v->defs[j]);
+        free((char *)v->names[j]);
+    }
     free(v->defs);
     free(v->names);
     free(v->values);
@@ -91,7 +93,11 @@ static bool variant_from(const tile_variants *vs, int i, Variant *out) {
         return false;
     size_t w = 0;
     for (int j = 0; j < n; j++) {
-        tile_variant_const(vs, i, j, &out->names[j], &out->values[j], &out->is_float[j]);
+        const char *name;
+        tile_variant_const(vs, i, j, &name, &out->values[j], &out->is_float[j]);
+        /* a copy: a name may be a define's, which the defines of the next run replace */
+        if (!(out->names[j] = strdup(name)))
+            return false;
         char val[64];
         snprintf(val, sizeof val, out->is_float[j] ? "%.17g" : "%.0f", out->values[j]);
         size_t len = strlen(out->names[j]) + strlen(val) + 2;

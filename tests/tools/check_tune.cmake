@@ -77,3 +77,26 @@ tilec_test(roofline_bad_line 1 --err "roofline_points_bad.csv:2: expected LABEL,
            -- sh -c "printf 'a,1,2,3\\nb,1,x,3\\n' > ${W}/roofline_points_bad.csv && ${TILEC} report --roofline ${W}/r.svg ${W}/roofline_points_bad.csv")
 tilec_test(roofline_no_out 2 --err "tilec report needs --roofline OUT.svg" -- ${TILEC} report x.csv)
 tilec_test(roofline_bad_gpu 2 --err "unknown GPU 'a100'" -- ${TILEC} report --roofline x.svg --gpu a100 x.csv)
+
+# ---- the tutorials (docs/tutorials): each kernel, every variant, against the interpreter ---
+# On the interpreter here; labelled gpu, the same check on the GPU (exit 77: skipped without).
+set(TUT_SH ${CMAKE_CURRENT_SOURCE_DIR}/tutorial.sh)
+set(EX ${PROJECT_SOURCE_DIR}/examples)
+set(MM_ARGS M=80 N=96 K=60 stride_am=64 stride_ak=1 stride_bk=96 stride_bn=1 stride_cm=96 stride_cn=1)
+set(TUT_vector_add ${EX}/vector_add.tile vector_add x=randn:5000:1 y=randn:5000:2 out=zeros:5000 n=5000)
+set(TUT_softmax ${EX}/softmax.tile softmax x=randn:3000:1 out=zeros:3000 rows=3 cols=1000)
+set(TUT_matmul ${EX}/matmul.tile matmul -D BM=64 -D BN=64 -D warps=4 a=randn:5120:1 b=randn:5760:2
+    c=zeros:7680 ${MM_ARGS})
+set(TUT_epilogue ${EX}/matmul_gelu.tile matmul_gelu -D BM=64 -D BN=64 -D warps=4 a=randn:5120:1
+    b=randn:5760:2 bias=randn:96:3 c=zeros:7680 ${MM_ARGS})
+# integers: the tolerance is 0, so every variant must be bit-exact
+set(TUT_int8 ${EX}/gemm_i8.tile gemm_i8 -D BM=64 -D BN=64 -D warps=4 a=rand:5120:1 b=rand:5760:2
+    c=zeros:7680 ${MM_ARGS})
+set(TUT_attention ${EX}/dot_chain.tile dot_chain a=randn:2048:1 b=randn:2048:2 c=randn:4096:3 d=zeros:4096
+    M=64 N=64 K=32 L=64 stride_am=32 stride_ak=1 stride_bk=64 stride_bl=1 stride_cl=64 stride_cn=1
+    stride_dm=64 stride_dn=1)
+foreach(tut vector_add softmax matmul epilogue int8 attention)
+  add_test(NAME tools.tutorial_${tut} COMMAND sh ${TUT_SH} ${TILEC} interp ${TUT_${tut}})
+  add_test(NAME gpu_tutorial_${tut} COMMAND sh ${TUT_SH} ${TILEC} cuda ${TUT_${tut}})
+  set_tests_properties(gpu_tutorial_${tut} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+endforeach()
