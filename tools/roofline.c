@@ -8,8 +8,15 @@
  * tab-separated: LABEL,FLOPS,BYTES,MS (the launch's floating-point operations and global
  * bytes, as `tilec run --bench` and bench/bench.py report them, and its median time);
  * blank lines and lines starting with # are skipped.  Also prints each point's achieved
- * TFLOP/s and GB/s and the fraction of its roof it reached. */
+ * TFLOP/s and GB/s and the fraction of its roof it reached.
+ *
+ *   tilec report FILE.tile --kernel NAME [-D NAME=V]... [--grid=..] [--ms MS] ARG...
+ *
+ * counts one launch on the tile IR (tile_run_options.count_only): the points' FLOPS and
+ * BYTES. */
+#include "run_inputs.h"
 #include "subcommands.h"
+#include "tile/tile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -237,7 +244,89 @@ static bool write_svg(const char *path, const Gpu *g, const char *title, const P
     return ok;
 }
 
+/* ---- counting one launch -------------------------------------------------------------- */
+static int count_launch(int argc, char **argv) {
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
+    double ms = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i >= 2 && !strncmp(argv[i], "--ms=", 5)) {
+            char *end;
+            ms = strtod(argv[i] + 5, &end);
+            if (*end || !(ms > 0) || !isfinite(ms)) {
+                usage("bad --ms: expected a positive time in milliseconds");
+                free(rest);
+                return EXIT_USAGE;
+            }
+        } else {
+            rest[nrest++] = argv[i];
+        }
+    }
+    CliRun o;
+    char err[512];
+    if (!cli_parse_run(nrest, rest, &o, err, sizeof err) || o.bench || o.nsaves || o.device) {
+        usage(!strcmp(err, "tilec run needs --kernel NAME") ? "tilec report FILE.tile needs --kernel NAME"
+              : o.bench || o.nsaves || o.device             ? "tilec report takes no --bench, --save or --device"
+                                                            : err);
+        cli_run_free(&o);
+        free(rest);
+        return EXIT_USAGE;
+    }
+    tile_ctx *ctx = tile_ctx_new();
+    tile_ctx_set_debug(ctx, o.c.debug);
+    int rc = EXIT_ERROR;
+    tile_program *p = NULL;
+    Inputs in = {0};
+    for (int i = 0; i < o.c.ndefines; i++)
+        if (tile_ctx_define(ctx, o.c.defines[i]) != TILE_OK) {
+            usage(tile_ctx_last_error(ctx));
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    if (tile_program_load_file(ctx, o.c.file, &p) != TILE_OK) {
+        fprintf(stderr, "%s\n", tile_ctx_last_error(ctx));
+        goto out;
+    }
+    int k = tile_program_find_kernel(p, o.c.kernel);
+    if (k < 0) {
+        fprintf(stderr, "tilec: error: no kernel '%s' in '%s'\n", o.c.kernel, o.c.file);
+        goto out;
+    }
+    if (!make_inputs(ctx, p, k, &o, &in))
+        goto out;
+    tile_run_options ro = {.device = TILE_DEVICE_INTERP, .grid = {o.grid[0], o.grid[1], o.grid[2]}, .count_only = true};
+    if (tile_run(p, k, in.args, in.np, &ro) != TILE_OK) {
+        fprintf(stderr, "%s\n", tile_ctx_last_error(ctx));
+        goto out;
+    }
+    printf("%s [%s] on grid (%lld, %lld, %lld): flops=%.0f global_bytes=%.0f per launch\n", o.c.kernel, ro.chosen,
+           (long long)ro.grid_used[0], (long long)ro.grid_used[1], (long long)ro.grid_used[2], ro.launch_flops,
+           ro.launch_bytes);
+    if (ro.loops_per_iteration)
+        printf("note: %d loop%s counted once (per iteration): %s bounds depend on values the arguments do not fix\n",
+               ro.loops_per_iteration, ro.loops_per_iteration == 1 ? "" : "s",
+               ro.loops_per_iteration == 1 ? "its" : "their");
+    if (ms > 0)
+        printf("point: %s,%.0f,%.0f,%g\n", o.c.kernel, ro.launch_flops, ro.launch_bytes, ms);
+    rc = 0;
+out:
+    inputs_free(&in);
+    tile_program_free(p);
+    tile_ctx_free(ctx);
+    cli_run_free(&o);
+    free(rest);
+    return rc;
+}
+
+static bool is_tile_file(const char *a) {
+    size_t n = strlen(a);
+    return a[0] != '-' && n > 5 && !strcmp(a + n - 5, ".tile");
+}
+
 int cmd_report(int argc, char **argv) {
+    for (int i = 2; i < argc; i++)
+        if (is_tile_file(argv[i]))
+            return count_launch(argc, argv);
     const char *out = NULL, *in = NULL, *gpu = "h200", *title = NULL;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];

@@ -372,6 +372,16 @@ typedef struct tile_run_options {
     /* filled in by tile_run: the variant and grid that ran, for -v */
     char chosen[256]; /* "BLOCK=1024, warps=4, stages=2" */
     int64_t grid_used[3];
+    /* Added: true: only count (below), nothing runs */
+    bool count_only;
+    /* Added, filled in by tile_run: what this launch computes and moves, counted on the
+     * tile IR of the variant with these arguments: floating-point operations and global
+     * bytes of every program, each `for` times its trip count where the arguments and
+     * program ids fix its bounds, else once (loops_per_iteration counts those loops, the
+     * most of any program); both branches of an `if`; masked lanes included, as --report
+     * counts them per program (docs/tools.md, "Counts per launch") */
+    double launch_flops, launch_bytes;
+    int loops_per_iteration;
 } tile_run_options;
 
 /* Runs kernel k once.  args: one per parameter in declaration order (nargs must equal

@@ -100,3 +100,25 @@ foreach(tut vector_add softmax matmul epilogue int8 attention)
   add_test(NAME gpu_tutorial_${tut} COMMAND sh ${TUT_SH} ${TILEC} cuda ${TUT_${tut}})
   set_tests_properties(gpu_tutorial_${tut} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()
+
+# ---- tilec report FILE.tile: one launch counted, loops times their trip counts ------------------
+set(COUNTS ${CMAKE_CURRENT_SOURCE_DIR}/counts.tile)
+set(MM_FIX -D BM=64 -D BN=64 -D BK=32 -D warps=4 -D stages=3 a=zeros:10240 b=zeros:11520 c=zeros:7680
+    M=80 N=96 stride_am=128 stride_ak=1 stride_bk=96 stride_bn=1 stride_cm=96 stride_cn=1)
+# a GEMM's flops grow with K: 4 programs x cdiv(K, 32) steps x 2*64*64*32
+tilec_test(counts_matmul_k60 0 --out "flops=2097152 global_bytes=98304 per launch" --not-out "note:"
+           -- ${TILEC} report ${EX}/matmul.tile --kernel matmul ${MM_FIX} K=60)
+tilec_test(counts_matmul_k120 0 --out "flops=4194304 global_bytes=163840 per launch"
+           --out "point: matmul,4194304,163840,0.5"
+           -- ${TILEC} report ${EX}/matmul.tile --kernel matmul ${MM_FIX} K=120 --ms=0.5)
+# 3 rows x cdiv(1000, 64) steps of 64 adds, plus each row's sum
+tilec_test(counts_trip_from_argument 0 --out "rows_sum .* on grid .3, 1, 1.: flops=3264 global_bytes=12300 per launch"
+           -- ${TILEC} report ${COUNTS} --kernel rows_sum x=zeros:3000 out=zeros:3 rows=3 cols=1000)
+# program r walks r + 1 steps: 1 + 2 + 3 + 4 = 10 steps of 64 adds
+tilec_test(counts_trip_from_program_id 0 --out "flops=640 global_bytes=3584 per launch"
+           -- ${TILEC} report ${COUNTS} --kernel triangle x=zeros:256 out=zeros:256)
+tilec_test(counts_unknown_trip 0 --out "flops=64 global_bytes=516 per launch"
+           --out "note: 1 loop counted once .per iteration."
+           -- ${TILEC} report ${COUNTS} --kernel unknown n=zeros:1 x=zeros:64 out=zeros:64)
+tilec_test(counts_missing_arg 1 --err "missing argument 'cols'"
+           -- ${TILEC} report ${COUNTS} --kernel rows_sum x=zeros:3000 out=zeros:3 rows=3)
