@@ -987,6 +987,21 @@ static int ref_gemm_i8(void) {
     return mat_check(&mc, 1, e, NULL);
 }
 
+/* gemm_i8_scaled: the exact i32 product times 2^ea[i] * 2^eb[j], exact in f32 (|sums| < 2^24). */
+static int ref_gemm_i8_scaled(void) {
+    long M = argi("M"), N = argi("N"), K = argi("K");
+    Mat ma = mat("a", T_I8, M, K, "stride_am", "stride_ak"), mb = mat("b", T_I8, K, N, "stride_bk", "stride_bn"),
+        mc = mat("c", T_F32, M, N, "stride_cm", "stride_cn");
+    double *a = mat_read(&ma), *b = mat_read(&mb);
+    int8_t *ea = READ(int8_t, "ea", M), *eb = READ(int8_t, "eb", N);
+    double *e = xcalloc(M * N, 8), *s = xcalloc(M * N, 8);
+    exact_product(a, b, M, N, K, e, s);
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++)
+            e[i * N + j] = ldexp(e[i * N + j], ea[i] + eb[j]);
+    return mat_check(&mc, 1, e, NULL);
+}
+
 /* gemm_f8: e4m3 products are exact in f32, the sum within the accumulation bound; the two
  * scale multiplies in f32 round by 2^-24 each; then one f16 rounding. */
 static int ref_gemm_f8(void) {
@@ -1080,6 +1095,7 @@ static int ref_gather(void) {
     X(matmul_gelu) \
     X(gemm_tf32) \
     X(gemm_i8) \
+    X(gemm_i8_scaled) \
     X(gemm_f8) \
     X(dot_chain)
 // clang-format on

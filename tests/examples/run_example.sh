@@ -191,6 +191,8 @@ t_matmul_gelu() { gemm matmul_gelu.tile matmul_gelu 220 randn 2 gelu_bias; }
 t_gemm_tf32() { gemm gemm_tf32.tile gemm_tf32 240 randn 4 -; }
 t_gemm_i8() { gemm gemm_i8.tile gemm_i8 260 bytes 4 -; }
 t_gemm_f8() { gemm gemm_f8.tile gemm_f8 280 randn 2 f8_scales; }
+i8_exponents() { EXTRA_ARGS=(ea=rand:$1:$(($3 + 7)) eb=rand:$2:$(($3 + 8))); EXTRA_SAVES=(ea eb); }
+t_gemm_i8_scaled() { gemm gemm_i8_scaled.tile gemm_i8_scaled 290 bytes 4 i8_exponents; }
 
 t_batched_matmul() {
     # "BATCH M N K LAYOUT PAD GAP": GAP spare elements between the batches of each operand;

@@ -89,9 +89,9 @@ set(TUT_matmul ${EX}/matmul.tile matmul -D BM=64 -D BN=64 -D warps=4 a=randn:512
     c=zeros:7680 ${MM_ARGS})
 set(TUT_epilogue ${EX}/matmul_gelu.tile matmul_gelu -D BM=64 -D BN=64 -D warps=4 a=randn:5120:1
     b=randn:5760:2 bias=randn:96:3 c=zeros:7680 ${MM_ARGS})
-# integers: the tolerance is 0, so every variant must be bit-exact
-set(TUT_int8 ${EX}/gemm_i8.tile gemm_i8 -D BM=64 -D BN=64 -D warps=4 a=rand:5120:1 b=rand:5760:2
-    c=zeros:7680 ${MM_ARGS})
+# int8 GEMM with power-of-two scales: --rtol=0 --atol=0, every variant bit-exact
+set(TUT_int8 ${EX}/gemm_i8_scaled.tile gemm_i8_scaled --rtol=0 --atol=0 a=rand:5120:1 b=rand:5760:2
+    ea=rand:80:3 eb=rand:96:4 c=zeros:7680 ${MM_ARGS})
 set(TUT_attention ${EX}/dot_chain.tile dot_chain a=randn:2048:1 b=randn:2048:2 c=randn:4096:3 d=zeros:4096
     M=64 N=64 K=32 L=64 stride_am=32 stride_ak=1 stride_bk=64 stride_bl=1 stride_cl=64 stride_cn=1
     stride_dm=64 stride_dn=1)
