@@ -1002,6 +1002,44 @@ static int ref_gemm_i8_scaled(void) {
     return mat_check(&mc, 1, e, NULL);
 }
 
+/* attention: softmax(Q K^T * scale) V per head, in double.  The kernel rounds P to f16
+ * before its second dot (relative 2^-11 an element) while its row sum keeps P in f32, so
+ * each output may differ by that much of sum_j p_j |v_j| / l, plus one f16 rounding. */
+static int ref_attention(void) {
+    long heads = argi("heads"), S = argi("S"), D = argi("D"), n = heads * S * D;
+    double scale = (float)argf("scale");
+    uint16_t *q = READ(uint16_t, "q", n), *k = READ(uint16_t, "k", n), *v = READ(uint16_t, "v", n),
+             *o = READ(uint16_t, "o", n);
+    double *e = xcalloc(n, 8), *mag = xcalloc(n, 8), *p = xcalloc(S, 8);
+    for (long h = 0; h < heads; h++)
+        for (long i = 0; i < S; i++) {
+            const uint16_t *qi = q + (h * S + i) * D;
+            double mx = -INFINITY, l = 0;
+            for (long j = 0; j < S; j++) {
+                const uint16_t *kj = k + (h * S + j) * D;
+                double dotv = 0;
+                for (long d = 0; d < D; d++)
+                    dotv += fmt_decode(&F16, qi[d]) * fmt_decode(&F16, kj[d]);
+                p[j] = dotv * scale;
+                mx = fmax(mx, p[j]);
+            }
+            for (long j = 0; j < S; j++)
+                l += p[j] = exp(p[j] - mx);
+            for (long d = 0; d < D; d++) {
+                double acc = 0, am = 0;
+                for (long j = 0; j < S; j++) {
+                    double vj = fmt_decode(&F16, v[(h * S + j) * D + d]);
+                    acc += p[j] * vj;
+                    am += p[j] * fabs(vj);
+                }
+                e[(h * S + i) * D + d] = acc / l;
+                mag[(h * S + i) * D + d] = am / l;
+            }
+        }
+    free(p);
+    return check_f16_ulp("o", o, e, mag, 1.5e-3, n);
+}
+
 /* gemm_f8: e4m3 products are exact in f32, the sum within the accumulation bound; the two
  * scale multiplies in f32 round by 2^-24 each; then one f16 rounding. */
 static int ref_gemm_f8(void) {
@@ -1097,7 +1135,8 @@ static int ref_gather(void) {
     X(gemm_i8) \
     X(gemm_i8_scaled) \
     X(gemm_f8) \
-    X(dot_chain)
+    X(dot_chain) \
+    X(attention)
 // clang-format on
 
 static const struct {

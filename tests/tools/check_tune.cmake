@@ -92,9 +92,8 @@ set(TUT_epilogue ${EX}/matmul_gelu.tile matmul_gelu -D BM=64 -D BN=64 -D warps=4
 # int8 GEMM with power-of-two scales: --rtol=0 --atol=0, every variant bit-exact
 set(TUT_int8 ${EX}/gemm_i8_scaled.tile gemm_i8_scaled --rtol=0 --atol=0 a=rand:5120:1 b=rand:5760:2
     ea=rand:80:3 eb=rand:96:4 c=zeros:7680 ${MM_ARGS})
-set(TUT_attention ${EX}/dot_chain.tile dot_chain a=randn:2048:1 b=randn:2048:2 c=randn:4096:3 d=zeros:4096
-    M=64 N=64 K=32 L=64 stride_am=32 stride_ak=1 stride_bk=64 stride_bl=1 stride_cl=64 stride_cn=1
-    stride_dm=64 stride_dn=1)
+set(TUT_attention ${EX}/attention.tile attention D=64 q=randn:25600:1 k=randn:25600:2 v=randn:25600:3
+    o=zeros:25600 heads=2 S=200 scale=0.125)
 foreach(tut vector_add softmax matmul epilogue int8 attention)
   add_test(NAME tools.tutorial_${tut} COMMAND sh ${TUT_SH} ${TILEC} interp ${TUT_${tut}})
   add_test(NAME gpu_tutorial_${tut} COMMAND sh ${TUT_SH} ${TILEC} cuda ${TUT_${tut}})
