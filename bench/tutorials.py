@@ -3,15 +3,14 @@
 the same kernel written in Triton, Triton: one process, same inputs, each result checked
 against PyTorch's, the median of triton.testing.do_bench per column.
 
-    python3 bench/tutorials.py [--only vector_add,softmax,matmul,epilogue,int8,attention]
+    python3 bench/tutorials.py [--only vector_add,softmax,matmul_naive,matmul,epilogue,int8,attention]
                                [--json PATH]
 
 Triton columns: vector add and softmax (bench/triton_kernels.py), matmul (bench/gemm.py's
 kernel); the others have no Triton kernel in bench/ and print "-".  PyTorch columns:
-x + y, torch.softmax, a @ b, gelu(a @ b + bias), torch._int_mm, and for attention
-torch's scaled_dot_product_attention (FlashAttention) beside dot_chain's two products
-((A @ B) @ C, the shape of attention without its softmax: a lower bound on a fused
-attention's time, not the same computation).  Needs torch and triton; --help does not.
+x + y, torch.softmax, a @ b, gelu(a @ b + bias), torch._int_mm followed by the same
+power-of-two scaling, and torch's scaled_dot_product_attention (FlashAttention) for
+examples/attention.tile.  Needs torch and triton; --help does not.
 """
 import argparse
 import json
@@ -19,7 +18,7 @@ import os
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TUTORIALS = ("vector_add", "softmax", "matmul", "epilogue", "int8", "attention")
+TUTORIALS = ("vector_add", "softmax", "matmul_naive", "matmul", "epilogue", "int8", "attention")
 
 
 def parse_args(argv):
@@ -83,11 +82,17 @@ def main(argv):
         row("softmax", f"f32 {rows_}x{cols}", 0, 2 * rows_ * cols * 4,
             {"tilec": k, "triton": lambda: tk.softmax(x, out_t), "torch": lambda: torch.softmax(x, dim=1)},
             lambda: (out - torch.softmax(x, dim=1)).abs().max().item())
-    if only & {"matmul", "epilogue", "int8"}:
+    if only & {"matmul_naive", "matmul", "epilogue", "int8"}:
         M = N = K = 4096
         a16 = torch.randn(M, K, device=cuda, dtype=torch.float16)
         b16 = torch.randn(K, N, device=cuda, dtype=torch.float16)
         strides = (K, 1, N, 1, N, 1)
+    if "matmul_naive" in only:
+        c = torch.empty(M, N, device=cuda, dtype=torch.float16)
+        k = kernel("examples/matmul_naive.tile", "matmul_naive").bind(a16, b16, c, M, N, K, *strides)
+        row("matmul_naive", f"f16 {M}^3", 2 * M * N * K, 2 * (M * K + K * N + M * N),
+            {"tilec": k, "triton": None, "torch": lambda: a16 @ b16},
+            lambda: ((c.float() - (a16 @ b16).float()).abs().max() / (a16 @ b16).float().abs().max()).item())
     if "matmul" in only:
         from gemm import triton_matmul
         c, c_t = torch.empty(M, N, device=cuda, dtype=torch.float16), torch.empty(M, N, device=cuda, dtype=torch.float16)
@@ -104,31 +109,33 @@ def main(argv):
             {"tilec": k, "triton": None, "torch": ref},
             lambda: ((c.float() - ref().float()).abs().max() / ref().float().abs().max()).item())
     if "int8" in only:
-        a8 = torch.randint(-8, 8, (M, K), device=cuda, dtype=torch.int8)
-        b8 = torch.randint(-8, 8, (K, N), device=cuda, dtype=torch.int8)
-        c32 = torch.empty(M, N, device=cuda, dtype=torch.int32)
-        k = kernel("examples/gemm_i8.tile", "gemm_i8").bind(a8, b8, c32, M, N, K, *strides)
-        ref = lambda: torch._int_mm(a8, b8)  # noqa: E731
-        row("int8", f"i8 {M}^3", 2 * M * N * K, M * K + K * N + 4 * M * N,
+        a8 = torch.randint(-128, 128, (M, K), device=cuda, dtype=torch.int8)
+        b8 = torch.randint(-128, 128, (K, N), device=cuda, dtype=torch.int8)
+        ea = torch.randint(-8, 8, (M,), device=cuda, dtype=torch.int8)
+        eb = torch.randint(-8, 8, (N,), device=cuda, dtype=torch.int8)
+        c32 = torch.empty(M, N, device=cuda, dtype=torch.float32)
+        k = kernel("examples/gemm_i8_scaled.tile", "gemm_i8_scaled").bind(a8, b8, ea, eb, c32, M, N, K, *strides)
+        sa, sb = torch.exp2(ea.float())[:, None], torch.exp2(eb.float())[None, :]
+        ref = lambda: torch._int_mm(a8, b8).float() * sa * sb  # noqa: E731
+        # |sums| <= 4096 * 128 * 128 = 2^26 > 2^24: exact in i32, and the f32 scaling of
+        # the i32 rounds the same way in both (one rounding), so this is exact too
+        row("int8", f"i8 {M}^3, 2^e scales", 2 * M * N * K, M * K + K * N + 4 * M * N + M + N,
             {"tilec": k, "triton": None, "torch": ref},
             lambda: float((c32 - ref()).abs().max().item()))
     if "attention" in only:
+        # the DESIGN anchor's shape: Z4 H32 N4096 D128, causal off
         Z, H, S, D = 4, 32, 4096, 128
         q = torch.randn(Z, H, S, D, device=cuda, dtype=torch.float16)
         kk, v = torch.randn_like(q), torch.randn_like(q)
-        sdpa = lambda: F.scaled_dot_product_attention(q, kk, v)  # noqa: E731
-        # dot_chain on one head's shape, batched over Z*H heads as one (Z*H*S) x D problem
-        # would change its meaning; it runs one S x S x D chain per call, timed as is
-        A, B, C = q[0, 0].contiguous(), kk[0, 0].t().contiguous(), v[0, 0].contiguous()
-        Dm = torch.empty(S, D, device=cuda, dtype=torch.float16)
-        k = kernel("examples/dot_chain.tile", "dot_chain").bind(A, B, C, Dm, S, D, D, S, D, 1, S, 1, D, 1, D, 1)
-        ref = lambda: ((A @ B).half() @ C)  # noqa: E731
-        row("attention", f"dot_chain {S}x{S}x{D} (one head)", 4 * S * S * D, 2 * (3 * S * D + S * D),
+        o = torch.empty_like(q)
+        scale = D ** -0.5
+        kern = kernel("examples/attention.tile", "attention")
+        kern.set_const("D", D)
+        k = kern.bind(q, kk, v, o, Z * H, S, scale)
+        ref = lambda: F.scaled_dot_product_attention(q, kk, v, scale=scale)  # noqa: E731
+        row("attention", f"f16 Z{Z} H{H} N{S} D{D}", 4 * Z * H * S * S * D, 4 * Z * H * S * D * 2,
             {"tilec": k, "triton": None, "torch": ref},
-            lambda: ((Dm.float() - ref().float()).abs().max() / ref().float().abs().max()).item())
-        t = ms(sdpa)
-        print(f"{'':10s} torch SDPA (FlashAttention) Z{Z} H{H} N{S} D{D}: {t:.4f} ms, "
-              f"{4 * Z * H * S * S * D / (t * 1e-3) / 1e12:.1f} TFLOP/s", flush=True)
+            lambda: (o.float() - ref().float()).abs().max().item())
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)

@@ -987,6 +987,11 @@ static int ref_gemm_i8(void) {
     return mat_check(&mc, 1, e, NULL);
 }
 
+/* matmul_naive: the same sums as matmul (f32 accumulation, then one f16 rounding). */
+static int ref_matmul_naive(void) {
+    return ref_matmul();
+}
+
 /* gemm_i8_scaled: the exact i32 product times 2^ea[i] * 2^eb[j], exact in f32 (|sums| < 2^24). */
 static int ref_gemm_i8_scaled(void) {
     long M = argi("M"), N = argi("N"), K = argi("K");
@@ -1134,6 +1139,7 @@ static int ref_gather(void) {
     X(gemm_tf32) \
     X(gemm_i8) \
     X(gemm_i8_scaled) \
+    X(matmul_naive) \
     X(gemm_f8) \
     X(dot_chain) \
     X(attention)

@@ -187,6 +187,7 @@ f8_scales() {
 }
 
 t_matmul() { gemm matmul.tile matmul 30 randn 2 -; }
+t_matmul_naive() { gemm matmul_naive.tile matmul_naive 320 randn 2 -; }
 t_matmul_gelu() { gemm matmul_gelu.tile matmul_gelu 220 randn 2 gelu_bias; }
 t_gemm_tf32() { gemm gemm_tf32.tile gemm_tf32 240 randn 4 -; }
 t_gemm_i8() { gemm gemm_i8.tile gemm_i8 260 bytes 4 -; }

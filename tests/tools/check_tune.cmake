@@ -85,6 +85,7 @@ set(EX ${PROJECT_SOURCE_DIR}/examples)
 set(MM_ARGS M=80 N=96 K=60 stride_am=64 stride_ak=1 stride_bk=96 stride_bn=1 stride_cm=96 stride_cn=1)
 set(TUT_vector_add ${EX}/vector_add.tile vector_add x=randn:5000:1 y=randn:5000:2 out=zeros:5000 n=5000)
 set(TUT_softmax ${EX}/softmax.tile softmax x=randn:3000:1 out=zeros:3000 rows=3 cols=1000)
+set(TUT_matmul_naive ${EX}/matmul_naive.tile matmul_naive a=randn:5120:1 b=randn:5760:2 c=zeros:7680 ${MM_ARGS})
 set(TUT_matmul ${EX}/matmul.tile matmul -D BM=64 -D BN=64 -D warps=4 a=randn:5120:1 b=randn:5760:2
     c=zeros:7680 ${MM_ARGS})
 set(TUT_epilogue ${EX}/matmul_gelu.tile matmul_gelu -D BM=64 -D BN=64 -D warps=4 a=randn:5120:1
@@ -94,7 +95,7 @@ set(TUT_int8 ${EX}/gemm_i8_scaled.tile gemm_i8_scaled --rtol=0 --atol=0 a=rand:5
     ea=rand:80:3 eb=rand:96:4 c=zeros:7680 ${MM_ARGS})
 set(TUT_attention ${EX}/attention.tile attention D=64 q=randn:25600:1 k=randn:25600:2 v=randn:25600:3
     o=zeros:25600 heads=2 S=200 scale=0.125)
-foreach(tut vector_add softmax matmul epilogue int8 attention)
+foreach(tut vector_add softmax matmul_naive matmul epilogue int8 attention)
   add_test(NAME tools.tutorial_${tut} COMMAND sh ${TUT_SH} ${TILEC} interp ${TUT_${tut}})
   add_test(NAME gpu_tutorial_${tut} COMMAND sh ${TUT_SH} ${TILEC} cuda ${TUT_${tut}})
   set_tests_properties(gpu_tutorial_${tut} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
