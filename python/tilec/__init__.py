@@ -707,7 +707,9 @@ class JITKernel:
         return k
 
     def _launch(self, grid, args, kwargs):
-        args, consts, stream = self._split(args, dict(kwargs))
+        kwargs = dict(kwargs)
+        check = kwargs.pop("check", False)   # tilec check first: tilec/check.py
+        args, consts, stream = self._split(args, kwargs)
         where = _where_lives(args) or self._module._default_device()
         if self._module.device_kind and where != self._module.device_kind:
             raise TypeError(f"{self.name}(): this module runs on '{self._module.device_kind}' "
@@ -725,6 +727,9 @@ class JITKernel:
             grid = grid(meta)
         if stream is _DEFAULT:
             stream = _torch_stream(args) if where == "cuda" else None
+        if check:
+            from .check import check_call
+            self.check_report = check_call(self, args, consts, grid, where)
         k(*args, grid=grid, stream=stream)
         self.last_variant = k.last_variant
 
