@@ -40,6 +40,7 @@ struct tile_ctx {
     double phase_s[TILE_NPHASES];
     tile_progress_fn progress; /* NULL: none */
     void *progress_ud;
+    char *ptxas_options; /* tile_ctx_set_ptxas_options; NULL: none */
 };
 
 /* The tune space of one kernel, evaluated once at load. */

@@ -203,9 +203,9 @@ static const RtCode *uncapped_code(tile_rt *rt, const RtVariant *v) {
 }
 
 #ifdef TILE_RT_HAVE_CUDA
-/* Loads a cubin or PTX image and looks the entry up. */
-static tile_rt_status load_image(tile_rt_kernel *k, RtInstance *inst, const void *img, size_t len, bool is_ptx,
-                                 const char *entry) {
+/* Loads a cubin or PTX image and looks the entry up (rt_internal.h). */
+tile_rt_status rt_load_image(tile_rt_kernel *k, RtInstance *inst, const void *img, size_t len, bool is_ptx,
+                             const char *entry) {
     tile_rt *rt = k->m->rt;
     tile_rt_status s = rt_cuda_bind(rt);
     if (s)
@@ -273,7 +273,7 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
         if (inst->alt >= job->ncubin)
             return rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name, inst->text,
                            inst->alt);
-        return load_image(k, inst, job->cubin[inst->alt], job->len[inst->alt], false, k->name);
+        return rt_load_image(k, inst, job->cubin[inst->alt], job->len[inst->alt], false, k->name);
     }
     if (k->m->prog) {
         char *cubin[RT_MAX_CUBINS];
@@ -283,7 +283,7 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
         if (s == TILE_RT_OK && inst->alt >= n)
             s = rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name, inst->text, inst->alt);
         if (s == TILE_RT_OK)
-            s = load_image(k, inst, cubin[inst->alt], len[inst->alt], false, k->name);
+            s = rt_load_image(k, inst, cubin[inst->alt], len[inst->alt], false, k->name);
         for (int i = 0; i < n; i++)
             free(cubin[i]);
         return s;
@@ -301,7 +301,7 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
                        "kernel '%s' variant %s: the bundle has no "
                        "code for %s",
                        k->name, inst->text, rt->arch);
-    return load_image(k, inst, best->bytes, best->len, best->kind == RT_CODE_PTX, best->entry);
+    return rt_load_image(k, inst, best->bytes, best->len, best->kind == RT_CODE_PTX, best->entry);
 }
 #endif
 
@@ -568,7 +568,7 @@ static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nar
         s = candidates(k, la, rt->tune, &cands, &nc);
     RtInstance *best = nc ? cands[0] : NULL;
     if (s == TILE_RT_OK && nc > 1 && rt->tune) {
-        char text[320];
+        char text[320] = "";
         bool found = false;
         if (rt_tune_disk_get(k, keyhash, text, sizeof text))
             for (int i = 0; i < nc && !found; i++)
@@ -577,8 +577,15 @@ static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nar
                     found = true;
                     atomic_fetch_add(&rt->stats.tune_disk_hits, 1);
                 }
+        /* a choice of the joint search over ptxas options: its instance made again */
+        if (!found && rt_tune_ptxas_restore(k, cands, nc, text, &best)) {
+            found = true;
+            atomic_fetch_add(&rt->stats.tune_disk_hits, 1);
+        }
         if (!found) {
             s = rt_tune(k, cands, nc, args, nargs, stream, grid, &best);
+            if (s == TILE_RT_OK)
+                s = rt_tune_ptxas(k, best, args, nargs, stream, grid, &best);
             if (s == TILE_RT_OK) {
                 atomic_fetch_add(&rt->stats.tunings, 1);
                 rt_tune_disk_put(k, keyhash, best->text);

@@ -186,6 +186,7 @@ typedef struct RtInstance {
     const RtVariant *v; /* its record (inside the kernel's meta of that epoch) */
     uint32_t smem;      /* dynamic shared memory its launches pass */
     double compile_s;   /* its compile (or cache read) and load, for the tuning log */
+    char ptxas[72];     /* the joint search's ptxas options of its cubin ("": none) */
     struct RtInstance *next;
 } RtInstance;
 
@@ -281,6 +282,9 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
 enum { RT_MAX_CUBINS = 2 };
 tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f, char *cubin[RT_MAX_CUBINS],
                               size_t len[RT_MAX_CUBINS], int *n);
+/* The same with more ptxas options (tile_ctx_set_ptxas_options; NULL: none), cached apart. */
+tile_rt_status rt_jit_compile_opts(tile_rt_module *m, int k, uint32_t vi, RtFacts f, const char *ptxas_options,
+                                   char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS], int *n);
 /* One compile of a batch: inputs (m, k, vi, facts), then the result: the cubins or the
  * status and its message. */
 typedef struct RtJitJob {
@@ -334,6 +338,19 @@ void rt_tune_log_append(tile_rt_kernel *k, const char *key, RtInstance *const *c
  * keep[i] says whether admissible variant vis[i] is compiled and timed; at least one is. */
 void rt_tune_policy_pick(tile_rt_kernel *k, const uint32_t *vis, int n, bool *keep);
 const char *rt_tune_policy_name(void);
+
+/* The joint search over ptxas options (tune_ptxas.c): with $TILE_TUNE_PTXAS set, the
+ * variant the tuner chose (*best) is compiled again with each option set and timed against
+ * itself (rt_tune), *best the fastest; without, nothing.  _restore: a tuning cache text of
+ * such a choice ("...; ptxas OPTS") made into its instance from the candidate it names. */
+tile_rt_status rt_tune_ptxas(tile_rt_kernel *k, RtInstance *chosen, const tile_rt_arg *args, int nargs, void *stream,
+                             const int64_t *grid_given, RtInstance **best);
+bool rt_tune_ptxas_restore(tile_rt_kernel *k, RtInstance **cands, int ncands, const char *text, RtInstance **best);
+#ifdef TILE_RT_HAVE_CUDA
+/* Loads a cubin or PTX image into inst (launch.c): module, function, shared memory. */
+tile_rt_status rt_load_image(tile_rt_kernel *k, RtInstance *inst, const void *img, size_t len, bool is_ptx,
+                             const char *entry);
+#endif
 
 /* Launches instance inst with already checked args (used by launch and the tuner). */
 tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args, const RtValue *vals,

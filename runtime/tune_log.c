@@ -100,9 +100,15 @@ void rt_tune_log_append(tile_rt_kernel *k, const char *key, RtInstance *const *c
             rt->cu.cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, inst->fn);
         }
 #endif
-        put(&t, "cand\tvariant=%s\toptions=%s\tregs=%d\tlocal=%d\tcompile_ms=%.1f", inst->text,
-            inst->alt ? "ptxas -O3" : "ptxas -O3, registers capped for occupancy where that spills nothing", regs,
-            local, inst->compile_s * 1e3);
+        char opts[160];
+        const char *o = strstr(inst->ptxas, "-O");
+        if (inst->ptxas[0])
+            snprintf(opts, sizeof opts, "ptxas %s%s", o && o[2] >= '0' && o[2] <= '9' ? "" : "-O3 ", inst->ptxas);
+        else
+            snprintf(opts, sizeof opts, "%s",
+                     inst->alt ? "ptxas -O3" : "ptxas -O3, registers capped for occupancy where that spills nothing");
+        put(&t, "cand\tvariant=%s\toptions=%s\tregs=%d\tlocal=%d\tcompile_ms=%.1f", inst->text, opts, regs, local,
+            inst->compile_s * 1e3);
         put_samples(&t, "screen", trials[c].screen, trials[c].nscreen);
         put_samples(&t, "final", trials[c].final, trials[c].nfinal);
         put(&t, "\n");

@@ -89,6 +89,11 @@ tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out);
 enum { TILE_ASSUME_DIV16 = 1, TILE_ASSUME_ONE = 2, TILE_ASSUME_DIV8 = 4 };
 tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts);
 void tile_ctx_clear_assumptions(tile_ctx *c);
+/* Added: more ptxas options for every cubin compiled through c, words separated by spaces
+ * ("-O1", "--def-load-cache=cg", "--register-usage-level=10"; at most 8 words, 255 bytes);
+ * a -O among them replaces the -O3.  NULL or "": none.  The runtime's tuner uses it for
+ * its joint search over ptxas controls ($TILE_TUNE_PTXAS, docs/tools.md). */
+tile_status tile_ctx_set_ptxas_options(tile_ctx *c, const char *options);
 /* Collect the time spent in each compile phase (see tile_ctx_timings). */
 void tile_ctx_set_timing(tile_ctx *c, bool on);
 /* Added: progress of a compile of many variants (tile_compile, tile_report_get, bundles and

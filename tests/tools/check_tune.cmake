@@ -58,11 +58,14 @@ tilec_test(tune_replay_missing 1 --err "cannot read the tuning log" -- ${TILEC} 
 tilec_test(tune_replay_other_kernel 1 --err "no complete tuning run of kernel 'nope'" -- ${TILEC} tune --replay ${REPLAY_LOG} --kernel nope)
 if(TARGET tune_log_stub)
   # the log the stub run recorded: exhaustive replays every recorded choice; the runtime's
-  # model:1 and random:2 policies timed fewer candidates (2 and 4 cubins of 5)
+  # model:1 and random:2 policies timed fewer candidates (2 and 4 cubins of 5); the joint
+  # search's round timed the chosen cubin against its two ptxas option sets
   tilec_test(tune_replay_stub 0 --out "run 1: vector_add .n=8192. on Stub GPU .*5 candidates"
              --out "run 2: .*2 candidates. recorded .policy model:1"
              --out "run 3: .*4 candidates. recorded .policy random:2"
-             --out "exhaustive mean quality 1.000, worst 1.000, 3 of 3 choices as recorded"
+             --out "run 5: .*3 candidates. recorded .policy exhaustive.: .*. ptxas --def-load-cache=cg"
+             --out "ptxas --def-load-cache=cg .as recorded."
+             --out "exhaustive mean quality 1.000, worst 1.000, 5 of 5 choices as recorded"
              -- ${TILEC} tune --replay ${TL}/tune.log --policy exhaustive)
   set_tests_properties(tools.tune_replay_stub PROPERTIES FIXTURES_REQUIRED tune_log)
 endif()
