@@ -30,6 +30,8 @@ static const char usage_text[] =
     "             [-D NAME=V]... [--bench[=N]] [--debug] [-v] ARG... [--save NAME=PATH]...\n"
     "  ARG: name=VALUE (scalar), name=@PATH[:SHAPE] (a .npy file or raw little-endian\n"
     "       elements), name=zeros:COUNT, name=rand:COUNT[:SEED], name=randn:COUNT[:SEED]\n"
+    "       tilec check|tune|report ...: every variant against the interpreter, tuning logs\n"
+    "             replayed, launch counts and rooflines (tilec check --help, ...)\n"
     "  tilec --help, tilec run --help: every option; tilec --version\n";
 
 /* tilec --help: the usage, then every option of the compile command (docs/tools.md). */

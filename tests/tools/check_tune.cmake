@@ -24,6 +24,10 @@ tilec_test(check_where_skips 0 --out "BLOCK=256, warps=4, stages=2.: skipped"
            --out "check: 15 passed, 0 failed, 6 skipped"
            -- ${TILEC} check ${PROJECT_SOURCE_DIR}/examples/softmax.tile --kernel softmax --device=interp
               x=randn:3000:1 out=zeros:3000 rows=3 cols=1000)
+# --variants=chosen: only the variant a launch would take (the interpreter device: the first)
+tilec_test(check_chosen 0 --out "kernel 'wrong' on interpreter, 1 variant$" --out "check: 1 passed, 0 failed"
+           -- ${TILEC} check ${CHECKF} --kernel wrong --variants=chosen ${CHECK_ARGS})
+tilec_test(check_usage_lists_subcommands 0 --out "tilec check.tune.report" -- ${TILEC} --help)
 tilec_test(check_no_kernel_option 2 --err "tilec check needs --kernel NAME" -- ${TILEC} check ${CHECKF} n=1)
 tilec_test(check_bad_rtol 2 --err "bad --rtol" -- ${TILEC} check ${CHECKF} --kernel twice --rtol=x)
 tilec_test(check_help 0 --out "usage: tilec check" --out "--variants=WHICH" -- ${TILEC} check --help)
