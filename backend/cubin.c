@@ -146,7 +146,8 @@ static int ptxas_start(PtxasRun *r, const char *ptxas, const char *dir, int tag,
     bool own_level = false;
     if (opt && opt->ptxas_options) {
         snprintf(extra, sizeof extra, "%s", opt->ptxas_options);
-        for (char *w = strtok(extra, " "); w && na < 3 + MAX_EXTRA; w = strtok(NULL, " ")) {
+        char *save = NULL; /* strtok_r: compiles run ptxas from several threads */
+        for (char *w = strtok_r(extra, " ", &save); w && na < 3 + MAX_EXTRA; w = strtok_r(NULL, " ", &save)) {
             own_level |= !strncmp(w, "-O", 2) && w[2] >= '0' && w[2] <= '9';
             argv[na++] = w;
         }
