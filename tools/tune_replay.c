@@ -16,8 +16,9 @@
  *               and so on until one is left or the samples run out
  *   model       the K candidates whose times relative to their run's best were lowest in
  *               the log's other runs of the same kernel on the same device (leave one out)
- * Budget: candidates compiled, their compile time as recorded, and GPU time (the samples
- * and warm-up launches a policy would have run, each at its recorded time). */
+ * Budget: candidates timed, their compile time as recorded (a variant's capped and uncapped
+ * cubins come from one compile, counted once), and GPU time (the samples and warm-up
+ * launches a policy would have run, each at its recorded time). */
 #include "subcommands.h"
 
 #include <math.h>
@@ -34,7 +35,7 @@ const char tune_help[] = "usage: tilec tune --replay LOG [--policy P[,P...]] [--
                          "  --k K               candidates random-k and model time (default 4)\n"
                          "  --kernel NAME       only the runs of this kernel\n"
                          "Per run and policy: the candidate chosen, its quality (best time / its time: 1 is\n"
-                         "the best), and the budget (candidates compiled, compile seconds, GPU milliseconds);\n"
+                         "the best), and the budget (candidates timed, compile seconds, GPU milliseconds);\n"
                          "then each policy's mean and worst quality and total budget.  The runtime uses a\n"
                          "policy for cold tuning with TILE_TUNE_POLICY=random:K or model:K.\n";
 
@@ -171,10 +172,35 @@ static int read_log(const char *path, const char *only_kernel, Run **out) {
 /* ---- policies --------------------------------------------------------------------- */
 typedef struct Outcome {
     int chosen;   /* candidate index */
-    int compiled; /* candidates compiled */
+    int compiled; /* candidates timed (each compiled, or read from the cache) */
     double compile_s;
     double gpu_ms;
 } Outcome;
+
+/* Whether candidates a and b came from one compile: a variant's register-capped cubin and
+ * its uncapped one ("; registers uncapped") share it, and the log gives both its time. */
+static bool same_compile(const Cand *a, const Cand *b) {
+    static const char unc[] = "; registers uncapped";
+    size_t la = strlen(a->variant), lb = strlen(b->variant), n = sizeof unc - 1;
+    if (la >= n && !strcmp(a->variant + la - n, unc))
+        la -= n;
+    if (lb >= n && !strcmp(b->variant + lb - n, unc))
+        lb -= n;
+    return la == lb && !strncmp(a->variant, b->variant, la);
+}
+
+/* The compile seconds of the candidates set[0..n), each compile counted once. */
+static double compile_seconds(const Run *r, const int *set, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = same_compile(&r->c[set[i]], &r->c[set[j]]);
+        if (!seen)
+            s += r->c[set[i]].compile_ms * 1e-3;
+    }
+    return s;
+}
 
 /* A candidate's screening cost: warm-up launches and its samples. */
 static double screen_ms(const Cand *c) {
@@ -188,13 +214,13 @@ static Outcome search(const Run *r, const int *set, int n) {
     for (int i = 0; i < n; i++) {
         const Cand *c = &r->c[set[i]];
         o.compiled++;
-        o.compile_s += c->compile_ms * 1e-3;
         o.gpu_ms += screen_ms(c);
         if (o.chosen < 0 || c->med < best) {
             o.chosen = set[i];
             best = c->med;
         }
     }
+    o.compile_s = compile_seconds(r, set, n);
     int fin[FINALISTS], nfin = 0;
     for (int i = 0; i < n && nfin < FINALISTS; i++)
         if (r->c[set[i]].med <= best * (1 + CLOSE))
@@ -251,9 +277,9 @@ static Outcome halving(const Run *r) {
     int n = r->n, used = 0, step = 1;
     for (int i = 0; i < r->n; i++) {
         alive[i] = i;
-        o.compile_s += r->c[i].compile_ms * 1e-3;
         o.gpu_ms += WARMUP * r->c[i].med;
     }
+    o.compile_s = compile_seconds(r, alive, r->n);
     while (n > 1) {
         int take = used + step;
         for (int i = 0; i < n; i++) {
@@ -467,7 +493,7 @@ int cmd_tune(int argc, char **argv) {
             bool is_same = !strcmp(r->c[o.chosen].variant, r->chosen);
             char label[32];
             snprintf(label, sizeof label, q == P_RANDOM || q == P_MODEL ? "%s (k=%d)" : "%s", policy_names[q], k);
-            printf("  %-18s chose %s%s; quality %.3f; %d compiled, %.2f s compile, %.2f ms GPU\n", label,
+            printf("  %-18s chose %s%s; quality %.3f; %d timed, %.2f s compile, %.2f ms GPU\n", label,
                    r->c[o.chosen].variant,
                    q == P_RANDOM ? " (first draw; quality: mean of 200)"
                    : is_same     ? " (as recorded)"

@@ -50,11 +50,11 @@ set(REPLAY_LOG ${CMAKE_CURRENT_SOURCE_DIR}/tune_replay.log)
 # faster: the replay reproduces it; halving (screening samples only) picks B=1; a record
 # cut short (no `end`) is not read
 tilec_test(tune_replay_final_round 0 --out "exhaustive +chose B=2 .as recorded."
-           --out "halving +chose B=1. quality 0.971. 3 compiled, 0.30 s compile"
+           --out "halving +chose B=1. quality 0.971. 3 timed, 0.30 s compile"
            --out "summary over 1 run:" --out "exhaustive mean quality 1.000, worst 1.000, 1 of 1 choices as recorded"
            -- ${TILEC} tune --replay ${REPLAY_LOG})
-# random-k with k=1 draws B=2 (1.0), B=1 (0.971) or B=3 (0.495) alike: about 0.82, and compiles one candidate
-tilec_test(tune_replay_random 0 --out "random-k \\(k=1\\) +chose .*. quality 0\\.8[0-4][0-9]*. 1 compiled"
+# random-k with k=1 draws B=2 (1.0), B=1 (0.971) or B=3 (0.495) alike: about 0.82, one timed
+tilec_test(tune_replay_random 0 --out "random-k \\(k=1\\) +chose .*. quality 0\\.8[0-4][0-9]*. 1 timed"
            -- ${TILEC} tune --replay ${REPLAY_LOG} --policy random-k --k 1)
 tilec_test(tune_replay_no_log 2 --err "tilec tune needs --replay LOG" -- ${TILEC} tune)
 tilec_test(tune_replay_bad_policy 2 --err "unknown policy 'fast'" -- ${TILEC} tune --replay ${REPLAY_LOG} --policy fast)
