@@ -19,6 +19,10 @@ tilec_test(check_rtol 0 --out "check: 2 passed, 0 failed"
 tilec_test(check_out_of_bounds 1 --out "BLOCK=128, warps=4, stages=2.: FAIL on the interpreter: .*out-of-bounds load"
            --out "check: 1 passed, 1 failed"
            -- ${TILEC} check ${CHECKF} --kernel overrun ${CHECK_ARGS})
+# a variant writing where the reference variant does not (into its input x) fails too
+tilec_test(check_writes_input 1 --out "interpreter against the reference variant: x: FAIL"
+           --out "check: 1 passed, 1 failed"
+           -- ${TILEC} check ${CHECKF} --kernel clobber ${CHECK_ARGS})
 # variants whose where clauses refuse the arguments are skipped, as the tuner skips them
 tilec_test(check_where_skips 0 --out "BLOCK=256, warps=4, stages=2.: skipped"
            --out "check: 15 passed, 0 failed, 6 skipped"
