@@ -30,6 +30,9 @@ typedef struct TbOptions {
      * ones where a cubin spills (backend/lower.c, fresh_ids, says what each changes). */
     int lowering;
     bool only_lowering; /* true: `lowering` alone, no retries (tests) */
+    /* More ptxas options, words separated by spaces (NULL: none): the tuner's joint search
+     * over ptxas controls (tile_ctx_set_ptxas_options).  A -O in them replaces the -O3. */
+    const char *ptxas_options;
 } TbOptions;
 
 enum { TB_LOWERINGS = 4 };

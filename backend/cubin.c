@@ -140,8 +140,24 @@ static int ptxas_start(PtxasRun *r, const char *ptxas, const char *dir, int tag,
     fclose(f);
     char archopt[64];
     snprintf(archopt, sizeof archopt, "-arch=%s", opt && opt->arch ? opt->arch : TIR_TARGET_DEFAULT);
-    char *argv[] = {(char *)ptxas, archopt, "-v",  (opt && opt->opt_level == 0) ? "-O0" : "-O3",
-                    "-o",          r->out,  r->in, NULL};
+    enum { MAX_EXTRA = 8 };
+    char *argv[8 + MAX_EXTRA] = {(char *)ptxas, archopt, "-v"}, extra[256] = "";
+    int na = 3;
+    bool own_level = false;
+    if (opt && opt->ptxas_options) {
+        snprintf(extra, sizeof extra, "%s", opt->ptxas_options);
+        char *save = NULL; /* strtok_r: compiles run ptxas from several threads */
+        for (char *w = strtok_r(extra, " ", &save); w && na < 3 + MAX_EXTRA; w = strtok_r(NULL, " ", &save)) {
+            own_level |= !strncmp(w, "-O", 2) && w[2] >= '0' && w[2] <= '9';
+            argv[na++] = w;
+        }
+    }
+    if (!own_level)
+        argv[na++] = (opt && opt->opt_level == 0) ? "-O0" : "-O3";
+    argv[na++] = "-o";
+    argv[na++] = r->out;
+    argv[na++] = r->in;
+    argv[na] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, r->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);

@@ -37,9 +37,46 @@ def roofline_points(rows):
     return pts
 
 
+def tilec_binary():
+    """build/tools/tilec of this checkout, else tilec on PATH, else None."""
+    import os
+    import shutil
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "tools", "tilec")
+    return here if os.access(here, os.X_OK) else shutil.which("tilec")
+
+
+def write_roofline_svg(results, svg_path, gpu="h200"):
+    """tilec report --roofline: tilec's kernels (flops and bytes per launch, median time)
+    against the GPU's data-sheet ceilings (the one table of them, tools/roofline.c).
+    Needs no matplotlib.  False with a message when tilec or the points are missing."""
+    import subprocess
+    import tempfile
+    rows = [r for r in results.get("rows", []) if r.get("workload") != "copy"]
+    lines = []
+    for r in rows:
+        flops, nbytes, ms = r.get("flops"), r.get("static_bytes"), (r.get("ms") or {}).get("tilec")
+        if flops and nbytes and ms:
+            label = f"{r['workload']} {r['shape']}".replace(",", " ")
+            lines.append(f"{label},{flops},{nbytes},{ms}\n")
+    exe = tilec_binary()
+    if not lines or not exe:
+        print("bench: no roofline SVG (%s)" % ("no tilec binary" if not exe else "no kernel reported flops"),
+              file=sys.stderr)
+        return False
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+        f.writelines(lines)
+    title = f"tilec on {results.get('gpu', gpu)}, {results.get('date', '')}"
+    subprocess.run([exe, "report", "--roofline", svg_path, "--gpu", gpu, "--title", title, f.name], check=True)
+    print(f"bench: wrote {svg_path}", file=sys.stderr)
+    return True
+
+
 def plot_results(results, path):
-    """Draws `results` (bench.py's JSON) to `path`; False (with a message) when matplotlib
-    is missing."""
+    """Draws `results` (bench.py's JSON) to `path`, and the roofline to PATH's stem + .svg
+    through tilec report --roofline; False (with a message) when matplotlib is missing."""
+    import os
+    gpu = "h100" if "H100" in str(results.get("gpu", "")) else "h200"
+    write_roofline_svg(results, os.path.splitext(path)[0] + ".roofline.svg", gpu)
     if not have_matplotlib():
         print("bench: matplotlib is not installed (pip install matplotlib): no plot written",
               file=sys.stderr)

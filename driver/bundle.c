@@ -398,8 +398,12 @@ static tile_status put_variant_code(tile_program *p, int k, const ConstNames *cn
     if (!f) {
         s = TILE_ERR_COMPILE;
     } else {
-        TbOptions opt = {
-            .arch = c->arch, .opt_level = c->opt_level, .debug = c->debug, .diag_at = bundle_diag_at, .diag_at_ud = p};
+        TbOptions opt = {.arch = c->arch,
+                         .opt_level = c->opt_level,
+                         .debug = c->debug,
+                         .diag_at = bundle_diag_at,
+                         .diag_at_ud = p,
+                         .ptxas_options = c->ptxas_options};
         driver_lowering_options(&opt);
         int before = p->diag.nerrors;
         /* the cubin with the register budget (alt), the lowering that spills least, and

@@ -146,7 +146,26 @@ void tile_ctx_free(tile_ctx *c) {
     tile_ctx_clear_assumptions(c);
     free(c->print_after);
     free(c->last_error);
+    free(c->ptxas_options);
     free(c);
+}
+
+tile_status tile_ctx_set_ptxas_options(tile_ctx *c, const char *options) {
+    if (!c)
+        return TILE_ERR_INVALID;
+    int words = 0;
+    for (const char *p = options; p && *p;) {
+        p += strspn(p, " ");
+        words += *p != 0;
+        p += strcspn(p, " ");
+    }
+    if (options && (strlen(options) > 255 || words > 8)) {
+        driver_error(c, "ptxas options '%s': at most 8 words and 255 bytes", options);
+        return TILE_ERR_INVALID;
+    }
+    free(c->ptxas_options);
+    c->ptxas_options = words ? strdup(options) : NULL;
+    return TILE_OK;
 }
 
 void tile_ctx_set_progress(tile_ctx *c, tile_progress_fn fn, void *ud) {

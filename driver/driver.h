@@ -40,8 +40,9 @@ struct tile_ctx {
     double phase_s[TILE_NPHASES];
     tile_progress_fn progress; /* NULL: none */
     void *progress_ud;
-    bool diag_json;    /* messages to `diag` as JSON objects (tile_ctx_set_diag_json) */
-    char variant[256]; /* the variant being lowered or compiled ("" none): JSON's "variant" */
+    bool diag_json;      /* messages to `diag` as JSON objects (tile_ctx_set_diag_json) */
+    char variant[256];   /* the variant being lowered or compiled ("" none): JSON's "variant" */
+    char *ptxas_options; /* tile_ctx_set_ptxas_options; NULL: none */
 };
 
 /* The tune space of one kernel, evaluated once at load. */
@@ -92,6 +93,11 @@ int driver_param_scalar(const AstParam *p);
  * record's facts), after the context's, for this compile only: the context is not
  * touched, so compiles on other threads that copy it never see them. */
 TirModule *driver_lower(tile_program *p, TirArena *a, int k, const TfVariant *v);
+/* counts.c: one launch's flops and global bytes counted on kernel f's IR with these
+ * arguments (by body argument) and grid; *per_iteration: loops counted once (tile.h,
+ * tile_run_options). */
+void driver_count_launch(const TirFunc *f, const TirArg *args, const int64_t grid[3], double *flops, double *bytes,
+                         int *per_iteration);
 TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full,
                            const DriverAssume *extra, int nextra);
 /* Reports assumptions that name no parameter of kernel `only` (-1: of any kernel) or

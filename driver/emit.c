@@ -90,8 +90,12 @@ static tile_status compile_variant_named(tile_program *p, int k, const TfVariant
         TirFunc *f = m->first;
         while (f && f->kind != TIR_FUNC_KERNEL)
             f = f->next;
-        TbOptions o = {
-            .arch = c->arch, .opt_level = c->opt_level, .debug = c->debug, .diag_at = diag_at, .diag_at_ud = p};
+        TbOptions o = {.arch = c->arch,
+                       .opt_level = c->opt_level,
+                       .debug = c->debug,
+                       .diag_at = diag_at,
+                       .diag_at_ud = p,
+                       .ptxas_options = c->ptxas_options};
         driver_lowering_options(&o);
         TbReport tb;
         TbAltCubin ta = {0};

@@ -191,6 +191,8 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs, ti
     tile_ctx *c = p->ctx;
     o->chosen[0] = 0;
     memset(o->grid_used, 0, sizeof o->grid_used);
+    o->launch_flops = o->launch_bytes = 0;
+    o->loops_per_iteration = 0;
     if (k < 0 || k >= p->file->nkernels) {
         driver_error(c, "no kernel number %d in '%s'", k, p->file->path);
         return TILE_ERR_NOT_FOUND;
@@ -307,6 +309,9 @@ tile_status tile_run(tile_program *p, int k, const tile_arg *args, int nargs, ti
         }
         r++;
     }
+    driver_count_launch(f, targs, grid, &o->launch_flops, &o->launch_bytes, &o->loops_per_iteration);
+    if (o->count_only)
+        goto done;
     TirInterpOptions io = {
         .grid = {grid[0], grid[1], grid[2]},
         .bufs = bufs,

@@ -302,6 +302,11 @@ static bool unpack_cubins(const char *data, size_t dlen, char **cubin, size_t *l
 
 tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f, char *cubin[RT_MAX_CUBINS],
                               size_t len[RT_MAX_CUBINS], int *n) {
+    return rt_jit_compile_opts(m, k, vi, f, NULL, cubin, len, n);
+}
+
+tile_rt_status rt_jit_compile_opts(tile_rt_module *m, int k, uint32_t vi, RtFacts f, const char *ptxas_options,
+                                   char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS], int *n) {
     tile_rt *rt = m->rt;
     tile_rt_kernel *kn = &m->kernels[k];
     const char *arch = rt->arch[0] ? rt->arch : tile_arch_default();
@@ -312,6 +317,12 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f, 
     *n = 0;
     char hex[33];
     rt_cache_key(m, k, vi, f, arch, hex);
+    if (ptxas_options && *ptxas_options) {
+        /* the same key with the options hashed in (compiles without keep their keys) */
+        uint64_t h = rt_fnv1a(RT_FNV_BASIS, hex, 32);
+        h = rt_fnv1a(h, ptxas_options, strlen(ptxas_options) + 1);
+        snprintf(hex + 16, 17, "%016llx", (unsigned long long)h);
+    }
     char *entry = NULL;
     size_t elen = 0;
     if (rt_cache_read(rt, "jit", hex, &entry, &elen)) {
@@ -333,6 +344,8 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f, 
         s = assume_facts(rt, tctx, kn, f);
     if (s == TILE_RT_OK && tile_ctx_set_arch(tctx, arch) != TILE_OK)
         s = rt_fail(rt, TILE_RT_ERR_UNSUPPORTED, "the compiler does not know arch %s", arch);
+    if (s == TILE_RT_OK && tile_ctx_set_ptxas_options(tctx, ptxas_options) != TILE_OK)
+        s = rt_fail(rt, TILE_RT_ERR_INVALID, "%s", tile_ctx_last_error(tctx));
     if (s == TILE_RT_OK) {
         tile_cubin out[2];
         tile_status ts = tile_emit_variant_cubins(c->prog, k, (int)vi, out, n, NULL);
@@ -348,6 +361,7 @@ tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f, 
         }
     }
     tile_ctx_clear_assumptions(tctx);
+    tile_ctx_set_ptxas_options(tctx, NULL);
     compiler_put(m, c);
     if (s != TILE_RT_OK)
         return s;
@@ -405,7 +419,9 @@ static int by_cost(const void *a, const void *b) {
 }
 
 static void run_job(tile_rt *rt, RtJitJob *j) {
+    double t0 = rt_now();
     j->s = rt_jit_compile(j->m, j->k, j->vi, j->f, j->cubin, j->len, &j->ncubin);
+    j->seconds = rt_now() - t0;
     j->err[0] = 0;
     if (j->s != TILE_RT_OK)
         snprintf(j->err, sizeof j->err, "%s", tile_rt_last_error(rt));

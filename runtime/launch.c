@@ -237,9 +237,9 @@ static const RtCode *uncapped_code(tile_rt *rt, const RtVariant *v) {
 }
 
 #ifdef TILE_RT_HAVE_CUDA
-/* Loads a cubin or PTX image and looks the entry up. */
-static tile_rt_status load_image(tile_rt_kernel *k, RtInstance *inst, const void *img, size_t len, bool is_ptx,
-                                 const char *entry) {
+/* Loads a cubin or PTX image and looks the entry up (rt_internal.h). */
+tile_rt_status rt_load_image(tile_rt_kernel *k, RtInstance *inst, const void *img, size_t len, bool is_ptx,
+                             const char *entry) {
     tile_rt *rt = k->m->rt;
     tile_rt_status s = rt_cuda_bind(rt);
     if (s)
@@ -307,7 +307,7 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
         if (inst->alt >= job->ncubin)
             return rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name, inst->text,
                            inst->alt);
-        return load_image(k, inst, job->cubin[inst->alt], job->len[inst->alt], false, k->name);
+        return rt_load_image(k, inst, job->cubin[inst->alt], job->len[inst->alt], false, k->name);
     }
     if (k->m->prog) {
         char *cubin[RT_MAX_CUBINS];
@@ -317,7 +317,7 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
         if (s == TILE_RT_OK && inst->alt >= n)
             s = rt_fail(rt, TILE_RT_ERR_INVALID, "kernel '%s' variant %s: no cubin %d", k->name, inst->text, inst->alt);
         if (s == TILE_RT_OK)
-            s = load_image(k, inst, cubin[inst->alt], len[inst->alt], false, k->name);
+            s = rt_load_image(k, inst, cubin[inst->alt], len[inst->alt], false, k->name);
         for (int i = 0; i < n; i++)
             free(cubin[i]);
         return s;
@@ -335,7 +335,7 @@ static tile_rt_status build_instance(tile_rt_kernel *k, RtInstance *inst, RtJitJ
                        "kernel '%s' variant %s: the bundle has no "
                        "code for %s",
                        k->name, inst->text, rt->arch);
-    return load_image(k, inst, best->bytes, best->len, best->kind == RT_CODE_PTX, best->entry);
+    return rt_load_image(k, inst, best->bytes, best->len, best->kind == RT_CODE_PTX, best->entry);
 }
 #endif
 
@@ -389,7 +389,9 @@ static tile_rt_status get_instance(tile_rt_kernel *k, uint32_t vi, RtFacts f, in
     instance_text(k, inst);
     tile_rt_status s = TILE_RT_ERR_UNSUPPORTED;
 #ifdef TILE_RT_HAVE_CUDA
+    double t0 = rt_now();
     s = build_instance(k, inst, job);
+    inst->compile_s = (job ? job->seconds : 0) + rt_now() - t0;
 #else
     (void)job;
 #endif
@@ -452,6 +454,35 @@ static int facts_weight(RtFacts f) {
     return 2 * __builtin_popcountll(f.div16 | f.eq1) + __builtin_popcountll(f.div8);
 }
 
+/* $TILE_TUNE_POLICY (tune_log.c): which admissible variants a tuning compiles and times.
+ * NULL: all of them (the default policy, or out of memory); else skip[vi]. */
+static bool *policy_skips(tile_rt_kernel *k, const LaunchArgs *la) {
+    const RtKernelMeta *km = k->meta;
+    if (!strcmp(rt_tune_policy_name(), "exhaustive"))
+        return NULL;
+    uint32_t *vis = malloc(km->nvariants * sizeof *vis);
+    bool *keep = calloc(km->nvariants, sizeof *keep), *skip = calloc(km->nvariants, sizeof *skip);
+    int n = 0;
+    for (uint32_t vi = 0; vis && keep && skip && vi < km->nvariants; vi++) {
+        uint32_t failed;
+        char err[160];
+        if (consts_match(k, km, &km->variants[vi]) &&
+            where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) > 0)
+            vis[n++] = vi;
+    }
+    if (vis && keep && skip) {
+        rt_tune_policy_pick(k, vis, n, keep);
+        for (int i = 0; i < n; i++)
+            skip[vis[i]] = !keep[i];
+    } else {
+        free(skip);
+        skip = NULL;
+    }
+    free(vis);
+    free(keep);
+    return skip;
+}
+
 /* Admissible variants for this launch, as instances; the bundle's masks must be implied
  * by the launch's facts; the JIT compiles under the launch's facts. */
 static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool all, RtInstance ***out, int *n) {
@@ -467,6 +498,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
      * first; the loop below then only loads the cubins. */
     RtJitJob *jobs = NULL;
     int *job_of = NULL, njobs = 0;
+    bool *skip = all ? policy_skips(k, la) : NULL;
     if (jit && all) {
         jobs = calloc(km->nvariants, sizeof *jobs);
         job_of = malloc(km->nvariants * sizeof *job_of);
@@ -474,7 +506,8 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             uint32_t failed;
             char err[160];
             job_of[vi] = -1;
-            if (where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 || find_instance(k, vi, la->f, 0))
+            if ((skip && skip[vi]) || where_holds(km, &km->variants[vi], la, &failed, err, sizeof err) < 0 ||
+                find_instance(k, vi, la->f, 0))
                 continue;
             job_of[vi] = njobs;
             jobs[njobs++] = (RtJitJob){.m = k->m, .k = k->index, .vi = vi, .f = la->f};
@@ -486,6 +519,8 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
     /* bundles: for each variant text keep only the most specialized admissible one */
     for (uint32_t vi = 0; vi < km->nvariants && (all || nc == 0 || !jit); vi++) {
         const RtVariant *v = &km->variants[vi];
+        if (skip && skip[vi])
+            continue;
         /* a div8 fact holds for an argument divisible by 16 too */
         if (!jit && (((v->div16 & ~la->f.div16) | (v->div8 & ~(la->f.div8 | la->f.div16)) | (v->eq1 & ~la->f.eq1)) ||
                      !consts_match(k, km, v)))
@@ -530,6 +565,7 @@ static tile_rt_status candidates(tile_rt_kernel *k, const LaunchArgs *la, bool a
             free(jobs[j].cubin[i]);
     free(jobs);
     free(job_of);
+    free(skip);
     if (nc == 0) {
         free(c);
         *out = NULL;
@@ -566,7 +602,7 @@ static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nar
         s = candidates(k, la, rt->tune, &cands, &nc);
     RtInstance *best = nc ? cands[0] : NULL;
     if (s == TILE_RT_OK && nc > 1 && rt->tune) {
-        char text[320];
+        char text[320] = "";
         bool found = false;
         if (rt_tune_disk_get(k, keyhash, text, sizeof text))
             for (int i = 0; i < nc && !found; i++)
@@ -575,8 +611,15 @@ static tile_rt_status choose(tile_rt_kernel *k, const tile_rt_arg *args, int nar
                     found = true;
                     atomic_fetch_add(&rt->stats.tune_disk_hits, 1);
                 }
+        /* a choice of the joint search over ptxas options: its instance made again */
+        if (!found && rt_tune_ptxas_restore(k, cands, nc, text, &best)) {
+            found = true;
+            atomic_fetch_add(&rt->stats.tune_disk_hits, 1);
+        }
         if (!found) {
             s = rt_tune(k, cands, nc, args, nargs, stream, grid, &best);
+            if (s == TILE_RT_OK)
+                s = rt_tune_ptxas(k, best, args, nargs, stream, grid, &best);
             if (s == TILE_RT_OK) {
                 atomic_fetch_add(&rt->stats.tunings, 1);
                 rt_tune_disk_put(k, keyhash, best->text);

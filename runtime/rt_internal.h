@@ -195,6 +195,8 @@ typedef struct RtInstance {
     char text[320];     /* variant text with facts, for tile_rt_last_variant */
     const RtVariant *v; /* its record (inside the kernel's meta of that epoch) */
     uint32_t smem;      /* dynamic shared memory its launches pass */
+    double compile_s;   /* its compile (or cache read) and load, for the tuning log */
+    char ptxas[72];     /* the joint search's ptxas options of its cubin ("": none) */
     struct RtInstance *next;
 } RtInstance;
 
@@ -296,6 +298,9 @@ tile_rt_status rt_interp_launch(tile_rt_kernel *k, const tile_rt_arg *args, int 
 enum { RT_MAX_CUBINS = 2 };
 tile_rt_status rt_jit_compile(tile_rt_module *m, int k, uint32_t vi, RtFacts f, char *cubin[RT_MAX_CUBINS],
                               size_t len[RT_MAX_CUBINS], int *n);
+/* The same with more ptxas options (tile_ctx_set_ptxas_options; NULL: none), cached apart. */
+tile_rt_status rt_jit_compile_opts(tile_rt_module *m, int k, uint32_t vi, RtFacts f, const char *ptxas_options,
+                                   char *cubin[RT_MAX_CUBINS], size_t len[RT_MAX_CUBINS], int *n);
 /* One compile of a batch: inputs (m, k, vi, facts), then the result: the cubins or the
  * status and its message. */
 typedef struct RtJitJob {
@@ -308,6 +313,7 @@ typedef struct RtJitJob {
     int ncubin;
     tile_rt_status s;
     char err[1024];
+    double seconds; /* the compile's wall time (a cache hit's read) */
 } RtJitJob;
 /* Runs the jobs on up to rt_jit_threads() threads (each job through rt_jit_compile, cache
  * included).  The caller keeps the kernels' const values unchanged meanwhile. */
@@ -354,6 +360,35 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands, const 
 /* Loads/stores a key's choice on disk: the variant text. */
 bool rt_tune_disk_get(tile_rt_kernel *k, uint64_t keyhash, char *text, size_t n);
 void rt_tune_disk_put(tile_rt_kernel *k, uint64_t keyhash, const char *text);
+
+/* The tuning log (tune_log.c): one record per tuning run appended to $cache_dir/tune.log,
+ * for `tilec tune --replay`.  A candidate's samples as timed, in order. */
+enum { RT_LOG_MAX_SAMPLES = 32 };
+typedef struct RtTrial {
+    double screen[RT_LOG_MAX_SAMPLES], final[RT_LOG_MAX_SAMPLES];
+    int nscreen, nfinal;
+} RtTrial;
+void rt_tune_log_append(tile_rt_kernel *k, const char *key, RtInstance *const *cands, const RtTrial *trials, int ncands,
+                        const RtInstance *best, double best_ms, double trial_s);
+/* Tuning policies (tune_log.c): $TILE_TUNE_POLICY, "exhaustive" (every admissible variant,
+ * the default), "random:K" or "model:K" (K of them: at random, or the K that ran best
+ * relative to their run's best in the log's earlier runs of the kernel on this device).
+ * keep[i] says whether admissible variant vis[i] is compiled and timed; at least one is. */
+void rt_tune_policy_pick(tile_rt_kernel *k, const uint32_t *vis, int n, bool *keep);
+const char *rt_tune_policy_name(void);
+
+/* The joint search over ptxas options (tune_ptxas.c): with $TILE_TUNE_PTXAS set, the
+ * variant the tuner chose (*best) is compiled again with each option set and timed against
+ * itself (rt_tune), *best the fastest; without, nothing.  _restore: a tuning cache text of
+ * such a choice ("...; ptxas OPTS") made into its instance from the candidate it names. */
+tile_rt_status rt_tune_ptxas(tile_rt_kernel *k, RtInstance *chosen, const tile_rt_arg *args, int nargs, void *stream,
+                             const int64_t *grid_given, RtInstance **best);
+bool rt_tune_ptxas_restore(tile_rt_kernel *k, RtInstance **cands, int ncands, const char *text, RtInstance **best);
+#ifdef TILE_RT_HAVE_CUDA
+/* Loads a cubin or PTX image into inst (launch.c): module, function, shared memory. */
+tile_rt_status rt_load_image(tile_rt_kernel *k, RtInstance *inst, const void *img, size_t len, bool is_ptx,
+                             const char *entry);
+#endif
 
 /* Launches instance inst with already checked args (used by launch and the tuner). */
 tile_rt_status rt_launch_instance(tile_rt_kernel *k, RtInstance *inst, const tile_rt_arg *args, const RtValue *vals,

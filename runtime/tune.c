@@ -232,7 +232,9 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands, const 
     *best = NULL;
     double *screen = calloc((size_t)(ncands > 0 ? ncands : 1), sizeof *screen);
     double *per_launch = calloc((size_t)(ncands > 0 ? ncands : 1), sizeof *per_launch);
-    if (!screen || !per_launch)
+    /* every sample as timed, for the tuning log (tune_log.c) */
+    RtTrial *trials = calloc((size_t)(ncands > 0 ? ncands : 1), sizeof *trials);
+    if (!screen || !per_launch || !trials)
         s = rt_fail(rt, TILE_RT_ERR_INVALID, "out of memory");
     for (int c = 0; c < ncands && s == TILE_RT_OK; c++) {
         RtInstance *inst = cands[c];
@@ -262,6 +264,8 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands, const 
                 rt_log(rt, "tune %s [%s]: %s: failed: %s", k->name, key, inst->text, tile_rt_last_error(rt));
             continue;
         }
+        memcpy(trials[c].screen, times, sizeof times);
+        trials[c].nscreen = TUNE_REPS;
         double med = rt_median(times, TUNE_REPS);
         screen[c] = med;
         per_launch[c] = med > 0 ? med : 1e-3;
@@ -309,6 +313,8 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands, const 
         for (int f = 0; f < nfin; f++) {
             if (!ok[f])
                 continue;
+            memcpy(trials[fin[f]].final, ftimes[f], sizeof ftimes[f]);
+            trials[fin[f]].nfinal = TUNE_FINAL_REPS;
             double med = rt_median(ftimes[f], TUNE_FINAL_REPS);
             if (rt->tune_log)
                 rt_log(rt, "tune %s [%s]: final: %s: %.4f ms", k->name, key, cands[fin[f]]->text, med);
@@ -344,6 +350,9 @@ tile_rt_status rt_tune(tile_rt_kernel *k, RtInstance **cands, int ncands, const 
                     "kernel '%s': none of its %d admissible variants "
                     "launched: %s",
                     k->name, ncands, tile_rt_last_error(rt));
+    if (s == TILE_RT_OK)
+        rt_tune_log_append(k, key, cands, trials, ncands, *best, best_ms, rt_now() - t_start);
+    free(trials);
     if (s == TILE_RT_OK && (progress || rt->tune_log))
         rt_log(rt, "tilert: tuned %s [%s]: %s (%.4f ms; %d variants, %.2f s)", k->name, key, (*best)->text, best_ms,
                nran, rt_now() - t_start);

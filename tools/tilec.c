@@ -8,6 +8,7 @@
  * Exit status: 0 success, 1 a compile or run error, 2 a bad command line (with usage).
  * Only the public API (tile/tile.h) is used. */
 #include "cli_args.h"
+#include "subcommands.h"
 #include "tile/tile.h"
 #include "tile/runtime.h"
 
@@ -30,6 +31,8 @@ static const char usage_text[] =
     "             ARG... [--save NAME=PATH]...\n"
     "  ARG: name=VALUE (scalar), name=@PATH[:SHAPE] (a .npy file or raw little-endian\n"
     "       elements), name=zeros:COUNT, name=rand:COUNT[:SEED], name=randn:COUNT[:SEED]\n"
+    "       tilec check|tune|report ...: every variant against the interpreter, tuning logs\n"
+    "             replayed, launch counts and rooflines (tilec check --help, ...)\n"
     "  tilec --help, tilec run --help: every option; tilec --version\n";
 
 /* tilec --help: the usage, then every option of the compile command (docs/tools.md). */
@@ -812,7 +815,29 @@ static bool is_help(const char *a) {
     return !strcmp(a, "--help") || !strcmp(a, "-h");
 }
 
+/* tilec check, tune and report (subcommands.h): each its own --help. */
+static int subcommand(int argc, char **argv) {
+    static const struct {
+        const char *name, *help;
+        int (*fn)(int, char **);
+    } subs[] = {{"check", check_help, cmd_check}, {"tune", tune_help, cmd_tune}, {"report", report_help, cmd_report}};
+    for (size_t s = 0; argc >= 2 && s < sizeof subs / sizeof subs[0]; s++) {
+        if (strcmp(argv[1], subs[s].name))
+            continue;
+        for (int i = 2; i < argc; i++)
+            if (is_help(argv[i])) {
+                fputs(subs[s].help, stdout);
+                return 0;
+            }
+        return subs[s].fn(argc, argv);
+    }
+    return -1;
+}
+
 int main(int argc, char **argv) {
+    int sub = subcommand(argc, argv);
+    if (sub >= 0)
+        return sub;
     bool run = argc >= 2 && !strcmp(argv[1], "run");
     /* --help or --version anywhere answers at once, as the rest may be half-typed */
     for (int i = run ? 2 : 1; i < argc; i++) {

@@ -97,6 +97,11 @@ tile_status tile_ctx_set_print_after(tile_ctx *c, const char *pass, FILE *out);
 enum { TILE_ASSUME_DIV16 = 1, TILE_ASSUME_ONE = 2, TILE_ASSUME_DIV8 = 4 };
 tile_status tile_ctx_assume(tile_ctx *c, const char *param, unsigned facts);
 void tile_ctx_clear_assumptions(tile_ctx *c);
+/* Added: more ptxas options for every cubin compiled through c, words separated by spaces
+ * ("-O1", "--def-load-cache=cg", "--register-usage-level=10"; at most 8 words, 255 bytes);
+ * a -O among them replaces the -O3.  NULL or "": none.  The runtime's tuner uses it for
+ * its joint search over ptxas controls ($TILE_TUNE_PTXAS, docs/tools.md). */
+tile_status tile_ctx_set_ptxas_options(tile_ctx *c, const char *options);
 /* Collect the time spent in each compile phase (see tile_ctx_timings). */
 void tile_ctx_set_timing(tile_ctx *c, bool on);
 /* Added: progress of a compile of many variants (tile_compile, tile_report_get, bundles and
@@ -397,6 +402,16 @@ typedef struct tile_run_options {
     /* Added: the grid from the chosen variant's constants (grid all 0); NULL: none */
     tile_grid_fn grid_fn;
     void *grid_ud;
+    /* Added: true: only count (below), nothing runs */
+    bool count_only;
+    /* Added, filled in by tile_run: what this launch computes and moves, counted on the
+     * tile IR of the variant with these arguments: floating-point operations and global
+     * bytes of every program, each `for` times its trip count where the arguments and
+     * program ids fix its bounds, else once (loops_per_iteration counts those loops, the
+     * most of any program); both branches of an `if`; masked lanes included, as --report
+     * counts them per program (docs/tools.md, "Counts per launch") */
+    double launch_flops, launch_bytes;
+    int loops_per_iteration;
 } tile_run_options;
 
 /* Runs kernel k once.  args: one per parameter in declaration order (nargs must equal

@@ -898,7 +898,9 @@ class JITKernel:
         return k
 
     def _launch(self, grid, args, kwargs):
-        args, consts, stream = self._split(args, dict(kwargs))
+        kwargs = dict(kwargs)
+        check = kwargs.pop("check", False)   # tilec check first: tilec/check.py
+        args, consts, stream = self._split(args, kwargs)
         where = _where_lives(args) or self._module._default_device()
         if self._module.device_kind and where != self._module.device_kind:
             raise TypeError(f"{self.name}(): this module runs on '{self._module.device_kind}' "
@@ -912,6 +914,12 @@ class JITKernel:
                             f"{self.name}[grid](...), grid an int or a tuple of 1 to 3 ints")
         if stream is _DEFAULT:
             stream = _torch_stream(args) if where == "cuda" else None
+        if check:
+            from .check import check_call
+            if callable(grid) and not self._decl["has_grid"]:
+                raise TypeError(f"{self.name}(check=True): give the grid as ints: tilec check runs "
+                                f"each variant with one grid, and this kernel has no grid clause")
+            self.check_report = check_call(self, args, consts, None if callable(grid) else grid, where)
         # a callable grid sees the arguments, this call's constants and the constants of
         # the variant that runs (Triton's META)
         k(*args, grid=grid, stream=stream, meta=consts)

@@ -987,6 +987,64 @@ static int ref_gemm_i8(void) {
     return mat_check(&mc, 1, e, NULL);
 }
 
+/* matmul_naive: the same sums as matmul (f32 accumulation, then one f16 rounding). */
+static int ref_matmul_naive(void) {
+    return ref_matmul();
+}
+
+/* gemm_i8_scaled: the exact i32 product times 2^ea[i] * 2^eb[j], exact in f32 (|sums| < 2^24). */
+static int ref_gemm_i8_scaled(void) {
+    long M = argi("M"), N = argi("N"), K = argi("K");
+    Mat ma = mat("a", T_I8, M, K, "stride_am", "stride_ak"), mb = mat("b", T_I8, K, N, "stride_bk", "stride_bn"),
+        mc = mat("c", T_F32, M, N, "stride_cm", "stride_cn");
+    double *a = mat_read(&ma), *b = mat_read(&mb);
+    int8_t *ea = READ(int8_t, "ea", M), *eb = READ(int8_t, "eb", N);
+    double *e = xcalloc(M * N, 8), *s = xcalloc(M * N, 8);
+    exact_product(a, b, M, N, K, e, s);
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++)
+            e[i * N + j] = ldexp(e[i * N + j], ea[i] + eb[j]);
+    return mat_check(&mc, 1, e, NULL);
+}
+
+/* attention: softmax(Q K^T * scale) V per head, in double.  The kernel rounds P to f16
+ * before its second dot (relative 2^-11 an element) while its row sum keeps P in f32, so
+ * each output may differ by that much of sum_j p_j |v_j| / l, plus one f16 rounding. */
+static int ref_attention(void) {
+    long heads = argi("heads"), S = argi("S"), D = argi("D"), n = heads * S * D;
+    double scale = (float)argf("scale");
+    uint16_t *q = READ(uint16_t, "q", n), *k = READ(uint16_t, "k", n), *v = READ(uint16_t, "v", n),
+             *o = READ(uint16_t, "o", n);
+    double *e = xcalloc(n, 8), *mag = xcalloc(n, 8), *p = xcalloc(S, 8);
+    for (long h = 0; h < heads; h++)
+        for (long i = 0; i < S; i++) {
+            const uint16_t *qi = q + (h * S + i) * D;
+            double mx = -INFINITY, l = 0;
+            for (long j = 0; j < S; j++) {
+                const uint16_t *kj = k + (h * S + j) * D;
+                double dotv = 0;
+                for (long d = 0; d < D; d++)
+                    dotv += fmt_decode(&F16, qi[d]) * fmt_decode(&F16, kj[d]);
+                p[j] = dotv * scale;
+                mx = fmax(mx, p[j]);
+            }
+            for (long j = 0; j < S; j++)
+                l += p[j] = exp(p[j] - mx);
+            for (long d = 0; d < D; d++) {
+                double acc = 0, am = 0;
+                for (long j = 0; j < S; j++) {
+                    double vj = fmt_decode(&F16, v[(h * S + j) * D + d]);
+                    acc += p[j] * vj;
+                    am += p[j] * fabs(vj);
+                }
+                e[(h * S + i) * D + d] = acc / l;
+                mag[(h * S + i) * D + d] = am / l;
+            }
+        }
+    free(p);
+    return check_f16_ulp("o", o, e, mag, 1.5e-3, n);
+}
+
 /* gemm_f8: e4m3 products are exact in f32, the sum within the accumulation bound; the two
  * scale multiplies in f32 round by 2^-24 each; then one f16 rounding. */
 static int ref_gemm_f8(void) {
@@ -1080,8 +1138,11 @@ static int ref_gather(void) {
     X(matmul_gelu) \
     X(gemm_tf32) \
     X(gemm_i8) \
+    X(gemm_i8_scaled) \
+    X(matmul_naive) \
     X(gemm_f8) \
-    X(dot_chain)
+    X(dot_chain) \
+    X(attention)
 // clang-format on
 
 static const struct {

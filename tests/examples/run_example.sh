@@ -187,10 +187,27 @@ f8_scales() {
 }
 
 t_matmul() { gemm matmul.tile matmul 30 randn 2 -; }
+t_matmul_naive() { gemm matmul_naive.tile matmul_naive 320 randn 2 -; }
 t_matmul_gelu() { gemm matmul_gelu.tile matmul_gelu 220 randn 2 gelu_bias; }
 t_gemm_tf32() { gemm gemm_tf32.tile gemm_tf32 240 randn 4 -; }
 t_gemm_i8() { gemm gemm_i8.tile gemm_i8 260 bytes 4 -; }
 t_gemm_f8() { gemm gemm_f8.tile gemm_f8 280 randn 2 f8_scales; }
+i8_exponents() { EXTRA_ARGS=(ea=rand:$1:$(($3 + 7)) eb=rand:$2:$(($3 + 8))); EXTRA_SAVES=(ea eb); }
+t_attention() {
+    # "HEADS S D": one row; S ragged against every BM and BN; the head widths
+    local spec seed=310
+    for spec in "1 1 16" "2 200 64" "1 130 32"; do
+        set -- $spec
+        local h=$1 s=$2 d=$3 n=$(($1 * $2 * $3))
+        case_dir "h${h}_s${s}_d$d"; seed=$((seed + 3))
+        poison "$D/o.poison" $((n * 2))
+        save q k v o
+        tc attention.tile attention -D D=$d q=randn:$n:$seed k=randn:$n:$((seed + 1)) \
+            v=randn:$n:$((seed + 2)) o=@"$D/o.poison" heads=$h S=$s scale=0.125 "${SAVES[@]}" &&
+            ref attention heads=$h S=$s D=$d scale=0.125
+    done
+}
+t_gemm_i8_scaled() { gemm gemm_i8_scaled.tile gemm_i8_scaled 290 bytes 4 i8_exponents; }
 
 t_batched_matmul() {
     # "BATCH M N K LAYOUT PAD GAP": GAP spare elements between the batches of each operand;
