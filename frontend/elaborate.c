@@ -676,10 +676,8 @@ SVal sema_expr(SemaCtx *c, const AstNode *n) {
 
 /* ---- device functions ------------------------------------------------------------ */
 static const AstFn *find_fn(const AstFile *f, const char *name) {
-    for (int i = 0; i < f->nfns; i++)
-        if (!strcmp(f->fns[i].name, name))
-            return &f->fns[i];
-    return NULL;
+    int i = tf_find_top(f, name) - f->nconsts;
+    return i >= 0 && i < f->nfns ? &f->fns[i] : NULL;
 }
 
 /* "f32", "f32x1024", "pf16x64x64": one argument's part of an instance name. */
