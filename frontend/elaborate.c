@@ -857,6 +857,7 @@ SVal sema_call_fn(SemaCtx *c, const AstNode *call) {
         }
         int errors = c->d->nerrors;
         f = tir_func_new(c->m, TIR_FUNC_DEVICE, name, n, types, fn->params);
+        f->loc = fn->loc;
         elaborate_fn(c, fn, f);
         if (c->d->nerrors != errors) {
             if (c->nfailed < (int)(sizeof c->failed / sizeof c->failed[0]))
@@ -1256,6 +1257,7 @@ TirFunc *tf_elaborate(TirModule *m, const AstFile *f, int k, const TfVariant *v,
         names[j++] = p->name;
     }
     TirFunc *fn = tir_func_new(m, TIR_FUNC_KERNEL, kn->name, np, types, names);
+    fn->loc = kn->loc;
     fn->warps = v->warps;
     fn->stages = v->stages;
     /* the header prints warps and stages from their own fields */

@@ -68,6 +68,7 @@ TirFunc *tir_func_new(TirModule *m, TirFuncKind kind, const char *name, int npar
     f->kind = kind;
     f->name = tir_strdup(a, name ? name : "");
     f->module = m;
+    f->loc = TIR_NOLOC;
     f->body = block_new(f, NULL);
     if (nparams < 0)
         nparams = 0;

@@ -218,6 +218,7 @@ struct TirFunc {
     int32_t next_id; /* next free value id */
     TirFunc *next;   /* in the module's list */
     TirFunc *prev;
+    uint32_t loc; /* where the source defines it (kernel, device function), or TIR_NOLOC */
     struct TirModule *module;
 };
 
