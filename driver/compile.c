@@ -192,6 +192,13 @@ static void apply_assumptions(const DriverAssume *as_list, int n, TirModule *m) 
     }
 }
 
+/* A pass's error about a place in the source: FILE:LINE:COL, the line and a caret, as the
+ * front end prints its own. */
+static void pass_diag_at(void *ud, uint32_t loc, const char *msg) {
+    tile_program *p = ud;
+    tf_error(&p->diag, loc, loc, "%s", msg);
+}
+
 TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant *v, bool full,
                            const DriverAssume *extra, int nextra) {
     tile_ctx *c = p->ctx;
@@ -219,6 +226,8 @@ TirModule *driver_lower_to(tile_program *p, TirArena *a, int k, const TfVariant 
         .ud = c,
         .print_after = c->print_after,
         .dump = c->print_after ? c->dump : NULL,
+        .diag_at = pass_diag_at,
+        .diag_at_ud = p,
     };
     int errors = tir_run_pipeline(m, &pc, full ? NULL : DRIVER_LAST_TIR_PASS);
     driver_time(c, TILE_PHASE_PASSES, driver_now() - t1);

@@ -141,6 +141,11 @@ typedef struct AstFile {
     int32_t nfns;
     AstKernel *kernels;
     int32_t nkernels;
+    /* The top-level names hashed (sema.c, by tf_check): open addressing over the indices
+     * that number constants, then functions, then kernels; -1 empty.  NULL before the
+     * check, when lookups scan. */
+    int32_t *top_index;
+    uint32_t top_index_cap;
 } AstFile;
 
 #endif

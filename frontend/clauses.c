@@ -27,10 +27,8 @@ int64_t tf_next_pow2(int64_t x) {
 }
 
 int tf_find_file_const(const AstFile *f, const char *name) {
-    for (int i = 0; i < f->nconsts; i++)
-        if (strcmp(f->consts[i].name, name) == 0)
-            return i;
-    return -1;
+    int i = tf_find_top(f, name);
+    return i < f->nconsts ? i : -1;
 }
 
 int tf_find_param(const AstKernel *k, const char *name) {

@@ -676,10 +676,8 @@ SVal sema_expr(SemaCtx *c, const AstNode *n) {
 
 /* ---- device functions ------------------------------------------------------------ */
 static const AstFn *find_fn(const AstFile *f, const char *name) {
-    for (int i = 0; i < f->nfns; i++)
-        if (!strcmp(f->fns[i].name, name))
-            return &f->fns[i];
-    return NULL;
+    int i = tf_find_top(f, name) - f->nconsts;
+    return i >= 0 && i < f->nfns ? &f->fns[i] : NULL;
 }
 
 /* "f32", "f32x1024", "pf16x64x64": one argument's part of an instance name. */
@@ -859,6 +857,7 @@ SVal sema_call_fn(SemaCtx *c, const AstNode *call) {
         }
         int errors = c->d->nerrors;
         f = tir_func_new(c->m, TIR_FUNC_DEVICE, name, n, types, fn->params);
+        f->loc = fn->loc;
         elaborate_fn(c, fn, f);
         if (c->d->nerrors != errors) {
             if (c->nfailed < (int)(sizeof c->failed / sizeof c->failed[0]))
@@ -1258,6 +1257,7 @@ TirFunc *tf_elaborate(TirModule *m, const AstFile *f, int k, const TfVariant *v,
         names[j++] = p->name;
     }
     TirFunc *fn = tir_func_new(m, TIR_FUNC_KERNEL, kn->name, np, types, names);
+    fn->loc = kn->loc;
     fn->warps = v->warps;
     fn->stages = v->stages;
     /* the header prints warps and stages from their own fields */

@@ -49,8 +49,7 @@ static uint32_t top_name_hash(const char *s) {
 /* Top-level names are unique.  A hash of the names seen so far finds the first
  * definition of a duplicate, so 100,000 kernels or functions check in linear time (a
  * comparison with every earlier name took seconds). */
-static void check_top_names(TirArena *a, Checker *ck) {
-    const AstFile *f = ck->f;
+static void check_top_names(TirArena *a, Checker *ck, AstFile *f) {
     int n = f->nconsts + f->nfns + f->nkernels;
     size_t nslots = 16;
     while (nslots < 2 * (size_t)n)
@@ -76,6 +75,27 @@ static void check_top_names(TirArena *a, Checker *ck) {
         if (slots[h] < 0)
             slots[h] = i;
     }
+    f->top_index = slots;
+    f->top_index_cap = (uint32_t)nslots;
+}
+
+int tf_find_top(const AstFile *f, const char *name) {
+    if (!f->top_index) {
+        int n = f->nconsts + f->nfns + f->nkernels;
+        for (int i = 0; i < n; i++) {
+            uint32_t loc, end;
+            if (!strcmp(top_name(f, i, &loc, &end), name))
+                return i;
+        }
+        return -1;
+    }
+    for (size_t h = top_name_hash(name) & (f->top_index_cap - 1); f->top_index[h] >= 0;
+         h = (h + 1) & (f->top_index_cap - 1)) {
+        uint32_t loc, end;
+        if (!strcmp(top_name(f, f->top_index[h], &loc, &end), name))
+            return f->top_index[h];
+    }
+    return -1;
 }
 
 /* Whether a clause expression gives a float, read from its form (float literals and
@@ -332,7 +352,7 @@ static void check_kernel(Checker *ck, const AstKernel *k) {
 int tf_check(TirArena *a, AstFile *f, TfDiag *d) {
     Checker ck = {f, d, 0};
     int before = d->nerrors;
-    check_top_names(a, &ck);
+    check_top_names(a, &ck, f);
     check_file_consts(&ck);
     for (int i = 0; i < f->nfns; i++)
         check_fn(&ck, &f->fns[i]);

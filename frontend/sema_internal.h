@@ -38,6 +38,9 @@ typedef struct TfEvalEnv {
 TfEvalStatus tf_const_eval(TfEvalEnv *e, const AstNode *n, TfConst *out);
 bool tf_const_truthy(TfConst c);
 int tf_find_file_const(const AstFile *f, const char *name);
+/* The first top-level definition of `name`: an index over constants, then functions, then
+ * kernels, or -1 (through the hash tf_check builds; a scan before it). */
+int tf_find_top(const AstFile *f, const char *name);
 int tf_find_param(const AstKernel *k, const char *name);
 const TirConstBinding *tf_find_binding(const TirConstBinding *b, int n, const char *name);
 /* The clause builtins: cdiv, minimum, maximum, next_pow2 (index, or -1). */

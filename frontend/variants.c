@@ -54,6 +54,28 @@ TfLaunchShape tf_launch_shape(const char *name) {
     return TF_LAUNCH_NONE;
 }
 
+/* warps and stages take the values every path runs (the interpreter, the compiler, the
+ * runtime alike): warps a power of two from 1 to 32 (a program is at most 1024 threads),
+ * stages 1 to 32.  The error points at the tune or const item that gave the value (the
+ * kernel when a -D or a launch option gave it). */
+static bool launch_shape_ok(TfDiag *d, const AstKernel *kn, const char *name, int64_t v) {
+    bool warps = !strcmp(name, "warps");
+    bool ok = warps ? v >= 1 && v <= 32 && (v & (v - 1)) == 0 : v >= 1 && v <= 32;
+    if (ok)
+        return true;
+    uint32_t loc = kn->loc, end = kn->end;
+    for (int i = 0; i < kn->ntunes + kn->nconsts; i++) {
+        const AstBinding *b = i < kn->ntunes ? &kn->tunes[i] : &kn->consts[i - kn->ntunes];
+        if (!strcmp(b->name, name)) {
+            loc = b->loc, end = b->end;
+            break;
+        }
+    }
+    tf_error(d, loc, end, "kernel '%s': %s=%lld; %s", kn->name, name, (long long)v,
+             warps ? "warps must be a power of two from 1 to 32" : "stages must be from 1 to 32");
+    return false;
+}
+
 static void set_binding(TirConstBinding *b, const char *name, TfConst c, bool want_float) {
     b->name = name;
     b->is_float = c.is_float || want_float;
@@ -203,10 +225,8 @@ int tf_variants_for(TirArena *a, const AstFile *f, int k, const TfDefine *defs, 
             else if (ls == TF_LAUNCH_STAGES)
                 v.stages = (int32_t)bs[i].ival;
         }
-        if (v.warps <= 0 || v.stages <= 0) {
-            tf_error(d, kn->loc, kn->end, "kernel '%s': warps and stages must be positive", kn->name);
+        if (!launch_shape_ok(d, kn, "warps", v.warps) || !launch_shape_ok(d, kn, "stages", v.stages))
             return 0;
-        }
         /* warps and stages last, as the IR header prints them */
         for (int w = 0; w < 2; w++) {
             const char *name = w == 0 ? "warps" : "stages";

@@ -254,6 +254,7 @@ static void frame_give(TiFrame *fr) {
 
 static void interp_free(TiInterp *ip) {
     free(ip->pend);
+    ti_written_free(ip);
     TiFuncInfo *fi = ip->funcs;
     while (fi) {
         TiFuncInfo *next = fi->next;
@@ -627,6 +628,7 @@ int tir_interp_run(const TirFunc *kernel, const TirArg *args, const TirInterpOpt
                     fr->slots[i].n = 0;
                 ip.npend = 0;
                 ip.ncommit = 0;
+                ti_written_reset(&ip);
                 if (!set_kernel_args(&ip, fr, kernel, args)) {
                     stop = true;
                     break;

@@ -68,7 +68,15 @@ typedef struct TiInterp {
     struct TiPending *pend;
     int npend, cappend;
     bool check_sync; /* the kernel has barriers (the barriers pass ran) */
+    /* The global bytes this program stored, with the lane that stored each (interp_mem.c):
+     * a load by another lane of the same program is a race on the GPU. */
+    struct TiWritten *written;
+    uint64_t nwritten_cap, nwritten, program_serial;
 } TiInterp;
+
+/* Starts a program: forgets what the previous one stored (interp_mem.c). */
+void ti_written_reset(TiInterp *ip);
+void ti_written_free(TiInterp *ip);
 
 /* A shared buffer's slot: stages x numel data, as many staged (in flight) elements, then
  * per stage a TiStage of 4 elements. */

@@ -189,6 +189,94 @@ static bool ptr_operand(TiInterp *ip, const TirOp *op, int i) {
     return true;
 }
 
+/* ---- a program's stores, by lane (docs/language.md, "Lanes run in parallel") ------------ */
+
+/* A store that the same program reads back by another lane is undefined: on the GPU the
+ * lanes are threads, and the load may run before the store or see it.  Every byte a
+ * program stores is kept in an open-addressing table with the lane and the store; entries
+ * of earlier programs are stale by their serial, so a new program costs nothing. */
+typedef struct TiWritten {
+    uint64_t addr, serial;
+    int64_t lane;
+    const TirOp *store;
+} TiWritten;
+
+void ti_written_reset(TiInterp *ip) {
+    ip->program_serial++;
+    ip->nwritten = 0;
+}
+
+void ti_written_free(TiInterp *ip) {
+    free(ip->written);
+    ip->written = NULL;
+    ip->nwritten_cap = ip->nwritten = 0;
+}
+
+static uint64_t addr_hash(uint64_t a) {
+    a ^= a >> 33;
+    a *= 0xff51afd7ed558ccdull;
+    return a ^ (a >> 33);
+}
+
+static TiWritten *written_find(const TiInterp *ip, uint64_t addr) {
+    if (!ip->nwritten_cap)
+        return NULL;
+    for (uint64_t h = addr_hash(addr) & (ip->nwritten_cap - 1);; h = (h + 1) & (ip->nwritten_cap - 1)) {
+        TiWritten *w = &ip->written[h];
+        if (w->serial != ip->program_serial)
+            return NULL;
+        if (w->addr == addr)
+            return w;
+    }
+}
+
+static bool written_put(TiInterp *ip, uint64_t addr, int64_t lane, const TirOp *store) {
+    if (2 * (ip->nwritten + 1) > ip->nwritten_cap) {
+        uint64_t cap = ip->nwritten_cap ? 2 * ip->nwritten_cap : 1024;
+        TiWritten *old = ip->written, *nw = calloc(cap, sizeof *nw);
+        if (!nw)
+            return false;
+        uint64_t oldcap = ip->nwritten_cap;
+        ip->written = nw;
+        ip->nwritten_cap = cap;
+        ip->nwritten = 0;
+        for (uint64_t i = 0; i < oldcap; i++)
+            if (old[i].serial == ip->program_serial)
+                written_put(ip, old[i].addr, old[i].lane, old[i].store);
+        free(old);
+    }
+    uint64_t h = addr_hash(addr) & (ip->nwritten_cap - 1);
+    for (; ip->written[h].serial == ip->program_serial; h = (h + 1) & (ip->nwritten_cap - 1))
+        if (ip->written[h].addr == addr)
+            break;
+    TiWritten *w = &ip->written[h];
+    if (w->serial != ip->program_serial)
+        ip->nwritten++;
+    *w = (TiWritten){addr, ip->program_serial, lane, store};
+    return true;
+}
+
+/* Reports lane `lane` of load op reading [a, a+size) that another lane of this program
+ * stored. */
+static bool check_read_back(TiInterp *ip, const TirOp *op, uint64_t a, uint64_t size, int64_t lane) {
+    for (uint64_t b = 0; b < size; b++) {
+        const TiWritten *w = written_find(ip, a + b);
+        if (!w || w->lane == lane)
+            continue;
+        char sname[96], lname[96];
+        ti_value_name(sname, sizeof sname, w->store->opnd[0]);
+        ti_value_name(lname, sizeof lname, op->res[0]);
+        ti_error(ip, op,
+                 "lane %" PRId64 " of this load (%s) reads 0x%" PRIx64 ", which lane %" PRId64
+                 " of the store to %s wrote earlier in program (%" PRId64 ",%" PRId64 ",%" PRId64
+                 "): lanes run in parallel, so on the GPU this load may see the store or not "
+                 "(docs/language.md, \"Lanes run in parallel\")",
+                 lane, lname, a + b, w->lane, sname, ip->pid[0], ip->pid[1], ip->pid[2]);
+        return false;
+    }
+    return true;
+}
+
 int ti_op_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     if (op->nopnd < 1 || op->nopnd > 3 || op->nres != 1)
         return ti_error(ip, op, "interp: load takes ptr [, mask [, other]]");
@@ -215,6 +303,8 @@ int ti_op_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
         }
         uint64_t a = P[i * sp].u;
         if (!check_access(ip, op, "load", a, size, i, op->opnd[0]))
+            return TI_ERR;
+        if (ip->nwritten && !check_read_back(ip, op, a, size, i))
             return TI_ERR;
         R[i] = mem_read(s, (const unsigned char *)(uintptr_t)a);
     }
@@ -367,6 +457,9 @@ int ti_op_store(TiInterp *ip, TiFrame *fr, const TirOp *op) {
         if (!check_access(ip, op, "store", a, size, i, op->opnd[0]))
             return TI_ERR;
         mem_write(s, (unsigned char *)(uintptr_t)a, V[i * sv]);
+        for (uint64_t b = 0; b < size; b++)
+            if (!written_put(ip, a + b, i, op))
+                return ti_error(ip, op, "interp: out of memory");
     }
     return TI_OK;
 }

@@ -3,6 +3,7 @@
 #include "interp_internal.h"
 #include "tmath.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,10 +509,27 @@ int ti_op_addptr(TiInterp *ip, TiFrame *fr, const TirOp *op) {
         return ti_error(ip, op, "interp: addptr of a non-pointer");
     if (ti_kind_float(ti_kind(op->opnd[1]->ty)))
         return ti_error(ip, op, "interp: addptr by a float offset");
-    /* Offsets are sign- or zero-extended already; scaling wraps like 64-bit address math. */
+    /* Offsets are sign- or zero-extended already.  The GPU's 64-bit address math wraps, so
+     * an offset past the address space (an i64 index times the element size) could land
+     * back inside a buffer and pass the bounds check: it is reported instead. */
     uint64_t size = (uint64_t)tir_scalar_bytes((TirScalar)pt.elem);
-    for (int64_t i = 0; i < n; i++)
-        R[i].u = P[i * sa].u + O[i * sb].u * size;
+    bool sgn = ti_kind(op->opnd[1]->ty) == TI_SINT;
+    for (int64_t i = 0; i < n; i++) {
+        __int128 off = sgn ? (__int128)O[i * sb].i : (__int128)O[i * sb].u;
+        __int128 addr = (__int128)P[i * sa].u + off * (__int128)size;
+        if (addr < 0 || addr > (__int128)UINT64_MAX) {
+            char name[96];
+            ti_value_name(name, sizeof name, op->res[0]);
+            return ti_error(ip, op,
+                            "lane %" PRId64 " of %s: 0x%" PRIx64 " + %s%" PRIu64 " elements of %" PRIu64
+                            " bytes is past the 64-bit address space (it would wrap around), in program (%" PRId64
+                            ",%" PRId64 ",%" PRId64 ")",
+                            i, name, P[i * sa].u, sgn && O[i * sb].i < 0 ? "-" : "",
+                            sgn && O[i * sb].i < 0 ? 0 - O[i * sb].u : O[i * sb].u, size, ip->pid[0], ip->pid[1],
+                            ip->pid[2]);
+        }
+        R[i].u = (uint64_t)addr;
+    }
     return TI_OK;
 }
 

@@ -23,6 +23,45 @@ static TirBlock *block_new(TirFunc *f, TirOp *parent) {
     return b;
 }
 
+/* ---- the module's functions by name ---- */
+static TirFunc fn_removed; /* a tombstone in fn_index */
+
+static uint32_t fn_name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void fn_index_place(TirModule *m, TirFunc *f) {
+    uint32_t h = fn_name_hash(f->name) & (m->fn_index_cap - 1);
+    while (m->fn_index[h])
+        h = (h + 1) & (m->fn_index_cap - 1);
+    m->fn_index[h] = f;
+    m->fn_index_used++;
+}
+
+/* Adds f; past half full (tombstones counted) the table is rebuilt twice as large from
+ * the list (the arena keeps the old one: the sizes double, so the total stays linear). */
+static void fn_index_add(TirModule *m, TirFunc *f) {
+    if (2 * (m->fn_index_used + 1) > m->fn_index_cap) {
+        uint32_t live = 0;
+        for (TirFunc *g = m->first; g; g = g->next)
+            live++;
+        uint32_t cap = 64;
+        while (cap < 4 * live)
+            cap *= 2;
+        m->fn_index = tir_alloc(m->arena, cap * sizeof *m->fn_index);
+        memset(m->fn_index, 0, cap * sizeof *m->fn_index);
+        m->fn_index_cap = cap;
+        m->fn_index_used = 0;
+        for (TirFunc *g = m->first; g; g = g->next)
+            if (g != f)
+                fn_index_place(m, g);
+    }
+    fn_index_place(m, f);
+}
+
 TirFunc *tir_func_new(TirModule *m, TirFuncKind kind, const char *name, int nparams, const TirType *ptypes,
                       const char *const *pnames) {
     TirArena *a = m->arena;
@@ -30,6 +69,7 @@ TirFunc *tir_func_new(TirModule *m, TirFuncKind kind, const char *name, int npar
     f->kind = kind;
     f->name = tir_strdup(a, name ? name : "");
     f->module = m;
+    f->loc = TIR_NOLOC;
     f->body = block_new(f, NULL);
     if (nparams < 0)
         nparams = 0;
@@ -41,35 +81,43 @@ TirFunc *tir_func_new(TirModule *m, TirFuncKind kind, const char *name, int npar
             f->params[i].name = v->name;
         }
     }
+    f->prev = m->last;
     if (m->last)
         m->last->next = f;
     else
         m->first = f;
     m->last = f;
+    fn_index_add(m, f);
     return f;
 }
 
 TirFunc *tir_module_find(TirModule *m, const char *name) {
-    for (TirFunc *f = m->first; f; f = f->next)
-        if (strcmp(f->name, name) == 0)
-            return f;
+    if (!m->fn_index_cap)
+        return NULL;
+    for (uint32_t h = fn_name_hash(name) & (m->fn_index_cap - 1); m->fn_index[h]; h = (h + 1) & (m->fn_index_cap - 1))
+        if (m->fn_index[h] != &fn_removed && strcmp(m->fn_index[h]->name, name) == 0)
+            return m->fn_index[h];
     return NULL;
 }
 
 void tir_module_remove(TirModule *m, TirFunc *f) {
-    TirFunc *prev = NULL;
-    for (TirFunc *g = m->first; g; prev = g, g = g->next) {
-        if (g != f)
-            continue;
-        if (prev)
-            prev->next = g->next;
-        else
-            m->first = g->next;
-        if (m->last == g)
-            m->last = prev;
-        g->next = NULL;
-        return;
-    }
+    if (f->module != m || (f->prev == NULL && m->first != f))
+        return; /* not in this module's list */
+    if (f->prev)
+        f->prev->next = f->next;
+    else
+        m->first = f->next;
+    if (f->next)
+        f->next->prev = f->prev;
+    else
+        m->last = f->prev;
+    f->next = f->prev = NULL;
+    for (uint32_t h = fn_name_hash(f->name) & (m->fn_index_cap - 1); m->fn_index[h];
+         h = (h + 1) & (m->fn_index_cap - 1))
+        if (m->fn_index[h] == f) {
+            m->fn_index[h] = &fn_removed;
+            break;
+        }
 }
 
 /* ---- values ---- */

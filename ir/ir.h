@@ -218,6 +218,8 @@ struct TirFunc {
     TirConstBinding *consts;
     int32_t next_id; /* next free value id */
     TirFunc *next;   /* in the module's list */
+    TirFunc *prev;
+    uint32_t loc; /* where the source defines it (kernel, device function), or TIR_NOLOC */
     struct TirModule *module;
 };
 
@@ -257,6 +259,10 @@ typedef struct TirModule {
     TirLayout *layouts;      /* interned; [0] is TIR_LAYOUT_NONE */
     int32_t nlayouts, caplayouts;
     struct TirLinCache *lincache; /* ir/layout.c: linear maps by (layout, shape) */
+    /* Functions by name (builder.c), so that finding a callee costs the same with 100,000
+     * functions as with one: open addressing, removed ones left as tombstones. */
+    TirFunc **fn_index;
+    uint32_t fn_index_cap, fn_index_used;
 } TirModule;
 
 /* Returns the index of an equal layout in m's table, adding it when new. */

@@ -504,10 +504,7 @@ static void check_op_types(Verifier *vf, const TirOp *op) {
     case TIR_OP_CALL: {
         if (!op->attr.s)
             FAIL("has no callee");
-        const TirFunc *g = NULL;
-        for (const TirFunc *h = m->first; h; h = h->next)
-            if (strcmp(h->name, op->attr.s) == 0)
-                g = h;
+        const TirFunc *g = tir_module_find((TirModule *)m, op->attr.s); /* through the name index */
         if (!g)
             FAIL("callee @%s does not exist", op->attr.s);
         if (g->kind != TIR_FUNC_DEVICE)
@@ -708,16 +705,15 @@ int tir_verify_func(const TirFunc *f, TirDiagFn diag, void *ud) {
 int tir_verify_module(const TirModule *m, TirDiagFn diag, void *ud) {
     int n = 0;
     for (const TirFunc *f = m->first; f; f = f->next) {
-        for (const TirFunc *g = m->first; g != f; g = g->next)
-            if (strcmp(g->name, f->name) == 0) {
-                if (diag) {
-                    char msg[300];
-                    snprintf(msg, sizeof msg, "@%s: error: function defined more than once", f->name);
-                    diag(ud, msg);
-                }
-                n++;
-                break;
+        /* the name index finds the first function of a name: a later one is a duplicate */
+        if (tir_module_find((TirModule *)m, f->name) != f) {
+            if (diag) {
+                char msg[300];
+                snprintf(msg, sizeof msg, "@%s: error: function defined more than once", f->name);
+                diag(ud, msg);
             }
+            n++;
+        }
         n += tir_verify_func(f, diag, ud);
     }
     return n;

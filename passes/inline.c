@@ -109,10 +109,10 @@ static int inline_call(TirModule *m, TirFunc *f, TirOp *call, TirPassContext *ct
             tir_walk_block(op->region[r], count_op, grown);
         if (*grown > INLINE_MAX_OPS) {
             tir_ptrmap_free(&map);
-            return pass_error(ctx, "inline", f,
-                              "inlining @%s (level %d of inlining) grows the function past %d ops; "
-                              "is the call graph exponential?",
-                              name, depth + 1, INLINE_MAX_OPS);
+            return pass_error_at(ctx, "inline", f, call->loc,
+                                 "inlining @%s (level %d of inlining) grows the function past %d ops; "
+                                 "is the call graph exponential?",
+                                 name, depth + 1, INLINE_MAX_OPS);
         }
         FreeUses u = {.map = &map};
         free_uses_op(op, &u);

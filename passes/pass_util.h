@@ -36,6 +36,26 @@ static inline int pass_error(TirPassContext *ctx, const char *pass, const TirFun
     return 1;
 }
 
+/* pass_error at a source location (an op's or a function's loc): through ctx->diag_at
+ * when the caller gave one and loc is known, else as pass_error. */
+static inline int pass_error_at(TirPassContext *ctx, const char *pass, const TirFunc *f, uint32_t loc, const char *fmt,
+                                ...) __attribute__((format(printf, 5, 6)));
+static inline int pass_error_at(TirPassContext *ctx, const char *pass, const TirFunc *f, uint32_t loc, const char *fmt,
+                                ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (ctx && ctx->diag_at && loc != TIR_NOLOC) {
+        char full[600];
+        snprintf(full, sizeof full, "%s (%s of @%s)", msg, pass, f ? f->name : "?");
+        ctx->diag_at(ctx->diag_at_ud, loc, full);
+        return 1;
+    }
+    return pass_error(ctx, pass, f, "%s", msg);
+}
+
 /* Growable array of op pointers. */
 typedef struct PassOpVec {
     TirOp **v;

@@ -15,6 +15,10 @@ typedef struct TirPassContext {
     /* --print-after: the named pass ("all": each), printed to dump */
     const char *print_after;
     FILE *dump;
+    /* Errors about a place in the source (an op's or a function's loc) go here when set,
+     * so the caller can print FILE:LINE:COL and a caret; others go to diag. */
+    void (*diag_at)(void *ud, uint32_t loc, const char *msg);
+    void *diag_at_ud;
 } TirPassContext;
 
 typedef int (*TirPassFn)(TirModule *m, TirPassContext *ctx);

@@ -316,10 +316,10 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
         int32_t top = place_rings(f, m, &A, 0);
         int limit = tir_target_smem_optin(ctx->arch);
         if (top > limit)
-            return pass_error(ctx, "smem_alloc", f,
-                              "the kernel needs %d bytes of shared memory, more than the %d KiB "
-                              "a CTA can have on %s: use smaller blocks or fewer stages",
-                              (int)top, limit / 1024, ctx->arch ? ctx->arch : "sm_80");
+            return pass_error_at(ctx, "smem_alloc", f, f->loc,
+                                 "the kernel needs %d bytes of shared memory, more than the %d KiB "
+                                 "a CTA can have on %s: use smaller blocks or fewer stages",
+                                 (int)top, limit / 1024, ctx->arch ? ctx->arch : "sm_80");
         return 0;
     }
     A.edge = tir_alloc(m->arena, (size_t)A.n * (size_t)A.n);
@@ -352,10 +352,10 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
      * the limit is the architecture's per-CTA maximum. */
     int limit = tir_target_smem_optin(ctx->arch);
     if (top > limit)
-        return pass_error(ctx, "smem_alloc", f,
-                          "the kernel needs %d bytes of shared memory, more than the %d KiB "
-                          "a CTA can have on %s: use smaller blocks or fewer stages",
-                          (int)top, limit / 1024, ctx->arch ? ctx->arch : "sm_80");
+        return pass_error_at(ctx, "smem_alloc", f, f->loc,
+                             "the kernel needs %d bytes of shared memory, more than the %d KiB "
+                             "a CTA can have on %s: use smaller blocks or fewer stages",
+                             (int)top, limit / 1024, ctx->arch ? ctx->arch : "sm_80");
     return 0;
 }
 

@@ -6,9 +6,10 @@
  *     store(out + 1, E[x_i])          run-time arguments x_i: T = V
  *     store(out + 2, E[V])            bare literals (T = i32 or f32 only: their default type)
  * The kernel runs on the interpreter straight from the front end, then again after the
- * target-independent passes (inline, specialize, canonicalize, whose folder now sees the
- * constants); every stored slot must agree with slot 1 of the first run, bit for bit (any
- * NaN equals any NaN).
+ * pass pipeline up to `barriers` (inline, specialize, canonicalize, whose folder now sees
+ * the constants, then layout, fuse, factor_ptrs, software_pipeline, smem_alloc, barriers for
+ * sm_80); every stored slot must agree with slot 1 of the first run, bit for bit (any NaN
+ * equals any NaN).
  *
  *     random_diff [COUNT [FIRST_SEED]]      default: the fixed cases and 2000 random ones
  * $TILE_RANDOM_COUNT overrides COUNT for longer runs.  A failure prints the seed and the
@@ -177,11 +178,11 @@ static void check_case(const Case *c, const char *what) {
         tir_arena_free(a);
         return;
     }
-    TirPassContext ctx = {.diag = diag_sink, .verify_each = true};
-    bool piped = tir_run_pipeline(m, &ctx, "canonicalize") == 0;
+    TirPassContext ctx = {.arch = "sm_80", .opt_level = 3, .diag = diag_sink, .verify_each = true};
+    bool piped = tir_run_pipeline(m, &ctx, "barriers") == 0;
     k = tir_module_find(m, "k");
     if (!piped || !k || !run(k, c, after)) {
-        fprintf(stderr, "FAIL %s: the canonicalized kernel does not run\n%s", what, src);
+        fprintf(stderr, "FAIL %s: the kernel after the passes does not compile or run\n%s", what, src);
         failures++;
         tir_arena_free(a);
         return;
