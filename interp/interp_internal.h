@@ -68,6 +68,10 @@ typedef struct TiInterp {
     struct TiPending *pend;
     int npend, cappend;
     bool check_sync; /* the kernel has barriers (the barriers pass ran) */
+    /* The rings (smem_alloc) of this program, where smem_alloc placed them: a scratch op
+     * placed on their bytes overwrites them (ti_smem_scratch_write). */
+    struct TiRing *rings;
+    int nrings, caprings;
 } TiInterp;
 
 /* A shared buffer's slot: stages x numel data, as many staged (in flight) elements, then
@@ -167,6 +171,8 @@ int ti_op_tstore(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_print(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_assert(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_smem_alloc(TiInterp *, TiFrame *, const TirOp *);
+/* A scratch op (attr.smem_bytes > 0) ran: its bytes overwrite the rings that share them. */
+void ti_smem_scratch_write(TiInterp *ip, const TirOp *op);
 int ti_op_smem_store(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_smem_load(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_async_copy(TiInterp *, TiFrame *, const TirOp *);
