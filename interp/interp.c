@@ -255,6 +255,7 @@ static void frame_give(TiFrame *fr) {
 static void interp_free(TiInterp *ip) {
     free(ip->pend);
     ti_written_free(ip);
+    free(ip->rings);
     TiFuncInfo *fi = ip->funcs;
     while (fi) {
         TiFuncInfo *next = fi->next;
@@ -563,7 +564,11 @@ static int exec_op(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TiOpFn fn = op->code < TIR_NOPS ? ti_handlers[op->code] : NULL;
     if (!fn)
         return ti_error(ip, NULL, "interp: unknown op code %d", (int)op->code);
-    return fn(ip, fr, op);
+    int st = fn(ip, fr, op);
+    /* scratch placed by smem_alloc: its writes land on whatever ring shares its bytes */
+    if (st == TI_OK && op->attr.smem_bytes > 0 && op->code != TIR_OP_SMEM_ALLOC && ip->nrings)
+        ti_smem_scratch_write(ip, op);
+    return st;
 }
 
 /* ---- the grid ---------------------------------------------------------------------- */
@@ -629,6 +634,7 @@ int tir_interp_run(const TirFunc *kernel, const TirArg *args, const TirInterpOpt
                 ip.npend = 0;
                 ip.ncommit = 0;
                 ti_written_reset(&ip);
+                ip.nrings = 0;
                 if (!set_kernel_args(&ip, fr, kernel, args)) {
                     stop = true;
                     break;

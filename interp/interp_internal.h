@@ -72,6 +72,10 @@ typedef struct TiInterp {
      * a load by another lane of the same program is a race on the GPU. */
     struct TiWritten *written;
     uint64_t nwritten_cap, nwritten, program_serial;
+    /* The rings (smem_alloc) of this program, where smem_alloc placed them: a scratch op
+     * placed on their bytes overwrites them (ti_smem_scratch_write). */
+    struct TiRing *rings;
+    int nrings, caprings;
 } TiInterp;
 
 /* Starts a program: forgets what the previous one stored (interp_mem.c). */
@@ -175,6 +179,8 @@ int ti_op_tstore(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_print(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_assert(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_smem_alloc(TiInterp *, TiFrame *, const TirOp *);
+/* A scratch op (attr.smem_bytes > 0) ran: its bytes overwrite the rings that share them. */
+void ti_smem_scratch_write(TiInterp *ip, const TirOp *op);
 int ti_op_smem_store(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_smem_load(TiInterp *, TiFrame *, const TirOp *);
 int ti_op_async_copy(TiInterp *, TiFrame *, const TirOp *);

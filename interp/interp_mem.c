@@ -793,6 +793,35 @@ static bool smem_buf(TiInterp *ip, TiFrame *fr, const TirOp *op, TiBuf *b, int64
     return true;
 }
 
+/* The rings of the program with the bytes smem_alloc gave them (attr.smem_off/bytes;
+ * none before that pass ran). */
+typedef struct TiRing {
+    TiSlot *slot;
+    const TirOp *op;
+} TiRing;
+
+/* A scratch op's writes (it ran: op's bytes [smem_off, +smem_bytes)) overwrite the
+ * elements of every ring whose bytes they share, so that a scratch op placed on a ring
+ * still to be read shows as a wrong result, as on the GPU.  A ring's elements are taken
+ * in stage-major order from its offset (the swizzle permutes bytes within a stage's
+ * rows; which elements an overlap hits may differ from the GPU's, not whether some do). */
+void ti_smem_scratch_write(TiInterp *ip, const TirOp *op) {
+    int64_t lo = op->attr.smem_off, hi = lo + op->attr.smem_bytes;
+    for (int r = 0; r < ip->nrings; r++) {
+        const TirOp *a = ip->rings[r].op;
+        TiSlot *s = ip->rings[r].slot;
+        TirType t = a->res[0]->ty;
+        int64_t esize = tir_scalar_bytes((TirScalar)t.elem), off = a->attr.smem_off;
+        int64_t n = t.shape[0] * tir_type_numel(tir_smem_stage_type(t));
+        if (esize < 1 || s->n < n || hi <= off || lo >= off + n * esize)
+            continue;
+        TiElem *e = s->cap ? s->heap : &s->inl;
+        int64_t first = lo > off ? (lo - off) / esize : 0, last = (hi - off + esize - 1) / esize;
+        for (int64_t i = first; i < last && i < n; i++)
+            e[i].u = 0x7ff4dead7ff4deadull;
+    }
+}
+
 int ti_op_smem_alloc(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TirType t = op->res[0]->ty;
     if (!tir_type_is_smem(t))
@@ -800,6 +829,17 @@ int ti_op_smem_alloc(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     TiElem *e = ti_def(fr, op->res[0], ti_numel(t));
     if (!e)
         return ti_error(ip, op, "interp: value outside its function, or out of memory");
+    if (op->attr.smem_bytes > 0) {
+        if (ip->nrings == ip->caprings) {
+            int cap = ip->caprings ? 2 * ip->caprings : 8;
+            TiRing *nr = realloc(ip->rings, (size_t)cap * sizeof *nr);
+            if (!nr)
+                return ti_error(ip, op, "interp: out of memory");
+            ip->rings = nr;
+            ip->caprings = cap;
+        }
+        ip->rings[ip->nrings++] = (TiRing){ti_slot(fr, op->res[0]), op};
+    }
     int64_t stages = t.shape[0], numel = tir_type_numel(tir_smem_stage_type(t));
     /* Fresh shared memory holds garbage: NaN-like bits, so a read before any write shows. */
     for (int64_t i = 0; i < 2 * stages * numel; i++)
