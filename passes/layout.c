@@ -9,6 +9,7 @@
  * their parent's sliced at the axis.  Where a constraint still disagrees, a
  * convert_layout is inserted.  Each load/store/atomic records the vector width proven
  * for it in attr i[1] (elements; 0 or 1: scalar accesses), which the backend trusts. */
+#include "analysis.h"
 #include "passes.h"
 #include "pass_util.h"
 

@@ -40,18 +40,7 @@ int pass_inline(TirModule *m, TirPassContext *ctx);
 int pass_specialize(TirModule *m, TirPassContext *ctx);
 int pass_canonicalize(TirModule *m, TirPassContext *ctx);
 
-/* analysis_axisinfo.c: per integer/pointer value, along each dimension, what the
- * layout pass needs to widen memory accesses (Triton's AxisInfo).  For a tile, along
- * dimension d: runs of `contig` consecutive values (pointers: consecutive elements),
- * the first value of each run divisible by `div` (pointers: the byte address), runs of
- * `constancy` equal values.  Scalars use index 0.  All three are powers of two. */
-typedef struct TirAxisInfo {
-    int64_t div[TIR_MAXRANK];
-    int32_t contig[TIR_MAXRANK];
-    int32_t constancy[TIR_MAXRANK];
-} TirAxisInfo;
-/* Indexed by value id (f->next_id entries), allocated in the module's arena. */
-TirAxisInfo *analysis_axisinfo(TirFunc *f);
+/* analysis_axisinfo.c: prints analysis/axisinfo.c's facts (tile-opt) */
 int pass_analysis_axisinfo(TirModule *m, TirPassContext *ctx); /* prints to ctx->dump */
 int pass_layout(TirModule *m, TirPassContext *ctx);
 int pass_fuse(TirModule *m, TirPassContext *ctx);
