@@ -24,4 +24,14 @@ typedef struct TirAxisInfo {
 /* Indexed by value id (f->next_id entries), allocated in the module's arena. */
 TirAxisInfo *analysis_axisinfo(TirFunc *f);
 
+/* ---- scratch.c ---- */
+
+/* The bytes of shared memory `op` needs (0: none): the scratch of an op that exchanges
+ * data between warps (cross-warp reductions and scans, layout conversions, trans,
+ * reshape, the broadcast of a scalar atomic's old value), which the backend lowers as
+ * its writes, one barrier, its reads; and a software-pipeline ring (smem_alloc), all its
+ * stages.  passes/smem_alloc.c places these bytes (rounded up to 16), passes/barriers.c
+ * checks that each op got them, and the backend refuses an op that did not. */
+int32_t analysis_scratch_bytes(const TirModule *m, const TirOp *op);
+
 #endif

@@ -206,7 +206,8 @@ void tb_barrier(TbLower *L) {
 
 /* The op's scratch bytes, placed by the smem_alloc pass (attr.smem_off/smem_bytes); the
  * barriers pass proved that no other thread still reads them when this op writes. */
-LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes) {
+LLVMValueRef tb_scratch(TbLower *L, const TirOp *op) {
+    int32_t bytes = analysis_scratch_bytes(L->m, op);
     if (op->attr.smem_bytes < bytes) {
         tb_error(L, op,
                  "internal: %d bytes of shared scratch reserved, %d needed: run the 'smem_alloc' and "

@@ -760,8 +760,7 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
     }
     if (scalar) {
         /* One thread did it; everyone gets the old value through shared memory. */
-        int sbytes = tir_scalar_bytes((TirScalar)et.elem) > 4 ? 8 : 4;
-        LLVMValueRef s = tb_scratch(L, op, sbytes);
+        LLVMValueRef s = tb_scratch(L, op);
         LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "bcast.write");
         LLVMBasicBlockRef j = LLVMAppendBasicBlockInContext(L->c, L->fn, "bcast.end");
         LLVMBuildCondBr(L->b, owner, wr, j);

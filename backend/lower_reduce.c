@@ -200,12 +200,12 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
         LLVMTypeRef at = LLVMTypeOf(acc[0].v);
         int ab = type_bytes(L, at);
         int64_t vbytes = numel * warps * ab;
-        int64_t bytes = vbytes + (arg ? numel * warps * 4 : 0);
+        int64_t bytes = analysis_scratch_bytes(L->m, op);
         if (bytes > 48 * 1024) {
             tb_error(L, op, "reduction needs %lld bytes of shared memory (more than 48 KiB)", (long long)bytes);
             return;
         }
-        LLVMValueRef base = tb_scratch(L, op, (int)bytes);
+        LLVMValueRef base = tb_scratch(L, op);
         LLVMValueRef wk = tb_warp_comp(L, &iv.bf, rd);
         LLVMValueRef lk = tb_lane_comp(L, &iv.bf, rd);
         LLVMValueRef writer = LLVMBuildAnd(L->eb, LLVMBuildICmp(L->eb, LLVMIntEQ, lk, tb_i32(L, 0), ""),
@@ -356,7 +356,7 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     /* vectors stay aligned whatever the thread: no thread bit inside one */
     if (wv < 1 || rv < 1 || sv->total % wv || dv->total % rv || (twb & (wv - 1)) || (trb & (rv - 1)))
         return false;
-    LLVMValueRef base = tb_scratch(L, op, (int)(plan.smem_elems * eb));
+    LLVMValueRef base = tb_scratch(L, op);
     LLVMBasicBlockRef join = owners_only(L, sv);
     LLVMValueRef tw = tb_lin_thread_offset(L, &wmap);
     LLVMTypeRef wvt = wv > 1 ? LLVMVectorType(mt, (unsigned)wv) : mt;
@@ -416,8 +416,7 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
     bool is_bool = !et.ptr && et.elem == TIR_I1;
     LLVMTypeRef mt = is_bool ? L->i8 : rt;
     int eb = et.ptr ? 8 : tir_scalar_bytes((TirScalar)et.elem);
-    int64_t bytes = tir_type_numel(in->ty) * eb;
-    LLVMValueRef base = tb_scratch(L, op, (int)bytes);
+    LLVMValueRef base = tb_scratch(L, op);
     LLVMBasicBlockRef join = owners_only(L, &sv);
     for (int e = 0; e < sv.total; e++) {
         LLVMValueRef off = LLVMBuildMul(L->b, linear_coord(L, &sv, e), tb_i32(L, eb), "");

@@ -63,7 +63,7 @@ void tb_lower_permute(TbLower *L, TirOp *op) {
     bool is_bool = !et.ptr && et.elem == TIR_I1;
     LLVMTypeRef mt = is_bool ? L->i8 : tb_elem_type(L, et);
     int eb = mem_bytes_of(et);
-    LLVMValueRef base = tb_scratch(L, op, (int)(tir_type_numel(in->ty) * eb));
+    LLVMValueRef base = tb_scratch(L, op);
     /* row-major strides of the result */
     int64_t ostride[TIR_MAXRANK], istride[TIR_MAXRANK];
     for (int d = dv.rank - 1, s = 1; d >= 0; d--)
@@ -212,8 +212,7 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
         int ab = (int)(LLVMGetTypeKind(at) == LLVMDoubleTypeKind    ? 8
                        : LLVMGetTypeKind(at) == LLVMIntegerTypeKind ? (LLVMGetIntTypeWidth(at) + 7) / 8
                                                                     : 4);
-        int64_t rows_total = tir_type_numel(in->ty) / S;
-        LLVMValueRef base = tb_scratch(L, op, (int)(rows_total * reps * warps * (ab < 4 ? 4 : ab)));
+        LLVMValueRef base = tb_scratch(L, op);
         int slot = ab < 4 ? 4 : ab;
         LLVMValueRef writer = LLVMBuildAnd(L->eb, LLVMBuildICmp(L->eb, LLVMIntEQ, lane_a, tb_i32(L, lanes - 1), ""),
                                            LLVMBuildICmp(L->eb, LLVMIntULT, warp_a, tb_i32(L, warps), ""), "");

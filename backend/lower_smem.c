@@ -135,10 +135,8 @@ static LLVMValueRef elem_addr(TbLower *L, const Ring *R, const TbView *v, int e,
 }
 
 void tb_lower_smem_alloc(TbLower *L, TirOp *op) {
-    TirType t = op->res[0]->ty;
-    int64_t bytes = tir_type_numel(t) * tir_scalar_bytes((TirScalar)t.elem);
     LLVMValueRef *p = tb_elems(L, 1);
-    p[0] = tb_scratch(L, op, (int)bytes);
+    p[0] = tb_scratch(L, op);
     tb_set(L, op->res[0], 1, p);
 }
 

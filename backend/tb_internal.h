@@ -3,6 +3,7 @@
 #ifndef TB_INTERNAL_H
 #define TB_INTERNAL_H
 
+#include "analysis.h"
 #include "backend.h"
 #include "layout.h"
 
@@ -174,9 +175,10 @@ LLVMValueRef tb_lane_comp(TbLower *L, const TirBlockedForm *bf, int rd); /* lane
 LLVMValueRef tb_warp_comp(TbLower *L, const TirBlockedForm *bf, int rd);
 LLVMValueRef tb_view_owner(TbLower *L, const TbView *v); /* i1: this thread is the first holder */
 void tb_barrier(TbLower *L);
-/* The op's shared scratch (its smem_alloc placement); the caller writes it, calls
- * tb_barrier, then reads: the one barrier of every scratch op (passes/barriers.c). */
-LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes);
+/* The op's shared scratch (its smem_alloc placement, analysis_scratch_bytes of it); the
+ * caller writes it, calls tb_barrier, then reads: the one barrier of every scratch op
+ * (passes/barriers.c). */
+LLVMValueRef tb_scratch(TbLower *L, const TirOp *op);
 
 void tb_lower_op(TbLower *L, TirOp *op);
 

@@ -63,8 +63,4 @@ int pass_barriers(TirModule *m, TirPassContext *ctx);
 int pass_barriers_check(TirModule *m, TirPassContext *ctx);
 /* remat.c: after a dot loop, its epilogue's cheap values made again (last: nothing may merge them back) */
 int pass_remat(TirModule *m, TirPassContext *ctx);
-/* Bytes of shared scratch `op` needs between warps (0: none); the backend lowers an
- * op with scratch through shared memory, one barrier between its writes and reads. */
-int32_t pass_smem_need(const TirModule *m, const TirOp *op);
-
 #endif
