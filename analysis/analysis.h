@@ -2,6 +2,7 @@
  * rewriting and no LLVM.  This folder links ir/ alone; passes/ and backend/ link it.
  *   axisinfo.c  divisibility, contiguity and constancy of integer and pointer values
  *   scratch.c   the shared bytes an op needs between warps (smem_alloc, barriers, backend)
+ *   blocked.c   the digits of a blocked layout along each dimension
  *   threadmap.c a thread's view of a layout's linear map: base coordinates from lane and
  *               warp bits, each register's constant part, owners, vectors, stage offsets */
 #ifndef TIR_ANALYSIS_H
@@ -86,6 +87,32 @@ typedef struct AnaField {
  * it is not a sum of fields (bases that are not distinct powers of two along d, or that
  * move other dims too). */
 int analysis_thread_fields(const AnaThreadMap *tm, int d, AnaField *f);
+
+/* ---- blocked.c: the digits of a blocked layout ----
+ * A #blocked layout (or a slice of one) as per-dimension digits: along root dim rd a
+ * thread's lane digit is lane / lane_stride[rd] % tpw[rd], its warp digit warp /
+ * warp_stride[rd] % wpc[rd], and its first coordinate ((warp digit tpw + lane digit) spt)
+ * mod the extent; registers repeat every span[rd] = spt tpw wpc.  The same placement as
+ * the layout's map (tests/analysis checks both); the backend emits a blocked tile's
+ * reductions and scans from these digits, which name the lanes and warps along one dim
+ * even where the map has wrapped them away (shapes smaller than the span).  tile_dim[rd]
+ * is -1 for a root dim a slice removed. */
+typedef struct AnaBlocked {
+    int rank; /* the blocked root's */
+    int32_t spt[TIR_MAXRANK], tpw[TIR_MAXRANK], wpc[TIR_MAXRANK];
+    int32_t order[TIR_MAXRANK]; /* root dims, fastest first */
+    int32_t lane_stride[TIR_MAXRANK], warp_stride[TIR_MAXRANK];
+    int64_t span[TIR_MAXRANK];
+    int32_t tile_dim[TIR_MAXRANK]; /* root dim -> tile dim or -1 */
+    int32_t root_dim[TIR_MAXRANK]; /* tile dim -> root dim */
+} AnaBlocked;
+
+/* False (and *why) when the layout is not blocked or a slice of one, or its rank is not
+ * tile_rank. */
+bool analysis_blocked(const TirModule *m, int32_t layout, int tile_rank, AnaBlocked *b, const char **why);
+/* Along root dim rd of a tile `extent` long there: the lanes and warps that hold distinct
+ * data (the others hold copies). */
+void analysis_blocked_distinct(const AnaBlocked *b, int rd, int64_t extent, int *lanes, int *warps);
 
 /* ---- shared-memory stages ----
  * A stage's layout maps an element offset to tile coordinates (swizzle included); its

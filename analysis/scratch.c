@@ -1,16 +1,15 @@
 /* Scratch: the shared bytes an op needs, the one answer smem_alloc places, barriers
  * checks and the backend asks before it writes them. */
 #include "analysis.h"
-#include "layout.h"
 
 /* Warps along `axis` that hold distinct data (the others hold copies): the warps a
  * reduction or scan combines through shared memory. */
 static int warps_along(const TirModule *m, TirType t, int axis) {
-    TirBlockedForm bf;
-    if (axis < 0 || axis >= t.rank || !tir_layout_blocked_form(m, t.layout, t.rank, &bf, NULL))
+    AnaBlocked b;
+    if (axis < 0 || axis >= t.rank || !analysis_blocked(m, t.layout, t.rank, &b, NULL))
         return 1;
     int w;
-    tir_blocked_distinct(&bf, bf.root_dim[axis], t.shape[axis], NULL, &w);
+    analysis_blocked_distinct(&b, b.root_dim[axis], t.shape[axis], NULL, &w);
     return w;
 }
 
@@ -63,9 +62,8 @@ int32_t analysis_scratch_bytes(const TirModule *m, const TirOp *op) {
             return 0;
         /* one total per (row, repetition, warp): at most numel / (lanes * spt) per warp */
         int64_t rows = tir_type_numel(in) / (axis >= 0 && axis < in.rank ? in.shape[axis] : 1);
-        TirBlockedForm bf;
-        int64_t span =
-            tir_layout_blocked_form(m, in.layout, in.rank, &bf, NULL) ? tir_blocked_span(&bf, bf.root_dim[axis]) : 1;
+        AnaBlocked bl;
+        int64_t span = analysis_blocked(m, in.layout, in.rank, &bl, NULL) ? bl.span[bl.root_dim[axis]] : 1;
         int64_t reps = in.shape[axis] / span;
         if (reps < 1)
             reps = 1;

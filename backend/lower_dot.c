@@ -63,81 +63,15 @@ bool tb_mma_view(TbLower *L, int32_t idx, TirType t, TbView *v, const TirOp *op)
         return false;
     }
     v->total = which == 1 ? v->tm * v->tn * 4 : which == 2 ? v->tm * v->tk * 4 * kw : v->tn * v->tk * 2 * kw;
+    /* the map is the view: its registers are the fragments in mma.sync's order */
+    const char *why = NULL;
+    v->lin = tir_layout_linear(L->m, idx, t.rank, t.shape, &why);
+    if (!v->lin || tir_lin_in_size(v->lin, tir_lin_in_dim(v->lin, TIR_LIN_REG)) != v->total) {
+        tb_error(L, op, "internal: the mma layout's map has no %d registers per thread (%s)", v->total,
+                 why ? why : "register count");
+        return false;
+    }
     return true;
-}
-
-/* The thread's part of a coordinate: along rows 16 w_m + g (A and the accumulator) or
- * kw t (B's K); along columns 8 w_n + 2t (accumulator), kw t (A's K) or 8 w_n + g (B). */
-static LLVMValueRef mma_base(TbLower *L, const TbView *v, int d) {
-    LLVMBuilderRef b = L->eb;
-    LLVMValueRef g = LLVMBuildLShr(b, L->lane, tb_i32(L, 2), "");
-    LLVMValueRef t = LLVMBuildAnd(b, L->lane, tb_i32(L, 3), "");
-    LLVMValueRef w = LLVMBuildURem(b, L->warp, tb_i32(L, v->wm * v->wn), "");
-    LLVMValueRef w_m = LLVMBuildURem(b, w, tb_i32(L, v->wm), "");
-    LLVMValueRef w_n = LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "");
-    bool k_here = (v->mma == 2 && d == 1) || (v->mma == 3 && d == 0);
-    if (k_here)
-        return LLVMBuildMul(b, t, tb_i32(L, v->kw), "");
-    if (d == 0)
-        return LLVMBuildAdd(b, LLVMBuildMul(b, w_m, tb_i32(L, 16), ""), g, "");
-    LLVMValueRef x = LLVMBuildMul(b, w_n, tb_i32(L, 8), "");
-    x = LLVMBuildAdd(b, x, v->mma == 1 ? LLVMBuildMul(b, t, tb_i32(L, 2), "") : g, "");
-    return v->ng > 1 ? LLVMBuildMul(b, x, tb_i32(L, v->ng), "") : x;
-}
-
-/* mma_base's value for one lane and warp (the conversions check the layout algebra's
- * map against it). */
-void tb_mma_base_at(const TbView *v, int lane, int warp, int32_t *c) {
-    int g = lane >> 2, t = lane & 3, w = warp % (v->wm * v->wn), w_m = w % v->wm, w_n = w / v->wm;
-    for (int d = 0; d < 2; d++) {
-        bool k_here = (v->mma == 2 && d == 1) || (v->mma == 3 && d == 0);
-        c[d] = k_here ? t * v->kw : d == 0 ? 16 * w_m + g : (8 * w_n + (v->mma == 1 ? 2 * t : g)) * v->ng;
-    }
-}
-
-/* The first column of N tile ni's part (ng 1: 8 wn ni). */
-static int32_t group_tile(const TbView *v, int ni) {
-    return ni % v->ng + 8 * v->wn * v->ng * (ni / v->ng);
-}
-
-/* The constant part of coordinate d of element e. */
-int32_t tb_mma_offset(const TbView *v, int e, int d) {
-    int kw = v->kw, ik = v->ik;
-    if (v->mma == 1) {
-        int c = e % 4, ni = (e / 4) % v->tn, mi = e / (4 * v->tn);
-        return d == 0 ? mi * 16 * v->wm + 8 * (c / 2) : group_tile(v, ni) + (c % 2) * v->ng;
-    }
-    if (v->mma == 2) {
-        int per = 4 * kw, i = e % per, ki = (e / per) % v->tk, mi = e / (per * v->tk);
-        return d == 0 ? mi * 16 * v->wm + 8 * ((i / kw) % 2) : ki * ik + i % kw + (ik / 2) * (i / (2 * kw));
-    }
-    int per = 2 * kw, i = e % per, ki = (e / per) % v->tk, ni = e / (per * v->tk);
-    return d == 0 ? ki * ik + i % kw + (ik / 2) * (i / kw) : group_tile(v, ni);
-}
-
-/* i1: this thread is the first holder of its elements (warps past wm x wn hold copies, and
- * the operands are copied across the warps of the other dimension), or NULL: no copies. */
-LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v) {
-    int warps = L->threads / 32 > 0 ? L->threads / 32 : L->f->warps;
-    bool extra = warps > v->wm * v->wn;
-    bool across = (v->mma == 2 && v->wn > 1) || (v->mma == 3 && v->wm > 1);
-    if (!extra && !across)
-        return NULL;
-    LLVMBuilderRef b = L->eb;
-    LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
-    if (extra)
-        ok = LLVMBuildICmp(b, LLVMIntULT, L->warp, tb_i32(L, v->wm * v->wn), "");
-    if (across) {
-        LLVMValueRef w = LLVMBuildURem(b, L->warp, tb_i32(L, v->wm * v->wn), "");
-        LLVMValueRef part = v->mma == 2 ? LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "")  /* w_n */
-                                        : LLVMBuildURem(b, w, tb_i32(L, v->wm), ""); /* w_m */
-        ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, part, tb_i32(L, 0), ""), "");
-    }
-    return ok;
-}
-
-LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d) {
-    return LLVMBuildAdd(L->b, mma_base(L, v, d), tb_i32(L, tb_mma_offset(v, e, d)), "");
 }
 
 /* ---- packing fragments ---- */

@@ -118,7 +118,7 @@ static Acc combine_tree(TbLower *L, const RedKind *k, Acc *v, int n, const TirOp
 
 /* The most warps a reduction along axis can combine from shared memory. */
 static int wpc_max(const TbView *iv, int axis) {
-    return iv->bf.wpc[iv->rdim[axis]];
+    return tb_view_wpc(iv, axis);
 }
 
 static int type_bytes(TbLower *L, LLVMTypeRef t) {
@@ -186,9 +186,9 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
         acc[eo] = combine_tree(L, &k, items, axis_n, op);
     }
     /* across lanes: the lanes along the axis that hold distinct data */
-    int rd = iv.rdim[axis], lanes, warps;
-    tir_blocked_distinct(&iv.bf, rd, iv.shape[axis], &lanes, &warps);
-    int lstride = iv.bf.lane_stride[rd];
+    int lanes, warps;
+    tb_view_distinct(&iv, axis, &lanes, &warps);
+    int lstride = tb_view_lane_stride(&iv, axis);
     for (int off = 1; off < lanes; off *= 2)
         for (int eo = 0; eo < nout; eo++) {
             Acc b = {shfl_bfly(L, acc[eo].v, off * lstride), arg ? shfl_bfly(L, acc[eo].i, off * lstride) : NULL};
@@ -206,8 +206,8 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
             return;
         }
         LLVMValueRef base = tb_scratch(L, op);
-        LLVMValueRef wk = tb_warp_comp(L, &iv.bf, rd);
-        LLVMValueRef lk = tb_lane_comp(L, &iv.bf, rd);
+        LLVMValueRef wk = tb_view_warp_digit(L, &iv, axis);
+        LLVMValueRef lk = tb_view_lane_digit(L, &iv, axis);
         LLVMValueRef writer = LLVMBuildAnd(L->eb, LLVMBuildICmp(L->eb, LLVMIntEQ, lk, tb_i32(L, 0), ""),
                                            LLVMBuildICmp(L->eb, LLVMIntULT, wk, tb_i32(L, warps), ""), "");
         LLVMValueRef *lin = tir_alloc(L->m->arena, (size_t)nout * sizeof *lin);

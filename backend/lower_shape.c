@@ -6,16 +6,6 @@
 
 #include <string.h>
 
-LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d) {
-    if (v->mma == TB_VIEW_LIN)
-        return tb_lin_coord(L, v->lin, e, d);
-    if (v->mma)
-        return tb_mma_coord(L, v, e, d);
-    int32_t j[TIR_MAXRANK];
-    tb_view_multi(v, e, j);
-    return LLVMBuildAdd(L->b, tb_view_base(L, v, d), tb_i32(L, tb_view_offset(v, d, j[d])), "");
-}
-
 /* shfl.sync.{up,idx,bfly} of any 8..64-bit value; c: the PTX clamp/segment operand. */
 LLVMValueRef tb_shfl(TbLower *L, const char *kind, LLVMValueRef x, LLVMValueRef lane, int c) {
     char name[64];
@@ -132,14 +122,14 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
     bool fl = tir_scalar_is_float(s);
     TirScalar accs = fl && s != TIR_F64 ? TIR_F32 : s;
     LLVMTypeRef at = tb_scalar_type(L, accs);
-    int rd = v.rdim[axis], lanes, warps;
-    int spt = v.bf.spt[rd];
+    int lanes, warps;
+    int spt = tb_view_spt(&v, axis);
     int S = v.shape[axis];
-    tir_blocked_distinct(&v.bf, rd, S, &lanes, &warps);
+    tb_view_distinct(&v, axis, &lanes, &warps);
     int chunk = S < spt ? S : spt;
     int na = v.n[axis], reps = na / chunk;
-    int lstride = v.bf.lane_stride[rd];
-    LLVMValueRef lane_a = tb_lane_comp(L, &v.bf, rd), warp_a = tb_warp_comp(L, &v.bf, rd);
+    int lstride = tb_view_lane_stride(&v, axis);
+    LLVMValueRef lane_a = tb_view_lane_digit(L, &v, axis), warp_a = tb_view_warp_digit(L, &v, axis);
     LLVMValueRef la = LLVMBuildAnd(L->eb, lane_a, tb_i32(L, lanes - 1), "");
     LLVMValueRef wa = LLVMBuildAnd(L->eb, warp_a, tb_i32(L, warps - 1), "");
     /* the lane holding the last distinct position of this lane group */

@@ -1,0 +1,263 @@
+/* The one file that turns a thread's view of a layout into LLVM values: the thread's part
+ * of each coordinate (from its lane and warp), each register's constant part joined to
+ * it, the owner predicates, and the offsets of shared-memory accesses.  The numbers come
+ * from analysis/ (thread maps, blocked digits, stages); every lower_*.c asks here for a
+ * coordinate instead of working one out.  Values that depend only on the thread are built
+ * in the entry block (L->eb). */
+#include "tb_internal.h"
+
+#include <string.h>
+
+int32_t tb_view_offset(const TbView *v, int d, int32_t j) {
+    int rd = v->rdim[d];
+    int32_t spt = v->bk.spt[rd];
+    int32_t tile = (int32_t)v->bk.span[rd];
+    return (j / spt) * tile + j % spt;
+}
+
+/* The digit of root dim rd in a lane or warp id: (id / stride) % extent. */
+static LLVMValueRef comp(TbLower *L, LLVMValueRef id, int32_t stride, int32_t per) {
+    LLVMValueRef x = LLVMBuildUDiv(L->eb, id, tb_i32(L, stride), "");
+    return LLVMBuildURem(L->eb, x, tb_i32(L, per), "");
+}
+
+static LLVMValueRef lane_comp(TbLower *L, const AnaBlocked *bf, int rd) {
+    return comp(L, L->lane, bf->lane_stride[rd], bf->tpw[rd]);
+}
+
+static LLVMValueRef warp_comp(TbLower *L, const AnaBlocked *bf, int rd) {
+    return comp(L, L->warp, bf->warp_stride[rd], bf->wpc[rd]);
+}
+
+LLVMValueRef tb_view_lane_digit(TbLower *L, const TbView *v, int d) {
+    return lane_comp(L, &v->bk, v->rdim[d]);
+}
+
+LLVMValueRef tb_view_warp_digit(TbLower *L, const TbView *v, int d) {
+    return warp_comp(L, &v->bk, v->rdim[d]);
+}
+
+int32_t tb_view_spt(const TbView *v, int d) {
+    return v->bk.spt[v->rdim[d]];
+}
+
+int32_t tb_view_wpc(const TbView *v, int d) {
+    return v->bk.wpc[v->rdim[d]];
+}
+
+int32_t tb_view_lane_stride(const TbView *v, int d) {
+    return v->bk.lane_stride[v->rdim[d]];
+}
+
+void tb_view_distinct(const TbView *v, int d, int *lanes, int *warps) {
+    analysis_blocked_distinct(&v->bk, v->rdim[d], v->shape[d], lanes, warps);
+}
+
+/* Whether threads hold copies: a dim whose span is longer than the tile, or a sliced-away
+ * dim spread over lanes or warps. */
+bool tb_view_has_copies(const TbView *v) {
+    const AnaBlocked *bf = &v->bk;
+    for (int rd = 0; rd < bf->rank; rd++) {
+        int d = bf->tile_dim[rd];
+        if (d >= 0 && bf->span[rd] > v->shape[d])
+            return true;
+        if (d < 0 && bf->tpw[rd] * bf->wpc[rd] > 1)
+            return true;
+    }
+    return false;
+}
+
+LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d) {
+    const AnaBlocked *bf = &v->bk;
+    int rd = v->rdim[d];
+    LLVMValueRef w = warp_comp(L, bf, rd), ln = lane_comp(L, bf, rd);
+    LLVMValueRef x = LLVMBuildMul(L->eb, w, tb_i32(L, bf->tpw[rd]), "");
+    x = LLVMBuildAdd(L->eb, x, ln, "");
+    x = LLVMBuildMul(L->eb, x, tb_i32(L, bf->spt[rd]), "");
+    /* Threads past the shape hold copies: coordinates wrap. */
+    return LLVMBuildAnd(L->eb, x, tb_i32(L, v->shape[d] - 1), "");
+}
+
+/* True in exactly one of the threads that hold each element: the one whose unwrapped
+ * coordinates are in range and whose sliced-away components are zero. */
+LLVMValueRef tb_view_owner(TbLower *L, const TbView *v) {
+    const AnaBlocked *bf = &v->bk;
+    LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
+    for (int rd = 0; rd < bf->rank; rd++) {
+        int d = bf->tile_dim[rd];
+        int64_t span = bf->span[rd];
+        LLVMValueRef w = warp_comp(L, bf, rd), ln = lane_comp(L, bf, rd);
+        LLVMValueRef pos = LLVMBuildAdd(L->eb, LLVMBuildMul(L->eb, w, tb_i32(L, bf->tpw[rd]), ""), ln, "");
+        LLVMValueRef c;
+        if (d < 0) {
+            c = LLVMBuildICmp(L->eb, LLVMIntEQ, pos, tb_i32(L, 0), "");
+        } else if (span > v->shape[d]) {
+            pos = LLVMBuildMul(L->eb, pos, tb_i32(L, bf->spt[rd]), "");
+            int32_t lim = v->shape[d] < bf->spt[rd] ? bf->spt[rd] : v->shape[d];
+            c = LLVMBuildICmp(L->eb, LLVMIntULT, pos, tb_i32(L, lim), "");
+        } else {
+            continue;
+        }
+        ok = LLVMBuildAnd(L->eb, ok, c, "");
+    }
+    return ok;
+}
+
+/* ---- the layout algebra's maps, for accesses computed from them ---- */
+
+/* The layout algebra's map of a view: a blocked view's (its elements are the map's
+ * registers), an mma view's (accumulator or operand: the fragment order is the map's
+ * register order), a TB_VIEW_LIN view's.  NULL: none. */
+const TirLinear *tb_view_linear(TbLower *L, TirType t, const TbView *v) {
+    return v->lin;
+}
+
+/* Input dims (register, lane, warp) of a map to one output: its 1-D image. */
+int32_t tb_lin_offset(const TirLinear *m, int32_t r, int32_t ln, int32_t w) {
+    int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
+    in[tir_lin_in_dim(m, TIR_LIN_REG)] = r;
+    in[tir_lin_in_dim(m, TIR_LIN_LANE)] = ln;
+    in[tir_lin_in_dim(m, TIR_LIN_WARP)] = w;
+    tir_lin_apply_coords(m, in, c);
+    return c[0];
+}
+
+/* Coordinate d of the basis of bit `bit` of input dim `in_dim` (lane or warp). */
+static int32_t basis_coord(const TirLinear *m, int in_dim, int bit, int d) {
+    int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
+    in[in_dim] = 1 << bit;
+    tir_lin_apply_coords(m, in, c);
+    return c[d];
+}
+
+/* Coordinate d of the thread's part of a map: the XOR of the bases of its lane and warp
+ * bits (built in the entry block); *bits: the bits that part can set. */
+static LLVMValueRef thread_part(TbLower *L, const TirLinear *m, int d, int32_t *bits) {
+    LLVMBuilderRef b = L->eb;
+    LLVMValueRef t = tb_i32(L, 0);
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    LLVMValueRef ids[2] = {L->lane, L->warp};
+    *bits = 0;
+    for (int k = 0; k < 2; k++)
+        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) {
+            int32_t basis = basis_coord(m, dims[k], bit, d);
+            if (!basis)
+                continue;
+            *bits |= basis;
+            LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildLShr(b, ids[k], tb_i32(L, bit), ""), tb_i32(L, 1), "");
+            t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, basis), ""), "");
+        }
+    return t;
+}
+
+/* The thread's part of an offset map (its one output). */
+LLVMValueRef tb_lin_thread_offset(TbLower *L, const TirLinear *m) {
+    int32_t bits;
+    return thread_part(L, m, 0, &bits);
+}
+
+/* The bits the thread part of m can set: the OR of its lane and warp bases.  A register's
+ * constant part without any of them is added, not XORed: an immediate of the access. */
+int32_t tb_lin_thread_bits(const TirLinear *m) {
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    int32_t bits = 0;
+    for (int k = 0; k < 2; k++)
+        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++)
+            bits |= basis_coord(m, dims[k], bit, 0);
+    return bits;
+}
+
+LLVMValueRef tb_lin_offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32_t c) {
+    return c & tbits ? LLVMBuildXor(L->b, t, tb_i32(L, c), "") : LLVMBuildAdd(L->b, t, tb_i32(L, c), "");
+}
+
+/* Coordinate d of register e of a distributed map, for this thread: the thread's part
+ * joined to the register's. */
+LLVMValueRef tb_lin_coord(TbLower *L, const TirLinear *m, int e, int d) {
+    int32_t tbits, in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
+    LLVMValueRef t = thread_part(L, m, d, &tbits);
+    in[tir_lin_in_dim(m, TIR_LIN_REG)] = e;
+    tir_lin_apply_coords(m, in, c);
+    return tb_lin_offset_plus(L, t, tbits, c[d]);
+}
+
+/* The canonical holders (tir_lin_free_mask: lane and warp bits that only copy what the
+ * registers and lower bits hold are clear), in a warp the map spans. */
+LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m) {
+    LLVMBuilderRef b = L->eb;
+    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    LLVMValueRef ids[2] = {L->lane, L->warp};
+    int32_t mask[2] = {(int32_t)tir_lin_free_mask(m, dims[0]), (int32_t)tir_lin_free_mask(m, dims[1])};
+    int warps = L->threads / 32 > 0 ? L->threads / 32 : L->f->warps;
+    int span = dims[1] >= 0 ? tir_lin_in_size(m, dims[1]) : 1;
+    if (warps > span)
+        mask[1] |= ~(span - 1);
+    if (!mask[0] && !mask[1])
+        return NULL;
+    LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
+    for (int k = 0; k < 2; k++)
+        if (mask[k])
+            ok = LLVMBuildAnd(
+                b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, ids[k], tb_i32(L, mask[k]), ""), tb_i32(L, 0), ""),
+                "");
+    return ok;
+}
+
+/* The thread's part of a coordinate: along rows 16 w_m + g (A and the accumulator) or
+ * kw t (B's K); along columns 8 w_n + 2t (accumulator), kw t (A's K) or 8 w_n + g (B). */
+static LLVMValueRef mma_base(TbLower *L, const TbView *v, int d) {
+    LLVMBuilderRef b = L->eb;
+    LLVMValueRef g = LLVMBuildLShr(b, L->lane, tb_i32(L, 2), "");
+    LLVMValueRef t = LLVMBuildAnd(b, L->lane, tb_i32(L, 3), "");
+    LLVMValueRef w = LLVMBuildURem(b, L->warp, tb_i32(L, v->wm * v->wn), "");
+    LLVMValueRef w_m = LLVMBuildURem(b, w, tb_i32(L, v->wm), "");
+    LLVMValueRef w_n = LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "");
+    bool k_here = (v->mma == 2 && d == 1) || (v->mma == 3 && d == 0);
+    if (k_here)
+        return LLVMBuildMul(b, t, tb_i32(L, v->kw), "");
+    if (d == 0)
+        return LLVMBuildAdd(b, LLVMBuildMul(b, w_m, tb_i32(L, 16), ""), g, "");
+    LLVMValueRef x = LLVMBuildMul(b, w_n, tb_i32(L, 8), "");
+    x = LLVMBuildAdd(b, x, v->mma == 1 ? LLVMBuildMul(b, t, tb_i32(L, 2), "") : g, "");
+    return v->ng > 1 ? LLVMBuildMul(b, x, tb_i32(L, v->ng), "") : x;
+}
+
+/* i1: this thread is the first holder of its elements (warps past wm x wn hold copies, and
+ * the operands are copied across the warps of the other dimension), or NULL: no copies. */
+LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v) {
+    int warps = L->threads / 32 > 0 ? L->threads / 32 : L->f->warps;
+    bool extra = warps > v->wm * v->wn;
+    bool across = (v->mma == 2 && v->wn > 1) || (v->mma == 3 && v->wm > 1);
+    if (!extra && !across)
+        return NULL;
+    LLVMBuilderRef b = L->eb;
+    LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
+    if (extra)
+        ok = LLVMBuildICmp(b, LLVMIntULT, L->warp, tb_i32(L, v->wm * v->wn), "");
+    if (across) {
+        LLVMValueRef w = LLVMBuildURem(b, L->warp, tb_i32(L, v->wm * v->wn), "");
+        LLVMValueRef part = v->mma == 2 ? LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "")  /* w_n */
+                                        : LLVMBuildURem(b, w, tb_i32(L, v->wm), ""); /* w_m */
+        ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, part, tb_i32(L, 0), ""), "");
+    }
+    return ok;
+}
+
+/* The thread's part from the map's fields, the register's constant part from the map. */
+LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d) {
+    AnaThreadMap tm;
+    analysis_thread_map(v->lin, &tm);
+    int32_t c[TIR_MAXRANK];
+    analysis_reg_offset(&tm, e, c);
+    return tb_lin_offset_plus(L, mma_base(L, v, d), tm.thread_bits[d], c[d]);
+}
+
+LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d) {
+    if (v->mma == TB_VIEW_LIN)
+        return tb_lin_coord(L, v->lin, e, d);
+    if (v->mma)
+        return tb_mma_coord(L, v, e, d);
+    int32_t j[TIR_MAXRANK];
+    tb_view_multi(v, e, j);
+    return LLVMBuildAdd(L->b, tb_view_base(L, v, d), tb_i32(L, tb_view_offset(v, d, j[d])), "");
+}
