@@ -729,7 +729,7 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     L->uses = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->uses);
     L->deferred = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
     L->ldm = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->ldm);
-    L->ring_lin = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->ring_lin);
+    L->ring_stage = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->ring_stage);
     L->ring_seen = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
     count_uses(L, kernel->body, L->uses);
     for (int i = 0; i < L->nvals; i++)

@@ -261,3 +261,53 @@ LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d) {
     tb_view_multi(v, e, j);
     return LLVMBuildAdd(L->b, tb_view_base(L, v, d), tb_i32(L, tb_view_offset(v, d, j[d])), "");
 }
+
+/* ---- shared-memory stages and ldmatrix ---- */
+
+/* The element offset of coordinate c in a stage (swizzled). */
+LLVMValueRef tb_stage_offset(TbLower *L, const TbSwizzle *R, LLVMValueRef *c) {
+    LLVMBuilderRef b = L->b;
+    LLVMValueRef row = tb_i32(L, 0);
+    for (int d = 0; d < R->rank; d++) {
+        if (d == R->cdim)
+            continue;
+        row = LLVMBuildAdd(b, LLVMBuildMul(b, row, tb_i32(L, R->shape[d]), ""), c[d], "");
+    }
+    LLVMValueRef col = c[R->cdim];
+    LLVMValueRef chunk = LLVMBuildLShr(b, col, tb_i32(L, __builtin_ctz((unsigned)R->vec)), "");
+    LLVMValueRef within = LLVMBuildAnd(b, col, tb_i32(L, R->vec - 1), "");
+    LLVMValueRef phase = LLVMBuildAnd(b, LLVMBuildLShr(b, row, tb_i32(L, __builtin_ctz((unsigned)R->per_phase)), ""),
+                                      tb_i32(L, R->max_phase - 1), "");
+    chunk = LLVMBuildXor(b, chunk, phase, "");
+    LLVMValueRef off = LLVMBuildMul(b, row, tb_i32(L, R->shape[R->cdim]), "");
+    off = LLVMBuildAdd(b, off, LLVMBuildShl(b, chunk, tb_i32(L, __builtin_ctz((unsigned)R->vec)), ""), "");
+    return LLVMBuildAdd(b, off, within, "");
+}
+
+/* The warp part of an operand's coordinates: rows 16 w_m (A) / columns 8 w_n (B). */
+void tb_mma_warp_base(TbLower *L, const TbView *v, LLVMValueRef *b2) {
+    LLVMValueRef w = LLVMBuildURem(L->eb, L->warp, tb_i32(L, v->wm * v->wn), "");
+    LLVMValueRef w_m = LLVMBuildURem(L->eb, w, tb_i32(L, v->wm), "");
+    LLVMValueRef w_n = LLVMBuildUDiv(L->eb, w, tb_i32(L, v->wm), "");
+    b2[0] = v->mma == 2 ? LLVMBuildMul(L->eb, w_m, tb_i32(L, 16), "") : tb_i32(L, 0);
+    b2[1] = v->mma == 3 ? LLVMBuildMul(L->eb, w_n, tb_i32(L, 8), "") : tb_i32(L, 0);
+}
+
+/* The coordinates an ldmatrix lane gives the address of: row l % 8 of matrix l / 8 (of n),
+ * whose origins are org[j] plus the warp part base2, rows along rdim. */
+void tb_ldmatrix_coords(TbLower *L, int32_t org[4][2], int n, int rdim, LLVMValueRef *base2, LLVMValueRef *c) {
+    LLVMValueRef l = L->lane;
+    LLVMValueRef r8 = LLVMBuildAnd(L->b, l, tb_i32(L, 7), "");
+    LLVMValueRef j = LLVMBuildLShr(L->b, l, tb_i32(L, 3), "");
+    if (n == 2)
+        j = LLVMBuildAnd(L->b, j, tb_i32(L, 1), "");
+    for (int d = 0; d < 2; d++) {
+        /* origin of matrix j: a select chain over the four (constants plus the thread's
+         * warp part base2[d]) */
+        LLVMValueRef o = tb_i32(L, org[0][d]);
+        for (int q = 1; q < n; q++)
+            o = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, j, tb_i32(L, q), ""), tb_i32(L, org[q][d]), o, "");
+        o = LLVMBuildAdd(L->b, o, base2[d], "");
+        c[d] = d == rdim ? LLVMBuildAdd(L->b, o, r8, "") : o;
+    }
+}

@@ -91,9 +91,9 @@ typedef struct TbLower {
     int *uses;          /* by TirValue id: how many operands name it */
     uint8_t *deferred;  /* by TirValue id: its op is lowered with its chain's store */
     struct TbLdm **ldm; /* by TirValue id: a dot operand ldmatrix reads per K step */
-    /* by shared buffer id: its stage layout's map, checked once (lower_smem.c ring_linear);
-     * ring_seen 1: checked, 2: no map */
-    const TirLinear **ring_lin;
+    /* by shared buffer id: its stage's offsets (lower_smem.c ring_stage); ring_seen 1:
+     * known, 2: none */
+    const AnaStage **ring_stage;
     uint8_t *ring_seen;
     /* Lowering a chain (lower_chain.c) chunk by chunk: while chain_sub > 0, tb_val shows a
      * value of chain_n elements as its elements [chain_lo, chain_lo + chain_sub), and
@@ -182,9 +182,20 @@ int32_t tb_view_spt(const TbView *v, int d);
 int32_t tb_view_wpc(const TbView *v, int d);
 int32_t tb_view_lane_stride(const TbView *v, int d);
 void tb_view_distinct(const TbView *v, int d, int *lanes, int *warps);
-/* mma views: a coordinate, the owner predicate (NULL: no copies) */
+/* mma views: a coordinate, the owner predicate (NULL: no copies), an operand's warp part
+ * (rows 16 w_m of A, columns 8 w_n of B) */
 LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d);
 LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v);
+void tb_mma_warp_base(TbLower *L, const TbView *v, LLVMValueRef *b2);
+/* A stage's swizzle (its shared layout's: column cdim in vectors of vec elements, vector
+ * v of row r at v ^ ((r / per_phase) % max_phase), rows row-major over the other dims):
+ * the element offset of coordinates c; and the coordinates an ldmatrix lane addresses. */
+typedef struct TbSwizzle {
+    int rank, cdim, vec, per_phase, max_phase;
+    const int32_t *shape;
+} TbSwizzle;
+LLVMValueRef tb_stage_offset(TbLower *L, const TbSwizzle *sw, LLVMValueRef *c);
+void tb_ldmatrix_coords(TbLower *L, int32_t org[4][2], int n, int rdim, LLVMValueRef *base2, LLVMValueRef *c);
 void tb_barrier(TbLower *L);
 /* The op's shared scratch (its smem_alloc placement, analysis_scratch_bytes of it); the
  * caller writes it, calls tb_barrier, then reads: the one barrier of every scratch op
