@@ -329,8 +329,9 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     int ra = tir_lin_in_dim(a0, TIR_LIN_REG), rb = tir_lin_in_dim(b0, TIR_LIN_REG);
     if (ra < 0 || rb < 0 || tir_lin_in_size(a0, ra) != sv->total || tir_lin_in_size(b0, rb) != dv->total)
         return false;
-    tir_lin_runs_first(a0, ra, a0->nout - 1, &a1, pa);
-    tir_lin_runs_first(b0, rb, b0->nout - 1, &b1, pb);
+    /* the fastest dim: the last (row-major tiles) */
+    tir_lin_runs_first(a0, ra, sv->rank - 1, &a1, pa);
+    tir_lin_runs_first(b0, rb, dv->rank - 1, &b1, pb);
     int eb = et.elem == TIR_I1 ? 1 : tir_scalar_bytes((TirScalar)et.elem);
     TirConvPlan plan;
     if (!tir_conv_plan(L->m->arena, a, bm, eb, &plan))
@@ -440,10 +441,10 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
 
 /* Coordinates of out's image of (r, lane, warp) as in's: dim `axis` dropped (expand_dims;
  * -1: none) and the dims where in has extent 1 zeroed (broadcast). */
-static void project(const TirLinear *out, const TirType *it, int axis, const int32_t *in, int32_t *c) {
+static void project(const TirLinear *out, int out_rank, const TirType *it, int axis, const int32_t *in, int32_t *c) {
     int32_t oc[TIR_LIN_MAXDIMS] = {0};
     tir_lin_apply_coords(out, in, oc);
-    for (int d = 0, k = 0; d < out->nout; d++) {
+    for (int d = 0, k = 0; d < out_rank; d++) {
         if (d == axis)
             continue;
         c[k] = it->shape[k] == 1 ? 0 : oc[d];
@@ -462,20 +463,25 @@ static void shape_from_maps(TbLower *L, TirOp *op, int axis, TbVal *x, const TbV
         tb_error(L, op, "internal: '%s' of a layout without a map", tir_op_info[op->code].name);
         return;
     }
-    int R[2] = {tir_lin_in_dim(li, TIR_LIN_REG), tir_lin_in_dim(lo, TIR_LIN_REG)};
-    int dims[2][2] = {{tir_lin_in_dim(li, TIR_LIN_LANE), tir_lin_in_dim(li, TIR_LIN_WARP)},
-                      {tir_lin_in_dim(lo, TIR_LIN_LANE), tir_lin_in_dim(lo, TIR_LIN_WARP)}};
+    AnaThreadMap ti, to;
+    if (!analysis_thread_map(li, &ti) || !analysis_thread_map(lo, &to)) {
+        tb_error(L, op, "internal: '%s' of a layout without a thread map", tir_op_info[op->code].name);
+        return;
+    }
+    int R[2] = {ti.reg_dim, to.reg_dim};
+    int dims[2][2] = {{ti.lane_dim, ti.warp_dim}, {to.lane_dim, to.warp_dim}};
+    int ibits[2] = {ti.lane_bits, ti.warp_bits}, obits[2] = {to.lane_bits, to.warp_bits};
     for (int k = 0; k < 2; k++) {
-        int bits = li->inbits[dims[0][k]] > lo->inbits[dims[1][k]] ? li->inbits[dims[0][k]] : lo->inbits[dims[1][k]];
+        int bits = ibits[k] > obits[k] ? ibits[k] : obits[k];
         for (int b = 0; b < bits; b++) {
             int32_t ii[3] = {0}, io[3] = {0}, ci[TIR_LIN_MAXDIMS] = {0}, co[TIR_LIN_MAXDIMS] = {0};
-            if (b < li->inbits[dims[0][k]])
+            if (b < ibits[k])
                 ii[dims[0][k]] = 1 << b;
-            if (b < lo->inbits[dims[1][k]])
+            if (b < obits[k])
                 io[dims[1][k]] = 1 << b;
             tir_lin_apply_coords(li, ii, ci);
-            project(lo, &in->ty, axis, io, co);
-            if (memcmp(ci, co, (size_t)li->nout * sizeof *ci)) {
+            project(lo, to.rank, &in->ty, axis, io, co);
+            if (memcmp(ci, co, (size_t)ti.rank * sizeof *ci)) {
                 tb_error(L, op, "internal: '%s' between layouts whose threads hold different coordinates",
                          tir_op_info[op->code].name);
                 return;
@@ -487,13 +493,13 @@ static void shape_from_maps(TbLower *L, TirOp *op, int axis, TbVal *x, const TbV
     for (int i = 0; i < ov->total; i++) {
         int32_t io[3] = {0}, co[TIR_LIN_MAXDIMS] = {0};
         io[R[1]] = i;
-        project(lo, &in->ty, axis, io, co);
+        project(lo, to.rank, &in->ty, axis, io, co);
         int k = -1;
         for (int j = 0; j < iv->total && k < 0; j++) {
             int32_t ii[3] = {0}, ci[TIR_LIN_MAXDIMS] = {0};
             ii[R[0]] = j;
             tir_lin_apply_coords(li, ii, ci);
-            if (!memcmp(ci, co, (size_t)li->nout * sizeof *ci))
+            if (!memcmp(ci, co, (size_t)ti.rank * sizeof *ci))
                 k = j;
         }
         if (k < 0) {

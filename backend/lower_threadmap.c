@@ -114,57 +114,46 @@ const TirLinear *tb_view_linear(TbLower *L, TirType t, const TbView *v) {
 
 /* Input dims (register, lane, warp) of a map to one output: its 1-D image. */
 int32_t tb_lin_offset(const TirLinear *m, int32_t r, int32_t ln, int32_t w) {
-    int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
-    in[tir_lin_in_dim(m, TIR_LIN_REG)] = r;
-    in[tir_lin_in_dim(m, TIR_LIN_LANE)] = ln;
-    in[tir_lin_in_dim(m, TIR_LIN_WARP)] = w;
-    tir_lin_apply_coords(m, in, c);
-    return c[0];
-}
-
-/* Coordinate d of the basis of bit `bit` of input dim `in_dim` (lane or warp). */
-static int32_t basis_coord(const TirLinear *m, int in_dim, int bit, int d) {
-    int32_t in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
-    in[in_dim] = 1 << bit;
-    tir_lin_apply_coords(m, in, c);
-    return c[d];
+    AnaThreadMap tm;
+    int32_t base[TIR_MAXRANK] = {0}, c[TIR_MAXRANK] = {0};
+    analysis_thread_map(m, &tm);
+    analysis_thread_base(&tm, ln, w, base);
+    analysis_reg_offset(&tm, r, c);
+    return base[0] ^ c[0];
 }
 
 /* Coordinate d of the thread's part of a map: the XOR of the bases of its lane and warp
- * bits (built in the entry block); *bits: the bits that part can set. */
-static LLVMValueRef thread_part(TbLower *L, const TirLinear *m, int d, int32_t *bits) {
+ * bits (built in the entry block), lane bits first. */
+static LLVMValueRef thread_part(TbLower *L, const AnaThreadMap *tm, int d) {
     LLVMBuilderRef b = L->eb;
     LLVMValueRef t = tb_i32(L, 0);
-    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
+    int nbits[2] = {tm->lane_bits, tm->warp_bits};
+    const int32_t (*basis[2])[TIR_MAXRANK] = {tm->lane_basis, tm->warp_basis};
     LLVMValueRef ids[2] = {L->lane, L->warp};
-    *bits = 0;
     for (int k = 0; k < 2; k++)
-        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++) {
-            int32_t basis = basis_coord(m, dims[k], bit, d);
-            if (!basis)
+        for (int bit = 0; bit < nbits[k]; bit++) {
+            int32_t c = basis[k][bit][d];
+            if (!c)
                 continue;
-            *bits |= basis;
             LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildLShr(b, ids[k], tb_i32(L, bit), ""), tb_i32(L, 1), "");
-            t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, basis), ""), "");
+            t = LLVMBuildXor(b, t, LLVMBuildMul(b, on, tb_i32(L, c), ""), "");
         }
     return t;
 }
 
 /* The thread's part of an offset map (its one output). */
 LLVMValueRef tb_lin_thread_offset(TbLower *L, const TirLinear *m) {
-    int32_t bits;
-    return thread_part(L, m, 0, &bits);
+    AnaThreadMap tm;
+    analysis_thread_map(m, &tm);
+    return thread_part(L, &tm, 0);
 }
 
 /* The bits the thread part of m can set: the OR of its lane and warp bases.  A register's
  * constant part without any of them is added, not XORed: an immediate of the access. */
 int32_t tb_lin_thread_bits(const TirLinear *m) {
-    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
-    int32_t bits = 0;
-    for (int k = 0; k < 2; k++)
-        for (int bit = 0; dims[k] >= 0 && bit < m->inbits[dims[k]]; bit++)
-            bits |= basis_coord(m, dims[k], bit, 0);
-    return bits;
+    AnaThreadMap tm;
+    analysis_thread_map(m, &tm);
+    return tm.thread_bits[0];
 }
 
 LLVMValueRef tb_lin_offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32_t c) {
@@ -172,33 +161,33 @@ LLVMValueRef tb_lin_offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32
 }
 
 /* Coordinate d of register e of a distributed map, for this thread: the thread's part
- * joined to the register's. */
+ * joined to the register's (analysis_join's rule). */
 LLVMValueRef tb_lin_coord(TbLower *L, const TirLinear *m, int e, int d) {
-    int32_t tbits, in[3] = {0}, c[TIR_LIN_MAXDIMS] = {0};
-    LLVMValueRef t = thread_part(L, m, d, &tbits);
-    in[tir_lin_in_dim(m, TIR_LIN_REG)] = e;
-    tir_lin_apply_coords(m, in, c);
-    return tb_lin_offset_plus(L, t, tbits, c[d]);
+    AnaThreadMap tm;
+    int32_t c[TIR_MAXRANK] = {0};
+    analysis_thread_map(m, &tm);
+    LLVMValueRef t = thread_part(L, &tm, d);
+    analysis_reg_offset(&tm, e, c);
+    return tb_lin_offset_plus(L, t, tm.thread_bits[d], c[d]);
 }
 
-/* The canonical holders (tir_lin_free_mask: lane and warp bits that only copy what the
- * registers and lower bits hold are clear), in a warp the map spans. */
+/* The canonical holders (analysis_owner_mask: lane and warp bits that only copy what the
+ * registers and lower bits hold are clear, and warps past the map's span). */
 LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m) {
     LLVMBuilderRef b = L->eb;
-    int dims[2] = {tir_lin_in_dim(m, TIR_LIN_LANE), tir_lin_in_dim(m, TIR_LIN_WARP)};
-    LLVMValueRef ids[2] = {L->lane, L->warp};
-    int32_t mask[2] = {(int32_t)tir_lin_free_mask(m, dims[0]), (int32_t)tir_lin_free_mask(m, dims[1])};
+    AnaThreadMap tm;
+    uint32_t mask[2];
+    analysis_thread_map(m, &tm);
     int warps = L->threads / 32 > 0 ? L->threads / 32 : L->f->warps;
-    int span = dims[1] >= 0 ? tir_lin_in_size(m, dims[1]) : 1;
-    if (warps > span)
-        mask[1] |= ~(span - 1);
-    if (!mask[0] && !mask[1])
+    if (!analysis_owner_mask(&tm, warps, &mask[0], &mask[1]))
         return NULL;
+    LLVMValueRef ids[2] = {L->lane, L->warp};
     LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
     for (int k = 0; k < 2; k++)
         if (mask[k])
             ok = LLVMBuildAnd(
-                b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, ids[k], tb_i32(L, mask[k]), ""), tb_i32(L, 0), ""),
+                b, ok,
+                LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, ids[k], tb_i32(L, (int32_t)mask[k]), ""), tb_i32(L, 0), ""),
                 "");
     return ok;
 }
