@@ -592,8 +592,7 @@ void tb_lower_store(TbLower *L, TirOp *op) {
             return;
         vp = &view;
         n = L->chain_sub ? L->chain_sub : view.total;
-        if (tb_view_has_copies(&view))
-            owner = tb_view_owner(L, &view);
+        owner = tb_owner(L, &view);
     } else {
         owner = LLVMBuildICmp(L->eb, LLVMIntEQ, L->tid, tb_i32(L, 0), "");
     }
@@ -711,8 +710,7 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
         if (!tb_view(L, r->ty, &view, op))
             return;
         n = view.total;
-        if (tb_view_has_copies(&view))
-            owner = tb_view_owner(L, &view);
+        owner = tb_owner(L, &view);
     } else {
         owner = LLVMBuildICmp(L->eb, LLVMIntEQ, L->tid, tb_i32(L, 0), "");
     }

@@ -284,10 +284,7 @@ static LLVMValueRef linear_coord(TbLower *L, const TbView *v, int e) {
  * follow go into a block only holders enter; the join block to end it with (owners_done),
  * or NULL when every thread holds distinct elements. */
 static LLVMBasicBlockRef owners_only(TbLower *L, const TbView *sv) {
-    LLVMValueRef own = sv->mma == TB_VIEW_LIN   ? tb_lin_owner(L, sv->lin)
-                       : sv->mma                ? tb_mma_owner(L, sv)
-                       : tb_view_has_copies(sv) ? tb_view_owner(L, sv)
-                                                : NULL;
+    LLVMValueRef own = tb_owner(L, sv);
     if (!own)
         return NULL;
     LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.write");

@@ -328,7 +328,7 @@ void tb_lower_tstore(TbLower *L, TirOp *op) {
     LLVMValueRef *ptrs = tb_elems(L, v.total), *inb = tb_elems(L, v.total);
     if (!block_addrs(L, op, &v, ptrs, inb))
         return;
-    LLVMValueRef owner = tb_view_has_copies(&v) ? tb_view_owner(L, &v) : NULL;
+    LLVMValueRef owner = tb_owner(L, &v);
     tb_emit_stores(L, tir_elem_type(val->ty), v.total, 1, ptrs, NULL, NULL, x->e, inb, owner, "", false);
 }
 
@@ -451,7 +451,7 @@ void tb_lower_print(TbLower *L, TirOp *op) {
     TbView v;
     if (!tb_view(L, op->opnd[tile_at]->ty, &v, op))
         return;
-    LLVMValueRef owner = tb_view_has_copies(&v) ? tb_view_owner(L, &v) : NULL;
+    LLVMValueRef owner = tb_owner(L, &v);
     LLVMBasicBlockRef jb = owner ? begin_if(L, owner, "print") : NULL;
     for (int e = 0; e < v.total; e++) {
         int k = snprintf(fmt, sizeof fmt, "pid (%%lld,%%lld,%%lld) %s[", label);

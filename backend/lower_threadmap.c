@@ -300,3 +300,16 @@ void tb_ldmatrix_coords(TbLower *L, int32_t org[4][2], int n, int rdim, LLVMValu
         c[d] = d == rdim ? LLVMBuildAdd(L->b, o, r8, "") : o;
     }
 }
+
+/* i1: this thread is the first holder of its elements (it alone writes them where threads
+ * hold copies), NULL where no thread holds a copy.  A map view's rule is the map's owner
+ * mask (tb_lin_owner); blocked and mma views keep the blocked digits' and the mma warps'
+ * rules, which select the same threads but emit a different predicate (the mask form
+ * changes the PTX of col_sum, row_stats, debug and reduce2d: docs/backend.md). */
+LLVMValueRef tb_owner(TbLower *L, const TbView *v) {
+    if (v->mma == TB_VIEW_LIN)
+        return tb_lin_owner(L, v->lin);
+    if (v->mma)
+        return tb_mma_owner(L, v);
+    return tb_view_has_copies(v) ? tb_view_owner(L, v) : NULL;
+}

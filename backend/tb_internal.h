@@ -172,6 +172,7 @@ LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d);   /* coor
 LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d);           /* thread part of coordinate d */
 int32_t tb_view_offset(const TbView *v, int d, int32_t j);               /* constant part */
 LLVMValueRef tb_view_owner(TbLower *L, const TbView *v);                 /* i1: the first holder */
+LLVMValueRef tb_owner(TbLower *L, const TbView *v); /* any view's owner predicate, NULL: no copies */
 bool tb_view_has_copies(const TbView *v);
 /* Blocked views along tile dim d: the lane and warp digits (values), elements per thread
  * in one run, warps along d, the lane distance of neighbours along d, and the lanes and
