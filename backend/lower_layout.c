@@ -8,6 +8,61 @@ static int32_t clamp_pos(int64_t x) {
     return x < 1 ? 1 : (int32_t)x;
 }
 
+/* The view of an mma accumulator or operand layout: instruction tiles per warp and the
+ * fragment numbers lower_dot.c's mma.sync takes (its comment has the fragments); the
+ * elements are the layout's map's registers. */
+bool tb_mma_view(TbLower *L, int32_t idx, TirType t, TbView *v, const TirOp *op) {
+    int32_t parent = idx, wpc[TIR_MAXRANK] = {0}, instr[3] = {0};
+    int which = 1, kw = 1, op_idx = 0, version = 0;
+    if (tir_layout_dot_params(L->m, idx, &op_idx, &kw)) {
+        parent = tir_layout_parent(L->m, idx);
+        which = 2 + op_idx;
+    }
+    if (!tir_layout_mma_params(L->m, parent, &version, wpc, instr)) {
+        tb_error(L, op, "internal: a dot operand layout without an mma parent");
+        return false;
+    }
+    if (t.rank != 2 || tir_layout_rank(L->m, parent) != 2 || version != 2) {
+        tb_error(L, op, "the GPU backend lowers 2-D mma.sync layouts only (rank %d, version %d)", t.rank, version);
+        return false;
+    }
+    memset(v, 0, sizeof *v);
+    v->rank = 2;
+    v->shape[0] = t.shape[0];
+    v->shape[1] = t.shape[1];
+    v->order[0] = 1;
+    v->order[1] = 0;
+    v->mma = (uint8_t)which;
+    v->wm = wpc[0];
+    v->wn = wpc[1];
+    v->ik = instr[2];
+    v->kw = kw;
+    int32_t rows = which == 3 ? 0 : t.shape[0], cols = which == 2 ? 0 : t.shape[1];
+    int32_t kdim = which == 2 ? t.shape[1] : which == 3 ? t.shape[0] : 0;
+    v->tm = rows ? rows / (16 * v->wm) : 0;
+    v->tn = cols ? cols / (8 * v->wn) : 0;
+    v->tk = kdim ? kdim / v->ik : 0;
+    v->ng = 1;
+    for (int g = tir_layout_mma_ngroup(L->m, parent); which != 2 && g > 1 && v->ng == 1; g /= 2)
+        if (v->tn % g == 0)
+            v->ng = g;
+    if ((rows && v->tm < 1) || (cols && v->tn < 1) || (kdim && v->tk < 1) || (which > 1 && kw * 4 * 2 != v->ik)) {
+        tb_error(L, op, "a %dx%d tile does not fill the m16n8k%d instructions of its mma layout (%d x %d warps)",
+                 t.shape[0], t.shape[1], v->ik, v->wm, v->wn);
+        return false;
+    }
+    v->total = which == 1 ? v->tm * v->tn * 4 : which == 2 ? v->tm * v->tk * 4 * kw : v->tn * v->tk * 2 * kw;
+    /* the map is the view: its registers are the fragments in mma.sync's order */
+    const char *why = NULL;
+    v->lin = tir_layout_linear(L->m, idx, t.rank, t.shape, &why);
+    if (!v->lin || tir_lin_in_size(v->lin, tir_lin_in_dim(v->lin, TIR_LIN_REG)) != v->total) {
+        tb_error(L, op, "internal: the mma layout's map has no %d registers per thread (%s)", v->total,
+                 why ? why : "register count");
+        return false;
+    }
+    return true;
+}
+
 /* Also the mma accumulator and operand layouts, for the ops that lower them (constants,
  * conversions, dot, shared-buffer loads): their elements follow no blocked formula, so
  * every other op asks tb_view, which refuses them. */

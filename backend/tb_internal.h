@@ -117,8 +117,18 @@ typedef struct TbLower {
 LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch, int cc,
                               const TbOptions *opt, TbLowerResult *res, TirDiagFn diag, void *ud);
 
-/* lower.c */
+/* lower_llvm.c: located errors, types, constants, intrinsics, inline PTX, special registers */
 void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s); /* register type */
+LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s);    /* storage type (i1 -> i8) */
+LLVMTypeRef tb_elem_type(TbLower *L, TirType t);     /* register type of one element */
+LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs);
+LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args, int nargs,
+                    bool side_effect);
+LLVMValueRef tb_i32(TbLower *L, int64_t v);
+LLVMValueRef tb_sreg(TbLower *L, LLVMBuilderRef b, const char *name); /* a special register, built at b */
+
+/* lower_values.c: the value table */
 TbVal *tb_val(TbLower *L, const TirValue *v);
 void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e);
 void tb_set_affine(TbLower *L, const TirValue *v, int n, LLVMValueRef *e, LLVMValueRef ab, int64_t *ao);
@@ -130,13 +140,15 @@ bool tb_uniform(const TbVal *x);                    /* every element is the same
 bool tb_lowered(TbLower *L, const TirValue *v);     /* v has its LLVM values already */
 TirOp *tb_sole_user(TbLower *L, const TirValue *v); /* the one op using v, or NULL */
 LLVMValueRef *tb_elems(TbLower *L, int n);
-LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s); /* register type */
-LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s);    /* storage type (i1 -> i8) */
-LLVMTypeRef tb_elem_type(TbLower *L, TirType t);     /* register type of one element */
-LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs);
-LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args, int nargs,
-                    bool side_effect);
-LLVMValueRef tb_i32(TbLower *L, int64_t v);
+void tb_count_uses(TbLower *L, TirBlock *blk, int *count); /* operands naming each value, by id */
+
+/* lower_const.c: constant, arange, splat, program_id / num_programs (names: the three
+ * special registers), the hint ops (aliases of their operand) */
+void tb_lower_constant(TbLower *L, TirOp *op);
+void tb_lower_arange(TbLower *L, TirOp *op);
+void tb_lower_splat(TbLower *L, TirOp *op);
+void tb_lower_sreg(TbLower *L, TirOp *op, const char *const names[3]);
+void tb_lower_alias(TbLower *L, TirOp *op);
 
 /* lower_math.c: the math builtins (ir/fmath.c's algorithms); fast: the op's fast=true */
 LLVMValueRef tb_math_f32(TbLower *L, TirOpcode code, LLVMValueRef x, bool fast, const TirOp *op);
@@ -146,6 +158,7 @@ LLVMValueRef tb_math_fexp(TbLower *L, LLVMValueRef x, bool base2); /* fast-mode 
 /* lower_layout.c: per-thread views of layouts, the scratch buffer, barriers */
 bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op);
 bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
+bool tb_mma_view(TbLower *L, int32_t layout, TirType t, TbView *v, const TirOp *op);
 /* tb_view_mma_ok, and also slices of the mma family and mma layouts over a shape their
  * instruction tiles do not fill (a TB_VIEW_LIN view): for the ops that lower from the map
  * (constants, splats, arange, loads, broadcast, expand_dims, convert_layout). */
@@ -153,6 +166,11 @@ bool tb_view_lin_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
 bool tb_is_blocked(TbLower *L, TirType t);              /* a blocked root, maybe sliced */
 void tb_view_multi(const TbView *v, int e, int32_t *j); /* element index -> j per dim */
 int tb_view_index(const TbView *v, const int32_t *j);   /* j per dim -> element index */
+void tb_barrier(TbLower *L);
+/* The op's shared scratch (its smem_alloc placement, analysis_scratch_bytes of it); the
+ * caller writes it, calls tb_barrier, then reads: the one barrier of every scratch op
+ * (passes/barriers.c). */
+LLVMValueRef tb_scratch(TbLower *L, const TirOp *op);
 
 /* lower_threadmap.c: the only file that turns a thread's view into LLVM values (the
  * numbers come from analysis/).
@@ -197,12 +215,8 @@ typedef struct TbSwizzle {
 } TbSwizzle;
 LLVMValueRef tb_stage_offset(TbLower *L, const TbSwizzle *sw, LLVMValueRef *c);
 void tb_ldmatrix_coords(TbLower *L, int32_t org[4][2], int n, int rdim, LLVMValueRef *base2, LLVMValueRef *c);
-void tb_barrier(TbLower *L);
-/* The op's shared scratch (its smem_alloc placement, analysis_scratch_bytes of it); the
- * caller writes it, calls tb_barrier, then reads: the one barrier of every scratch op
- * (passes/barriers.c). */
-LLVMValueRef tb_scratch(TbLower *L, const TirOp *op);
 
+/* lower.c: the dispatcher (one op to its lowering; for/if bodies through it again) */
 void tb_lower_op(TbLower *L, TirOp *op);
 
 /* lower_chain.c */
@@ -243,7 +257,6 @@ void tb_lower_assert(TbLower *L, TirOp *op);
 LLVMValueRef tb_shfl(TbLower *L, const char *kind, LLVMValueRef x, LLVMValueRef lane_or_delta, int c);
 
 /* lower_dot.c */
-bool tb_mma_view(TbLower *L, int32_t layout, TirType t, TbView *v, const TirOp *op);
 void tb_lower_dot(TbLower *L, TirOp *op);
 
 /* lower_smem.c */
