@@ -132,10 +132,7 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
     LLVMValueRef lane_a = tb_view_lane_digit(L, &v, axis), warp_a = tb_view_warp_digit(L, &v, axis);
     LLVMValueRef la = LLVMBuildAnd(L->eb, lane_a, tb_i32(L, lanes - 1), "");
     LLVMValueRef wa = LLVMBuildAnd(L->eb, warp_a, tb_i32(L, warps - 1), "");
-    /* the lane holding the last distinct position of this lane group */
-    LLVMValueRef last_lane = LLVMBuildAdd(
-        L->eb, L->lane,
-        LLVMBuildMul(L->eb, LLVMBuildSub(L->eb, tb_i32(L, lanes - 1), lane_a, ""), tb_i32(L, lstride), ""), "");
+    LLVMValueRef last_lane = tb_view_last_lane(L, &v, axis, lane_a, lanes);
     LLVMValueRef zero = LLVMConstNull(at);
     int nrows = v.total / na;
     LLVMValueRef *res = tb_elems(L, v.total);

@@ -147,7 +147,7 @@ void tb_lower_smem_alloc(TbLower *L, TirOp *op) {
 }
 
 /* Registers of an operand's K step: per instruction tile (A's M tiles, B's N tiles) a run
- * of `per` consecutive registers (tb_mma_offset's numbering). */
+ * of `per` consecutive registers (the operand's register order, lower_dot.c). */
 static int kstep_per(const TbView *v) {
     return (v->mma == 2 ? 4 : 2) * v->kw;
 }
@@ -266,7 +266,7 @@ void tb_lower_smem_store(TbLower *L, TirOp *op) {
 /* The element offset an ldmatrix lane of a warp reads (ldmatrix below, numerically):
  * lane l gives the address of row l % 8 of matrix l / 8, at the operand's warp part (its
  * map's, analysis_thread_base) plus the matrix's origin. */
-static int32_t ldmatrix_offset_at(const TbLdm *dl, int32_t org[4][2], int n, int lane, int warp) {
+static int32_t ldmatrix_lane_offset(const TbLdm *dl, int32_t org[4][2], int n, int lane, int warp) {
     int j = lane >> 3;
     if (n == 2)
         j &= 1;
@@ -288,7 +288,7 @@ static void ldmatrix(TbLower *L, TbLdm *dl, int32_t org[4][2], int n, bool trans
     if (nthr <= TB_LDM_THREADS && dl->st) {
         off = tir_alloc(L->m->arena, sizeof(int32_t) * (size_t)nthr);
         for (int t = 0; t < nthr; t++)
-            off[t] = ldmatrix_offset_at(dl, org, n, t & 31, t >> 5);
+            off[t] = ldmatrix_lane_offset(dl, org, n, t & 31, t >> 5);
         for (k = 0; k < dl->ncls; k++) {
             delta = off[0] - dl->cls[k].off[0];
             int t = 1;

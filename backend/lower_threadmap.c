@@ -53,6 +53,15 @@ void tb_view_distinct(const TbView *v, int d, int *lanes, int *warps) {
     analysis_blocked_distinct(&v->bk, v->rdim[d], v->shape[d], lanes, warps);
 }
 
+/* The lane holding the last distinct position along d of this thread's lane group, from its
+ * lane digit there (tb_view_lane_digit) and the distinct lanes along d. */
+LLVMValueRef tb_view_last_lane(TbLower *L, const TbView *v, int d, LLVMValueRef digit, int lanes) {
+    return LLVMBuildAdd(L->eb, L->lane,
+                        LLVMBuildMul(L->eb, LLVMBuildSub(L->eb, tb_i32(L, lanes - 1), digit, ""),
+                                     tb_i32(L, tb_view_lane_stride(v, d)), ""),
+                        "");
+}
+
 /* Whether threads hold copies: a dim whose span is longer than the tile, or a sliced-away
  * dim spread over lanes or warps. */
 bool tb_view_has_copies(const TbView *v) {
@@ -192,23 +201,30 @@ LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m) {
     return ok;
 }
 
-/* The thread's part of a coordinate: along rows 16 w_m + g (A and the accumulator) or
- * kw t (B's K); along columns 8 w_n + 2t (accumulator), kw t (A's K) or 8 w_n + g (B). */
-static LLVMValueRef mma_base(TbLower *L, const TbView *v, int d) {
+/* The thread's part of coordinate d as the sum of its fields (analysis_thread_fields:
+ * (id >> shift) & (2^bits - 1), times mult), warp fields first: the form of an mma
+ * fragment's 16 w_m + g, 8 w_n + 2t, kw t.  NULL where the part is no sum of fields. */
+static LLVMValueRef field_part(TbLower *L, const AnaThreadMap *tm, int d) {
     LLVMBuilderRef b = L->eb;
-    LLVMValueRef g = LLVMBuildLShr(b, L->lane, tb_i32(L, 2), "");
-    LLVMValueRef t = LLVMBuildAnd(b, L->lane, tb_i32(L, 3), "");
-    LLVMValueRef w = LLVMBuildURem(b, L->warp, tb_i32(L, v->wm * v->wn), "");
-    LLVMValueRef w_m = LLVMBuildURem(b, w, tb_i32(L, v->wm), "");
-    LLVMValueRef w_n = LLVMBuildUDiv(b, w, tb_i32(L, v->wm), "");
-    bool k_here = (v->mma == 2 && d == 1) || (v->mma == 3 && d == 0);
-    if (k_here)
-        return LLVMBuildMul(b, t, tb_i32(L, v->kw), "");
-    if (d == 0)
-        return LLVMBuildAdd(b, LLVMBuildMul(b, w_m, tb_i32(L, 16), ""), g, "");
-    LLVMValueRef x = LLVMBuildMul(b, w_n, tb_i32(L, 8), "");
-    x = LLVMBuildAdd(b, x, v->mma == 1 ? LLVMBuildMul(b, t, tb_i32(L, 2), "") : g, "");
-    return v->ng > 1 ? LLVMBuildMul(b, x, tb_i32(L, v->ng), "") : x;
+    AnaField f[2 * TIR_LIN_MAXBITS];
+    int n = analysis_thread_fields(tm, d, f);
+    if (n < 0)
+        return NULL;
+    LLVMValueRef x = NULL;
+    for (int src = ANA_WARP; src >= ANA_LANE; src--)
+        for (int i = 0; i < n; i++) {
+            if (f[i].src != src)
+                continue;
+            LLVMValueRef y = src == ANA_LANE ? L->lane : L->warp;
+            if (f[i].shift)
+                y = LLVMBuildLShr(b, y, tb_i32(L, f[i].shift), "");
+            if (src == ANA_WARP || f[i].shift + f[i].bits < tm->lane_bits)
+                y = LLVMBuildAnd(b, y, tb_i32(L, (1 << f[i].bits) - 1), "");
+            if (f[i].mult != 1)
+                y = LLVMBuildMul(b, y, tb_i32(L, f[i].mult), "");
+            x = x ? LLVMBuildAdd(b, x, y, "") : y;
+        }
+    return x ? x : tb_i32(L, 0);
 }
 
 /* i1: this thread is the first holder of its elements (warps past wm x wn hold copies, and
@@ -238,7 +254,8 @@ LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d) {
     analysis_thread_map(v->lin, &tm);
     int32_t c[TIR_MAXRANK];
     analysis_reg_offset(&tm, e, c);
-    return tb_lin_offset_plus(L, mma_base(L, v, d), tm.thread_bits[d], c[d]);
+    LLVMValueRef t = field_part(L, &tm, d);
+    return t ? tb_lin_offset_plus(L, t, tm.thread_bits[d], c[d]) : tb_lin_coord(L, v->lin, e, d);
 }
 
 LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d) {

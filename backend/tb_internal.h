@@ -201,6 +201,7 @@ int32_t tb_view_spt(const TbView *v, int d);
 int32_t tb_view_wpc(const TbView *v, int d);
 int32_t tb_view_lane_stride(const TbView *v, int d);
 void tb_view_distinct(const TbView *v, int d, int *lanes, int *warps);
+LLVMValueRef tb_view_last_lane(TbLower *L, const TbView *v, int d, LLVMValueRef digit, int lanes);
 /* mma views: a coordinate, the owner predicate (NULL: no copies), an operand's warp part
  * (rows 16 w_m of A, columns 8 w_n of B) */
 LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d);
