@@ -141,6 +141,32 @@ static void check_layout(int32_t layout, int rank, const int32_t *shape, int war
     check_map(what, tir_layout_linear(mod, layout, rank, shape, NULL), rank, shape, warps);
 }
 
+/* The blocked digits (analysis_blocked) place a thread's first element where the map does:
+ * ((warp digit tpw + lane digit) spt) mod the extent along each tile dim. */
+static void check_blocked_digits(int32_t layout, int rank, const int32_t *shape, int warps) {
+    AnaBlocked b;
+    AnaThreadMap tm;
+    const TirLinear *l = tir_layout_linear(mod, layout, rank, shape, NULL);
+    if (!analysis_blocked(mod, layout, rank, &b, NULL) || !l || !analysis_thread_map(l, &tm)) {
+        FAIL("blocked digits: no form or map (rank %d)", rank);
+        return;
+    }
+    for (int w = 0; w < warps; w++)
+        for (int ln = 0; ln < 32; ln++) {
+            int32_t base[TIR_MAXRANK];
+            analysis_thread_base(&tm, ln, w, base);
+            for (int d = 0; d < rank; d++) {
+                int rd = b.root_dim[d];
+                int32_t ld = ln / b.lane_stride[rd] % b.tpw[rd], wd = w / b.warp_stride[rd] % b.wpc[rd];
+                int32_t c = ((wd * b.tpw[rd] + ld) * b.spt[rd]) & (shape[d] - 1);
+                if (c != base[d]) {
+                    FAIL("blocked digits: lane %d warp %d dim %d: %d, the map %d", ln, w, d, c, base[d]);
+                    return;
+                }
+            }
+        }
+}
+
 static void test_blocked(void) {
     struct {
         int32_t spt[2], tpw[2], wpc[2], order[2], shape[2];
@@ -154,8 +180,11 @@ static void test_blocked(void) {
         int warps = c[i].wpc[0] * c[i].wpc[1];
         check_layout(b, 2, c[i].shape, warps);
         check_layout(b, 2, c[i].shape, 2 * warps); /* a CTA wider than the layout: copies */
-        for (int d = 0; d < 2; d++)
+        check_blocked_digits(b, 2, c[i].shape, warps);
+        for (int d = 0; d < 2; d++) {
             check_layout(tir_layout_slice(mod, b, d), 1, &c[i].shape[1 - d], warps);
+            check_blocked_digits(tir_layout_slice(mod, b, d), 1, &c[i].shape[1 - d], warps);
+        }
     }
     /* the fields of a blocked layout: lane and warp digits, as TirBlockedForm had them */
     int32_t b = tir_layout_blocked(mod, 2, (int32_t[]){1, 4}, (int32_t[]){8, 4}, (int32_t[]){4, 1}, (int32_t[]){1, 0});
