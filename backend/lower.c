@@ -1,331 +1,14 @@
-/* Tile IR -> LLVM IR: the kernel, value bookkeeping, structured control flow, and the
- * dispatch to the per-area lowerings (lower_elem.c, lower_mem.c, lower_reduce.c). */
+/* Tile IR -> LLVM IR: the kernel, structured control flow, and the dispatch of each op to
+ * its lowering (lower_*.c).  The value table is lower_values.c, the LLVM helpers
+ * lower_llvm.c, the thread coordinates lower_threadmap.c.
+ * The one recursion between files: a for/if body is lowered by lower_block here, which
+ * dispatches its ops back through tb_lower_op, and a chain (lower_chain.c) lowers its
+ * members chunk by chunk through tb_lower_op too. */
 #include "tb_internal.h"
 
 #include <llvm/Config/llvm-config.h> /* LLVM_VERSION_MAJOR */
 #include <stdlib.h>
 #include <string.h>
-
-void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) {
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (op && op->loc != TIR_NOLOC && L->opt && L->opt->diag_at)
-        L->opt->diag_at(L->opt->diag_at_ud, op->loc, msg);
-    else if (op && op->loc != TIR_NOLOC)
-        tb_diag(L->diag, L->ud, "%s: error: %s (op '%s' at offset %u)", L->f->name, msg, tir_op_info[op->code].name,
-                op->loc);
-    else if (op)
-        tb_diag(L->diag, L->ud, "%s: error: %s (op '%s')", L->f->name, msg, tir_op_info[op->code].name);
-    else
-        tb_diag(L->diag, L->ud, "%s: error: %s", L->f->name, msg);
-    L->errors++;
-}
-
-LLVMValueRef *tb_elems(TbLower *L, int n) {
-    return tir_alloc(L->m->arena, (size_t)(n > 0 ? n : 1) * sizeof(LLVMValueRef));
-}
-
-static TbVal *val_slot(TbLower *L, const TirValue *v) {
-    if (!v || v->id < 0 || v->id >= L->nvals)
-        return NULL;
-    TbVal *x = &L->vals[v->id];
-    return x->e || x->lim ? x : NULL;
-}
-
-/* Compares lo[i] < lim for elements [first, first + n) of a limit-form mask, one per run
- * of equal lo[]. */
-static LLVMValueRef *limit_elems(TbLower *L, const TbVal *x, int first, int n) {
-    LLVMTypeRef it = LLVMTypeOf(x->lim);
-    LLVMValueRef *e = tb_elems(L, n);
-    for (int i = 0; i < n; i++)
-        e[i] = i > 0 && x->lo[first + i] == x->lo[first + i - 1]
-                   ? e[i - 1]
-                   : LLVMBuildICmp(L->b, LLVMIntSGT, x->lim, LLVMConstInt(it, (unsigned long long)x->lo[first + i], 1),
-                                   "");
-    return e;
-}
-
-/* A chain's chunk of x (lower_chain.c); a limit form's compares are built for the chunk. */
-static TbVal *chain_slice(TbLower *L, const TbVal *x) {
-    TbVal *s = tir_alloc(L->m->arena, sizeof *s);
-    int lo = L->chain_lo;
-    s->n = L->chain_sub;
-    s->e = x->lim ? limit_elems(L, x, lo, s->n) : x->e + lo;
-    s->ab = x->ab;
-    s->ao = x->ao ? x->ao + lo : NULL;
-    return s;
-}
-
-/* A limit-form mask's elements are built where they are used, once per LLVM block:
- * compares issued at the definition would keep one predicate per element live until
- * the last use (layernorm BLOCK=16384: 128 of them, and spills). */
-TbVal *tb_val(TbLower *L, const TirValue *v) {
-    TbVal *x = val_slot(L, v);
-    if (x && L->chain_sub && x->n == L->chain_n)
-        return chain_slice(L, x);
-    if (!x || !x->lim)
-        return x;
-    LLVMBasicBlockRef bb = LLVMGetInsertBlock(L->b);
-    if (x->e && x->mat_bb == bb)
-        return x;
-    x->e = limit_elems(L, x, 0, x->n);
-    x->mat_bb = bb;
-    return x;
-}
-
-void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e) {
-    tb_set_affine(L, v, n, e, NULL, NULL);
-}
-
-void tb_set_affine(TbLower *L, const TirValue *v, int n, LLVMValueRef *e, LLVMValueRef ab, int64_t *ao) {
-    if (v->id < 0 || v->id >= L->nvals)
-        return;
-    if (L->chain_sub && n == L->chain_sub && e) { /* a chunk of a chain member's elements */
-        TbVal *x = &L->vals[v->id];
-        if (!x->e || x->n != L->chain_n) {
-            memset(x, 0, sizeof *x);
-            x->n = L->chain_n;
-            x->e = tb_elems(L, L->chain_n);
-        }
-        memcpy(x->e + L->chain_lo, e, (size_t)n * sizeof *e);
-        return;
-    }
-    L->vals[v->id].n = n;
-    L->vals[v->id].e = e;
-    L->vals[v->id].ab = ao ? ab : NULL;
-    L->vals[v->id].ao = ab ? ao : NULL;
-    L->vals[v->id].lim = NULL;
-    L->vals[v->id].lo = NULL;
-}
-
-void tb_set_limit(TbLower *L, const TirValue *v, int n, LLVMValueRef lim, int64_t *lo) {
-    if (v->id < 0 || v->id >= L->nvals)
-        return;
-    tb_set(L, v, n, NULL);
-    L->vals[v->id].lim = lim;
-    L->vals[v->id].lo = lo;
-    L->vals[v->id].mat_bb = NULL;
-}
-
-bool tb_lowered(TbLower *L, const TirValue *v) {
-    return val_slot(L, v) != NULL;
-}
-
-TirOp *tb_sole_user(TbLower *L, const TirValue *v) {
-    return v && v->id >= 0 && v->id < L->nvals ? L->sole_user[v->id] : NULL;
-}
-
-/* Uses of every value in blk and the blocks nested in it: count[id] and the last user. */
-static void count_uses(TbLower *L, TirBlock *blk, int *count) {
-    for (TirOp *op = blk->first; op; op = op->next) {
-        for (int i = 0; i < op->nopnd; i++) {
-            const TirValue *v = op->opnd[i];
-            if (!v || v->id < 0 || v->id >= L->nvals)
-                continue;
-            count[v->id]++;
-            L->sole_user[v->id] = op;
-        }
-        for (int r = 0; r < op->nregion; r++)
-            count_uses(L, op->region[r], count);
-    }
-}
-
-bool tb_uniform(const TbVal *x) {
-    for (int i = 1; i < x->n; i++)
-        if (x->e[i] != x->e[0])
-            return false;
-    return true;
-}
-
-bool tb_affine(TbLower *L, const TbVal *x, int n, LLVMValueRef *ab, const int64_t **ao) {
-    if (x->ab && x->n == n) {
-        *ab = x->ab;
-        *ao = x->ao;
-        return true;
-    }
-    if (x->n != 1 && (x->n != n || !tb_uniform(x)))
-        return false;
-    *ab = x->e[0];
-    *ao = tir_alloc(L->m->arena, (size_t)(n > 0 ? n : 1) * sizeof **ao); /* zeroed */
-    return true;
-}
-
-LLVMValueRef tb_i32(TbLower *L, int64_t v) {
-    return LLVMConstInt(L->i32, (unsigned long long)v, 1);
-}
-
-LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s) {
-    switch (s) {
-    case TIR_I1: return L->i1;
-    case TIR_I8:
-    case TIR_U8:
-    case TIR_F8E4M3:
-    case TIR_F8E5M2: return L->i8;
-    case TIR_I16:
-    case TIR_U16: return L->i16;
-    case TIR_I32:
-    case TIR_U32: return L->i32;
-    case TIR_I64:
-    case TIR_U64: return L->i64;
-    case TIR_F16: return L->f16;
-    case TIR_BF16: return L->bf16;
-    case TIR_F32: return L->f32;
-    case TIR_F64: return L->f64;
-    default: return L->i32;
-    }
-}
-
-LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s) {
-    return s == TIR_I1 ? L->i8 : tb_scalar_type(L, s);
-}
-
-LLVMTypeRef tb_elem_type(TbLower *L, TirType t) {
-    return t.ptr ? L->gptr : tb_scalar_type(L, (TirScalar)t.elem);
-}
-
-LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs) {
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    if (!id) {
-        tb_error(L, NULL, "internal: LLVM has no intrinsic %s", name);
-        return LLVMGetUndef(L->i32);
-    }
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(L->mod, id, ovl, (size_t)novl);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(L->c, id, ovl, (size_t)novl);
-    return LLVMBuildCall2(L->b, fty, fn, args, (unsigned)nargs, "");
-}
-
-LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args, int nargs,
-                    bool side_effect) {
-    LLVMTypeRef at[64];
-    if (nargs > 64) {
-        tb_error(L, NULL, "internal: inline PTX with %d operands (at most 64)", nargs);
-        return LLVMGetUndef(ret);
-    }
-    for (int i = 0; i < nargs; i++)
-        at[i] = LLVMTypeOf(args[i]);
-    LLVMTypeRef fty = LLVMFunctionType(ret, at, (unsigned)nargs, 0);
-    LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, strlen(cons), side_effect, 0,
-                                      LLVMInlineAsmDialectATT, 0);
-    return LLVMBuildCall2(L->b, fty, a, args, (unsigned)nargs, "");
-}
-
-static LLVMValueRef sreg(TbLower *L, LLVMBuilderRef b, const char *name) {
-    LLVMBuilderRef save = L->b;
-    L->b = b;
-    LLVMValueRef v = tb_call_intr(L, name, NULL, 0, NULL, 0);
-    L->b = save;
-    return v;
-}
-
-/* ---- ops that make values ---- */
-
-static void lower_constant(TbLower *L, TirOp *op) {
-    TirValue *r = op->res[0];
-    TbView v;
-    int n = 1;
-    if (tir_type_is_tile(r->ty)) {
-        if (!tb_view_lin_ok(L, r->ty, &v, op))
-            return;
-        n = v.total;
-    }
-    LLVMTypeRef t = tb_elem_type(L, r->ty);
-    LLVMValueRef c;
-    TirScalar s = (TirScalar)r->ty.elem;
-    if (r->ty.ptr) {
-        c = LLVMConstNull(L->gptr);
-    } else if (tir_scalar_is_float(s)) {
-        if (s == TIR_F8E4M3 || s == TIR_F8E5M2) {
-            c = LLVMConstInt(
-                L->i8,
-                s == TIR_F8E4M3 ? tir_f32_to_f8e4m3((float)op->attr.fval) : tir_f32_to_f8e5m2((float)op->attr.fval), 0);
-        } else {
-            c = LLVMConstReal(t, op->attr.fval);
-        }
-    } else {
-        c = LLVMConstInt(t, (unsigned long long)op->attr.ival, 0);
-    }
-    LLVMValueRef *e = tb_elems(L, n);
-    for (int i = 0; i < n; i++)
-        e[i] = c;
-    tb_set(L, r, n, e);
-}
-
-static void lower_arange(TbLower *L, TirOp *op) {
-    TirValue *r = op->res[0];
-    TbView v;
-    if (!tb_view_lin_ok(L, r->ty, &v, op))
-        return;
-    if (v.mma) {
-        /* from the map: the thread's part joined to each register's (added where no bit
-         * of the two meets, which makes the affine form; else XORed) */
-        LLVMValueRef base = tb_lin_thread_offset(L, v.lin);
-        int32_t tbits = tb_lin_thread_bits(v.lin);
-        bool affine = true;
-        LLVMValueRef *e = tb_elems(L, v.total);
-        int64_t *ao = tir_alloc(L->m->arena, (size_t)v.total * sizeof *ao);
-        for (int i = 0; i < v.total; i++) {
-            int32_t c = tb_lin_offset(v.lin, i, 0, 0);
-            affine = affine && !(c & tbits);
-            ao[i] = op->attr.i[0] + c;
-            LLVMValueRef x = tb_lin_offset_plus(L, base, tbits, c);
-            e[i] = op->attr.i[0] ? LLVMBuildAdd(L->b, x, tb_i32(L, op->attr.i[0]), "") : x;
-        }
-        if (affine)
-            tb_set_affine(L, r, v.total, e, base, ao);
-        else
-            tb_set(L, r, v.total, e);
-        return;
-    }
-    LLVMValueRef base = tb_view_base(L, &v, 0);
-    LLVMValueRef *e = tb_elems(L, v.total);
-    int64_t *ao = tir_alloc(L->m->arena, (size_t)v.total * sizeof *ao);
-    for (int i = 0; i < v.total; i++) {
-        int32_t j[TIR_MAXRANK];
-        tb_view_multi(&v, i, j);
-        ao[i] = op->attr.i[0] + tb_view_offset(&v, 0, j[0]);
-        e[i] = ao[i] ? LLVMBuildAdd(L->b, base, tb_i32(L, ao[i]), "") : base;
-    }
-    tb_set_affine(L, r, v.total, e, base, ao);
-}
-
-static void lower_splat(TbLower *L, TirOp *op) {
-    TbVal *x = tb_val(L, op->opnd[0]);
-    TbView v;
-    if (!x || !tb_view_lin_ok(L, op->res[0]->ty, &v, op))
-        return;
-    LLVMValueRef *e = tb_elems(L, v.total);
-    for (int i = 0; i < v.total; i++)
-        e[i] = x->e[0];
-    tb_set(L, op->res[0], v.total, e);
-}
-
-static void lower_sreg(TbLower *L, TirOp *op, const char *const names[3]) {
-    int axis = (int)op->attr.i[0];
-    if (axis < 0 || axis > 2) {
-        tb_error(L, op, "axis %d out of range (0..2)", axis);
-        return;
-    }
-    LLVMValueRef *e = tb_elems(L, 1);
-    static const char *const again[3] = {"mov.u32 $0, %ctaid.x;", "mov.u32 $0, %ctaid.y;", "mov.u32 $0, %ctaid.z;"};
-    if (L->after_dot_loop && L->opt && (L->opt->lowering & 2) && op->code == TIR_OP_PROGRAM_ID)
-        /* lowering 2: a program id after a dot loop (the remat pass's copies of the scalars
-         * the epilogue needs) read again, opaque to LLVM, which would merge it with the
-         * entry's read and keep what it feeds live through the loop */
-        e[0] = tb_asm(L, L->i32, again[axis], "=r", NULL, 0, true);
-    else
-        e[0] = sreg(L, L->b, names[axis]);
-    tb_set(L, op->res[0], 1, e);
-}
-
-/* Identity ops: hints; reshape/trans where the layouts make them free are not done yet. */
-static void lower_alias(TbLower *L, TirOp *op) {
-    TbVal *x = tb_val(L, op->opnd[0]);
-    if (x)
-        tb_set(L, op->res[0], x->n, x->e);
-}
 
 /* ---- structured control flow ---- */
 
@@ -562,16 +245,16 @@ void tb_lower_op(TbLower *L, TirOp *op) {
     if (op->code == TIR_OP_CAST && tb_cast_fused(L, op))
         return;
     switch ((TirOpcode)op->code) {
-    case TIR_OP_CONSTANT: lower_constant(L, op); return;
-    case TIR_OP_ARANGE: lower_arange(L, op); return;
-    case TIR_OP_PROGRAM_ID: lower_sreg(L, op, ctaid); return;
-    case TIR_OP_NUM_PROGRAMS: lower_sreg(L, op, nctaid); return;
-    case TIR_OP_SPLAT: lower_splat(L, op); return;
+    case TIR_OP_CONSTANT: tb_lower_constant(L, op); return;
+    case TIR_OP_ARANGE: tb_lower_arange(L, op); return;
+    case TIR_OP_PROGRAM_ID: tb_lower_sreg(L, op, ctaid); return;
+    case TIR_OP_NUM_PROGRAMS: tb_lower_sreg(L, op, nctaid); return;
+    case TIR_OP_SPLAT: tb_lower_splat(L, op); return;
     case TIR_OP_BROADCAST: tb_lower_broadcast(L, op); return;
     case TIR_OP_EXPAND_DIMS: tb_lower_expand_dims(L, op); return;
     case TIR_OP_CONVERT_LAYOUT: tb_lower_convert_layout(L, op); return;
     case TIR_OP_HINT_MULTIPLE_OF:
-    case TIR_OP_HINT_MAX_CONTIGUOUS: lower_alias(L, op); return;
+    case TIR_OP_HINT_MAX_CONTIGUOUS: tb_lower_alias(L, op); return;
     case TIR_OP_REDUCE_SUM:
     case TIR_OP_REDUCE_MAX:
     case TIR_OP_REDUCE_MIN:
@@ -746,9 +429,9 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     L->uses = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->uses);
     L->deferred = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
     L->ldm = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->ldm);
-    L->ring_lin = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->ring_lin);
+    L->ring_stage = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1) * sizeof *L->ring_stage);
     L->ring_seen = tir_alloc(m->arena, (size_t)(L->nvals > 0 ? L->nvals : 1));
-    count_uses(L, kernel->body, L->uses);
+    tb_count_uses(L, kernel->body, L->uses);
     for (int i = 0; i < L->nvals; i++)
         if (L->uses[i] != 1)
             L->sole_user[i] = NULL;
@@ -800,7 +483,7 @@ LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, c
     LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c, L->fn, "start");
     L->exit_bb = LLVMAppendBasicBlockInContext(c, L->fn, "exit");
     LLVMPositionBuilderAtEnd(L->eb, L->entry);
-    L->tid = sreg(L, L->eb, "llvm.nvvm.read.ptx.sreg.tid.x");
+    L->tid = tb_sreg(L, L->eb, "llvm.nvvm.read.ptx.sreg.tid.x");
     L->lane = LLVMBuildAnd(L->eb, L->tid, tb_i32(L, 31), "lane");
     L->warp = LLVMBuildLShr(L->eb, L->tid, tb_i32(L, 5), "warp");
     LLVMPositionBuilderBefore(L->ab, LLVMGetFirstInstruction(L->entry));

@@ -33,22 +33,6 @@ static int vector_width(TbLower *L, const TirOp *op, const TbView *v, int elem_b
     return w < 1 ? 1 : w;
 }
 
-static bool view_has_copies(const TbView *v) {
-    const TirBlockedForm *bf = &v->bf;
-    for (int rd = 0; rd < bf->rank; rd++) {
-        int d = bf->tile_dim[rd];
-        if (d >= 0 && tir_blocked_span(bf, rd) > v->shape[d])
-            return true;
-        if (d < 0 && bf->tpw[rd] * bf->wpc[rd] > 1)
-            return true;
-    }
-    return false;
-}
-
-bool tb_view_has_copies(const TbView *v) {
-    return view_has_copies(v);
-}
-
 int tb_access_width(TbLower *L, const TirOp *op, const TbView *v, TirType et) {
     return vector_width(L, op, v, et.ptr ? 8 : tir_scalar_bytes((TirScalar)et.elem));
 }
@@ -608,8 +592,7 @@ void tb_lower_store(TbLower *L, TirOp *op) {
             return;
         vp = &view;
         n = L->chain_sub ? L->chain_sub : view.total;
-        if (view_has_copies(&view))
-            owner = tb_view_owner(L, &view);
+        owner = tb_owner(L, &view);
     } else {
         owner = LLVMBuildICmp(L->eb, LLVMIntEQ, L->tid, tb_i32(L, 0), "");
     }
@@ -727,8 +710,7 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
         if (!tb_view(L, r->ty, &view, op))
             return;
         n = view.total;
-        if (view_has_copies(&view))
-            owner = tb_view_owner(L, &view);
+        owner = tb_owner(L, &view);
     } else {
         owner = LLVMBuildICmp(L->eb, LLVMIntEQ, L->tid, tb_i32(L, 0), "");
     }
@@ -760,8 +742,7 @@ void tb_lower_atomic(TbLower *L, TirOp *op) {
     }
     if (scalar) {
         /* One thread did it; everyone gets the old value through shared memory. */
-        int sbytes = tir_scalar_bytes((TirScalar)et.elem) > 4 ? 8 : 4;
-        LLVMValueRef s = tb_scratch(L, op, sbytes);
+        LLVMValueRef s = tb_scratch(L, op);
         LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "bcast.write");
         LLVMBasicBlockRef j = LLVMAppendBasicBlockInContext(L->c, L->fn, "bcast.end");
         LLVMBuildCondBr(L->b, owner, wr, j);

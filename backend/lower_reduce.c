@@ -118,7 +118,7 @@ static Acc combine_tree(TbLower *L, const RedKind *k, Acc *v, int n, const TirOp
 
 /* The most warps a reduction along axis can combine from shared memory. */
 static int wpc_max(const TbView *iv, int axis) {
-    return iv->bf.wpc[iv->rdim[axis]];
+    return tb_view_wpc(iv, axis);
 }
 
 static int type_bytes(TbLower *L, LLVMTypeRef t) {
@@ -186,9 +186,9 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
         acc[eo] = combine_tree(L, &k, items, axis_n, op);
     }
     /* across lanes: the lanes along the axis that hold distinct data */
-    int rd = iv.rdim[axis], lanes, warps;
-    tir_blocked_distinct(&iv.bf, rd, iv.shape[axis], &lanes, &warps);
-    int lstride = iv.bf.lane_stride[rd];
+    int lanes, warps;
+    tb_view_distinct(&iv, axis, &lanes, &warps);
+    int lstride = tb_view_lane_stride(&iv, axis);
     for (int off = 1; off < lanes; off *= 2)
         for (int eo = 0; eo < nout; eo++) {
             Acc b = {shfl_bfly(L, acc[eo].v, off * lstride), arg ? shfl_bfly(L, acc[eo].i, off * lstride) : NULL};
@@ -200,14 +200,14 @@ void tb_lower_reduce(TbLower *L, TirOp *op) {
         LLVMTypeRef at = LLVMTypeOf(acc[0].v);
         int ab = type_bytes(L, at);
         int64_t vbytes = numel * warps * ab;
-        int64_t bytes = vbytes + (arg ? numel * warps * 4 : 0);
+        int64_t bytes = analysis_scratch_bytes(L->m, op);
         if (bytes > 48 * 1024) {
             tb_error(L, op, "reduction needs %lld bytes of shared memory (more than 48 KiB)", (long long)bytes);
             return;
         }
-        LLVMValueRef base = tb_scratch(L, op, (int)bytes);
-        LLVMValueRef wk = tb_warp_comp(L, &iv.bf, rd);
-        LLVMValueRef lk = tb_lane_comp(L, &iv.bf, rd);
+        LLVMValueRef base = tb_scratch(L, op);
+        LLVMValueRef wk = tb_view_warp_digit(L, &iv, axis);
+        LLVMValueRef lk = tb_view_lane_digit(L, &iv, axis);
         LLVMValueRef writer = LLVMBuildAnd(L->eb, LLVMBuildICmp(L->eb, LLVMIntEQ, lk, tb_i32(L, 0), ""),
                                            LLVMBuildICmp(L->eb, LLVMIntULT, wk, tb_i32(L, warps), ""), "");
         LLVMValueRef *lin = tir_alloc(L->m->arena, (size_t)nout * sizeof *lin);
@@ -284,10 +284,7 @@ static LLVMValueRef linear_coord(TbLower *L, const TbView *v, int e) {
  * follow go into a block only holders enter; the join block to end it with (owners_done),
  * or NULL when every thread holds distinct elements. */
 static LLVMBasicBlockRef owners_only(TbLower *L, const TbView *sv) {
-    LLVMValueRef own = sv->mma == TB_VIEW_LIN   ? tb_lin_owner(L, sv->lin)
-                       : sv->mma                ? tb_mma_owner(L, sv)
-                       : tb_view_has_copies(sv) ? tb_view_owner(L, sv)
-                                                : NULL;
+    LLVMValueRef own = tb_owner(L, sv);
     if (!own)
         return NULL;
     LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(L->c, L->fn, "cvt.write");
@@ -329,8 +326,9 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     int ra = tir_lin_in_dim(a0, TIR_LIN_REG), rb = tir_lin_in_dim(b0, TIR_LIN_REG);
     if (ra < 0 || rb < 0 || tir_lin_in_size(a0, ra) != sv->total || tir_lin_in_size(b0, rb) != dv->total)
         return false;
-    tir_lin_runs_first(a0, ra, a0->nout - 1, &a1, pa);
-    tir_lin_runs_first(b0, rb, b0->nout - 1, &b1, pb);
+    /* the fastest dim: the last (row-major tiles) */
+    tir_lin_runs_first(a0, ra, sv->rank - 1, &a1, pa);
+    tir_lin_runs_first(b0, rb, dv->rank - 1, &b1, pb);
     int eb = et.elem == TIR_I1 ? 1 : tir_scalar_bytes((TirScalar)et.elem);
     TirConvPlan plan;
     if (!tir_conv_plan(L->m->arena, a, bm, eb, &plan))
@@ -356,7 +354,7 @@ static bool convert_planned(TbLower *L, TirOp *op, TbVal *x, TirType it, const T
     /* vectors stay aligned whatever the thread: no thread bit inside one */
     if (wv < 1 || rv < 1 || sv->total % wv || dv->total % rv || (twb & (wv - 1)) || (trb & (rv - 1)))
         return false;
-    LLVMValueRef base = tb_scratch(L, op, (int)(plan.smem_elems * eb));
+    LLVMValueRef base = tb_scratch(L, op);
     LLVMBasicBlockRef join = owners_only(L, sv);
     LLVMValueRef tw = tb_lin_thread_offset(L, &wmap);
     LLVMTypeRef wvt = wv > 1 ? LLVMVectorType(mt, (unsigned)wv) : mt;
@@ -416,8 +414,7 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
     bool is_bool = !et.ptr && et.elem == TIR_I1;
     LLVMTypeRef mt = is_bool ? L->i8 : rt;
     int eb = et.ptr ? 8 : tir_scalar_bytes((TirScalar)et.elem);
-    int64_t bytes = tir_type_numel(in->ty) * eb;
-    LLVMValueRef base = tb_scratch(L, op, (int)bytes);
+    LLVMValueRef base = tb_scratch(L, op);
     LLVMBasicBlockRef join = owners_only(L, &sv);
     for (int e = 0; e < sv.total; e++) {
         LLVMValueRef off = LLVMBuildMul(L->b, linear_coord(L, &sv, e), tb_i32(L, eb), "");
@@ -441,10 +438,10 @@ void tb_lower_convert_layout(TbLower *L, TirOp *op) {
 
 /* Coordinates of out's image of (r, lane, warp) as in's: dim `axis` dropped (expand_dims;
  * -1: none) and the dims where in has extent 1 zeroed (broadcast). */
-static void project(const TirLinear *out, const TirType *it, int axis, const int32_t *in, int32_t *c) {
+static void project(const TirLinear *out, int out_rank, const TirType *it, int axis, const int32_t *in, int32_t *c) {
     int32_t oc[TIR_LIN_MAXDIMS] = {0};
     tir_lin_apply_coords(out, in, oc);
-    for (int d = 0, k = 0; d < out->nout; d++) {
+    for (int d = 0, k = 0; d < out_rank; d++) {
         if (d == axis)
             continue;
         c[k] = it->shape[k] == 1 ? 0 : oc[d];
@@ -463,20 +460,25 @@ static void shape_from_maps(TbLower *L, TirOp *op, int axis, TbVal *x, const TbV
         tb_error(L, op, "internal: '%s' of a layout without a map", tir_op_info[op->code].name);
         return;
     }
-    int R[2] = {tir_lin_in_dim(li, TIR_LIN_REG), tir_lin_in_dim(lo, TIR_LIN_REG)};
-    int dims[2][2] = {{tir_lin_in_dim(li, TIR_LIN_LANE), tir_lin_in_dim(li, TIR_LIN_WARP)},
-                      {tir_lin_in_dim(lo, TIR_LIN_LANE), tir_lin_in_dim(lo, TIR_LIN_WARP)}};
+    AnaThreadMap ti, to;
+    if (!analysis_thread_map(li, &ti) || !analysis_thread_map(lo, &to)) {
+        tb_error(L, op, "internal: '%s' of a layout without a thread map", tir_op_info[op->code].name);
+        return;
+    }
+    int R[2] = {ti.reg_dim, to.reg_dim};
+    int dims[2][2] = {{ti.lane_dim, ti.warp_dim}, {to.lane_dim, to.warp_dim}};
+    int ibits[2] = {ti.lane_bits, ti.warp_bits}, obits[2] = {to.lane_bits, to.warp_bits};
     for (int k = 0; k < 2; k++) {
-        int bits = li->inbits[dims[0][k]] > lo->inbits[dims[1][k]] ? li->inbits[dims[0][k]] : lo->inbits[dims[1][k]];
+        int bits = ibits[k] > obits[k] ? ibits[k] : obits[k];
         for (int b = 0; b < bits; b++) {
             int32_t ii[3] = {0}, io[3] = {0}, ci[TIR_LIN_MAXDIMS] = {0}, co[TIR_LIN_MAXDIMS] = {0};
-            if (b < li->inbits[dims[0][k]])
+            if (b < ibits[k])
                 ii[dims[0][k]] = 1 << b;
-            if (b < lo->inbits[dims[1][k]])
+            if (b < obits[k])
                 io[dims[1][k]] = 1 << b;
             tir_lin_apply_coords(li, ii, ci);
-            project(lo, &in->ty, axis, io, co);
-            if (memcmp(ci, co, (size_t)li->nout * sizeof *ci)) {
+            project(lo, to.rank, &in->ty, axis, io, co);
+            if (memcmp(ci, co, (size_t)ti.rank * sizeof *ci)) {
                 tb_error(L, op, "internal: '%s' between layouts whose threads hold different coordinates",
                          tir_op_info[op->code].name);
                 return;
@@ -488,13 +490,13 @@ static void shape_from_maps(TbLower *L, TirOp *op, int axis, TbVal *x, const TbV
     for (int i = 0; i < ov->total; i++) {
         int32_t io[3] = {0}, co[TIR_LIN_MAXDIMS] = {0};
         io[R[1]] = i;
-        project(lo, &in->ty, axis, io, co);
+        project(lo, to.rank, &in->ty, axis, io, co);
         int k = -1;
         for (int j = 0; j < iv->total && k < 0; j++) {
             int32_t ii[3] = {0}, ci[TIR_LIN_MAXDIMS] = {0};
             ii[R[0]] = j;
             tir_lin_apply_coords(li, ii, ci);
-            if (!memcmp(ci, co, (size_t)li->nout * sizeof *ci))
+            if (!memcmp(ci, co, (size_t)ti.rank * sizeof *ci))
                 k = j;
         }
         if (k < 0) {

@@ -6,16 +6,6 @@
 
 #include <string.h>
 
-LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d) {
-    if (v->mma == TB_VIEW_LIN)
-        return tb_lin_coord(L, v->lin, e, d);
-    if (v->mma)
-        return tb_mma_coord(L, v, e, d);
-    int32_t j[TIR_MAXRANK];
-    tb_view_multi(v, e, j);
-    return LLVMBuildAdd(L->b, tb_view_base(L, v, d), tb_i32(L, tb_view_offset(v, d, j[d])), "");
-}
-
 /* shfl.sync.{up,idx,bfly} of any 8..64-bit value; c: the PTX clamp/segment operand. */
 LLVMValueRef tb_shfl(TbLower *L, const char *kind, LLVMValueRef x, LLVMValueRef lane, int c) {
     char name[64];
@@ -63,7 +53,7 @@ void tb_lower_permute(TbLower *L, TirOp *op) {
     bool is_bool = !et.ptr && et.elem == TIR_I1;
     LLVMTypeRef mt = is_bool ? L->i8 : tb_elem_type(L, et);
     int eb = mem_bytes_of(et);
-    LLVMValueRef base = tb_scratch(L, op, (int)(tir_type_numel(in->ty) * eb));
+    LLVMValueRef base = tb_scratch(L, op);
     /* row-major strides of the result */
     int64_t ostride[TIR_MAXRANK], istride[TIR_MAXRANK];
     for (int d = dv.rank - 1, s = 1; d >= 0; d--)
@@ -132,20 +122,17 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
     bool fl = tir_scalar_is_float(s);
     TirScalar accs = fl && s != TIR_F64 ? TIR_F32 : s;
     LLVMTypeRef at = tb_scalar_type(L, accs);
-    int rd = v.rdim[axis], lanes, warps;
-    int spt = v.bf.spt[rd];
+    int lanes, warps;
+    int spt = tb_view_spt(&v, axis);
     int S = v.shape[axis];
-    tir_blocked_distinct(&v.bf, rd, S, &lanes, &warps);
+    tb_view_distinct(&v, axis, &lanes, &warps);
     int chunk = S < spt ? S : spt;
     int na = v.n[axis], reps = na / chunk;
-    int lstride = v.bf.lane_stride[rd];
-    LLVMValueRef lane_a = tb_lane_comp(L, &v.bf, rd), warp_a = tb_warp_comp(L, &v.bf, rd);
+    int lstride = tb_view_lane_stride(&v, axis);
+    LLVMValueRef lane_a = tb_view_lane_digit(L, &v, axis), warp_a = tb_view_warp_digit(L, &v, axis);
     LLVMValueRef la = LLVMBuildAnd(L->eb, lane_a, tb_i32(L, lanes - 1), "");
     LLVMValueRef wa = LLVMBuildAnd(L->eb, warp_a, tb_i32(L, warps - 1), "");
-    /* the lane holding the last distinct position of this lane group */
-    LLVMValueRef last_lane = LLVMBuildAdd(
-        L->eb, L->lane,
-        LLVMBuildMul(L->eb, LLVMBuildSub(L->eb, tb_i32(L, lanes - 1), lane_a, ""), tb_i32(L, lstride), ""), "");
+    LLVMValueRef last_lane = tb_view_last_lane(L, &v, axis, lane_a, lanes);
     LLVMValueRef zero = LLVMConstNull(at);
     int nrows = v.total / na;
     LLVMValueRef *res = tb_elems(L, v.total);
@@ -212,8 +199,7 @@ void tb_lower_cumsum(TbLower *L, TirOp *op) {
         int ab = (int)(LLVMGetTypeKind(at) == LLVMDoubleTypeKind    ? 8
                        : LLVMGetTypeKind(at) == LLVMIntegerTypeKind ? (LLVMGetIntTypeWidth(at) + 7) / 8
                                                                     : 4);
-        int64_t rows_total = tir_type_numel(in->ty) / S;
-        LLVMValueRef base = tb_scratch(L, op, (int)(rows_total * reps * warps * (ab < 4 ? 4 : ab)));
+        LLVMValueRef base = tb_scratch(L, op);
         int slot = ab < 4 ? 4 : ab;
         LLVMValueRef writer = LLVMBuildAnd(L->eb, LLVMBuildICmp(L->eb, LLVMIntEQ, lane_a, tb_i32(L, lanes - 1), ""),
                                            LLVMBuildICmp(L->eb, LLVMIntULT, warp_a, tb_i32(L, warps), ""), "");
@@ -339,7 +325,7 @@ void tb_lower_tstore(TbLower *L, TirOp *op) {
     LLVMValueRef *ptrs = tb_elems(L, v.total), *inb = tb_elems(L, v.total);
     if (!block_addrs(L, op, &v, ptrs, inb))
         return;
-    LLVMValueRef owner = tb_view_has_copies(&v) ? tb_view_owner(L, &v) : NULL;
+    LLVMValueRef owner = tb_owner(L, &v);
     tb_emit_stores(L, tir_elem_type(val->ty), v.total, 1, ptrs, NULL, NULL, x->e, inb, owner, "", false);
 }
 
@@ -462,7 +448,7 @@ void tb_lower_print(TbLower *L, TirOp *op) {
     TbView v;
     if (!tb_view(L, op->opnd[tile_at]->ty, &v, op))
         return;
-    LLVMValueRef owner = tb_view_has_copies(&v) ? tb_view_owner(L, &v) : NULL;
+    LLVMValueRef owner = tb_owner(L, &v);
     LLVMBasicBlockRef jb = owner ? begin_if(L, owner, "print") : NULL;
     for (int e = 0; e < v.total; e++) {
         int k = snprintf(fmt, sizeof fmt, "pid (%%lld,%%lld,%%lld) %s[", label);

@@ -60,6 +60,8 @@ typedef struct {
 struct TbLdm {
     Ring ring;
     TbView view;
+    const AnaStage *st; /* the stage's offsets, NULL: none */
+    AnaThreadMap tm;    /* the operand's map */
     bool mapped;
     RingMap map;
     LLVMTypeRef mt; /* mapped: the loaded element type */
@@ -97,26 +99,6 @@ static bool ring_of(TbLower *L, const TirOp *op, Ring *R) {
     return true;
 }
 
-/* The element offset of coordinate c in a stage (swizzled). */
-static LLVMValueRef ring_offset(TbLower *L, const Ring *R, LLVMValueRef *c) {
-    LLVMBuilderRef b = L->b;
-    LLVMValueRef row = tb_i32(L, 0);
-    for (int d = 0; d < R->rank; d++) {
-        if (d == R->cdim)
-            continue;
-        row = LLVMBuildAdd(b, LLVMBuildMul(b, row, tb_i32(L, R->shape[d]), ""), c[d], "");
-    }
-    LLVMValueRef col = c[R->cdim];
-    LLVMValueRef chunk = LLVMBuildLShr(b, col, tb_i32(L, __builtin_ctz((unsigned)R->vec)), "");
-    LLVMValueRef within = LLVMBuildAnd(b, col, tb_i32(L, R->vec - 1), "");
-    LLVMValueRef phase = LLVMBuildAnd(b, LLVMBuildLShr(b, row, tb_i32(L, __builtin_ctz((unsigned)R->per_phase)), ""),
-                                      tb_i32(L, R->max_phase - 1), "");
-    chunk = LLVMBuildXor(b, chunk, phase, "");
-    LLVMValueRef off = LLVMBuildMul(b, row, tb_i32(L, R->shape[R->cdim]), "");
-    off = LLVMBuildAdd(b, off, LLVMBuildShl(b, chunk, tb_i32(L, __builtin_ctz((unsigned)R->vec)), ""), "");
-    return LLVMBuildAdd(b, off, within, "");
-}
-
 /* The address of element offset `off` of stage `stage`. */
 static LLVMValueRef ring_addr(TbLower *L, const Ring *R, LLVMValueRef stage, LLVMValueRef off) {
     /* the thread's loop-invariant address first, then the stage: one add per access in
@@ -127,6 +109,11 @@ static LLVMValueRef ring_addr(TbLower *L, const Ring *R, LLVMValueRef stage, LLV
     return LLVMBuildGEP2(L->b, L->i8, p, &sb, 1, "");
 }
 
+static LLVMValueRef ring_offset(TbLower *L, const Ring *R, LLVMValueRef *c) {
+    TbSwizzle sw = {R->rank, R->cdim, R->vec, R->per_phase, R->max_phase, R->shape};
+    return tb_stage_offset(L, &sw, c);
+}
+
 static LLVMValueRef elem_addr(TbLower *L, const Ring *R, const TbView *v, int e, LLVMValueRef stage) {
     LLVMValueRef c[TIR_MAXRANK];
     for (int d = 0; d < v->rank; d++)
@@ -134,53 +121,33 @@ static LLVMValueRef elem_addr(TbLower *L, const Ring *R, const TbView *v, int e,
     return ring_addr(L, R, stage, ring_offset(L, R, c));
 }
 
-void tb_lower_smem_alloc(TbLower *L, TirOp *op) {
-    TirType t = op->res[0]->ty;
-    int64_t bytes = tir_type_numel(t) * tir_scalar_bytes((TirScalar)t.elem);
-    LLVMValueRef *p = tb_elems(L, 1);
-    p[0] = tb_scratch(L, op, (int)bytes);
-    tb_set(L, op->res[0], 1, p);
-}
-
-/* ring_offset of constant coordinates. */
-static int32_t ring_offset_at(const Ring *R, const int32_t *c) {
-    int32_t row = 0;
-    for (int d = 0; d < R->rank; d++)
-        if (d != R->cdim)
-            row = row * R->shape[d] + c[d];
-    int lv = __builtin_ctz((unsigned)R->vec);
-    int32_t col = c[R->cdim], chunk = col >> lv, within = col & (R->vec - 1);
-    chunk ^= (row >> __builtin_ctz((unsigned)R->per_phase)) & (R->max_phase - 1);
-    return row * R->shape[R->cdim] + (chunk << lv) + within;
-}
-
-/* The stage layout's map checked against ring_offset_at (the formula cp.async and
- * ldmatrix address with) at every offset, once per buffer. */
-static const TirLinear *ring_linear(TbLower *L, const TirOp *op, const Ring *R) {
+/* The stage layout's offsets (analysis_stage: the inverse of its map), once per buffer;
+ * NULL where it has none (stages over 64 Ki elements are addressed element by element). */
+static const AnaStage *ring_stage(TbLower *L, const TirOp *op, const Ring *R) {
     int id = op->opnd[0]->id;
     bool cache = id >= 0 && id < L->nvals;
     if (cache && L->ring_seen[id])
-        return L->ring_lin[id];
+        return L->ring_stage[id];
     const TirLinear *s =
         R->numel > (1 << 16) ? NULL : tir_layout_linear(L->m, op->opnd[0]->ty.layout, R->rank, R->shape, NULL);
-    if (s && tir_lin_in_dim(s, TIR_LIN_OFFSET) < 0)
-        s = NULL;
-    for (int32_t o = 0; s && o < (int32_t)R->numel; o++) {
-        int32_t in[TIR_LIN_MAXDIMS] = {0}, c[TIR_LIN_MAXDIMS] = {0};
-        in[tir_lin_in_dim(s, TIR_LIN_OFFSET)] = o;
-        tir_lin_apply_coords(s, in, c);
-        if (ring_offset_at(R, c) != o)
-            s = NULL;
-    }
+    AnaStage *st = tir_alloc(L->m->arena, sizeof *st);
+    if (!s || !analysis_stage(s, st))
+        st = NULL;
     if (cache) {
-        L->ring_seen[id] = s ? 1 : 2;
-        L->ring_lin[id] = s;
+        L->ring_seen[id] = st ? 1 : 2;
+        L->ring_stage[id] = st;
     }
-    return s;
+    return st;
+}
+
+void tb_lower_smem_alloc(TbLower *L, TirOp *op) {
+    LLVMValueRef *p = tb_elems(L, 1);
+    p[0] = tb_scratch(L, op);
+    tb_set(L, op->res[0], 1, p);
 }
 
 /* Registers of an operand's K step: per instruction tile (A's M tiles, B's N tiles) a run
- * of `per` consecutive registers (tb_mma_offset's numbering). */
+ * of `per` consecutive registers (the operand's register order, lower_dot.c). */
 static int kstep_per(const TbView *v) {
     return (v->mma == 2 ? 4 : 2) * v->kw;
 }
@@ -209,9 +176,9 @@ static int tile_vec(const RingMap *A, const Ring *R, const TbView *v) {
 static bool ring_map(TbLower *L, const TirOp *op, const Ring *R, TirType t, const TbView *v, LLVMValueRef stage,
                      RingMap *A) {
     memset(A, 0, sizeof *A);
-    const TirLinear *reg = tb_view_linear(L, t, v), *s = reg ? ring_linear(L, op, R) : NULL;
-    TirLinear inv;
-    if (!s || !tir_lin_invert(s, &inv) || !tir_lin_compose(&inv, reg, &A->map))
+    const TirLinear *reg = tb_view_linear(L, t, v);
+    const AnaStage *st = reg ? ring_stage(L, op, R) : NULL;
+    if (!st || !analysis_stage_access(st, reg, &A->map))
         return false;
     A->tbits = tb_lin_thread_bits(&A->map);
     for (int i = 0; i < v->total; i++) {
@@ -296,17 +263,19 @@ void tb_lower_smem_store(TbLower *L, TirOp *op) {
 
 /* ---- ldmatrix ---- */
 
-/* The element offset an ldmatrix lane of a warp reads (ldmatrix below, numerically). */
-static int32_t ldmatrix_offset_at(const Ring *R, const TbView *v, int32_t org[4][2], int n, int lane, int warp) {
+/* The element offset an ldmatrix lane of a warp reads (ldmatrix below, numerically):
+ * lane l gives the address of row l % 8 of matrix l / 8, at the operand's warp part (its
+ * map's, analysis_thread_base) plus the matrix's origin. */
+static int32_t ldmatrix_lane_offset(const TbLdm *dl, int32_t org[4][2], int n, int lane, int warp) {
     int j = lane >> 3;
     if (n == 2)
         j &= 1;
-    int w = warp % (v->wm * v->wn), w_m = w % v->wm, w_n = w / v->wm;
-    int32_t b2[2] = {v->mma == 2 ? 16 * w_m : 0, v->mma == 3 ? 8 * w_n : 0}, c[2];
-    int rdim = 1 - R->cdim;
+    int32_t b2[TIR_MAXRANK], c[TIR_MAXRANK] = {0};
+    analysis_thread_base(&dl->tm, 0, warp, b2);
+    int rdim = 1 - dl->ring.cdim;
     for (int d = 0; d < 2; d++)
         c[d] = org[j][d] + b2[d] + (d == rdim ? (lane & 7) : 0);
-    return ring_offset_at(R, c);
+    return analysis_stage_offset(dl->st, c);
 }
 
 /* One ldmatrix (x4, or x2 for a lone B tile) of the 8x8 matrices whose origins are
@@ -316,10 +285,10 @@ static void ldmatrix(TbLower *L, TbLdm *dl, int32_t org[4][2], int n, bool trans
     /* its class: the same offsets up to a constant in every thread */
     int nthr = 32 * dl->view.wm * dl->view.wn, k = dl->ncls;
     int32_t *off = NULL, delta = 0;
-    if (nthr <= TB_LDM_THREADS) {
+    if (nthr <= TB_LDM_THREADS && dl->st) {
         off = tir_alloc(L->m->arena, sizeof(int32_t) * (size_t)nthr);
         for (int t = 0; t < nthr; t++)
-            off[t] = ldmatrix_offset_at(R, &dl->view, org, n, t & 31, t >> 5);
+            off[t] = ldmatrix_lane_offset(dl, org, n, t & 31, t >> 5);
         for (k = 0; k < dl->ncls; k++) {
             delta = off[0] - dl->cls[k].off[0];
             int t = 1;
@@ -334,23 +303,8 @@ static void ldmatrix(TbLower *L, TbLdm *dl, int32_t org[4][2], int n, bool trans
         LLVMValueRef db = tb_i32(L, delta * R->eb);
         addr = delta ? LLVMBuildGEP2(L->b, L->i8, dl->cls[k].addr, &db, 1, "") : dl->cls[k].addr;
     } else {
-        LLVMValueRef l = L->lane;
-        LLVMValueRef r8 = LLVMBuildAnd(L->b, l, tb_i32(L, 7), "");
-        LLVMValueRef j = LLVMBuildLShr(L->b, l, tb_i32(L, 3), "");
-        if (n == 2)
-            j = LLVMBuildAnd(L->b, j, tb_i32(L, 1), "");
-        int rdim = 1 - R->cdim;
         LLVMValueRef c[2];
-        for (int d = 0; d < 2; d++) {
-            /* origin of matrix j: a select chain over the four (constants plus the thread's
-             * warp part base2[d]) */
-            LLVMValueRef o = tb_i32(L, org[0][d]);
-            for (int q = 1; q < n; q++)
-                o = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, j, tb_i32(L, q), ""), tb_i32(L, org[q][d]), o,
-                                    "");
-            o = LLVMBuildAdd(L->b, o, dl->base2[d], "");
-            c[d] = d == rdim ? LLVMBuildAdd(L->b, o, r8, "") : o;
-        }
+        tb_ldmatrix_coords(L, org, n, 1 - R->cdim, dl->base2, c);
         addr = ring_addr(L, R, dl->stage, ring_offset(L, R, c));
         if (off && dl->ncls < TB_LDM_CLASSES) {
             dl->cls[dl->ncls].off = off;
@@ -370,15 +324,6 @@ static void split2(TbLower *L, LLVMValueRef w, LLVMTypeRef t, LLVMValueRef *out)
     LLVMValueRef v = LLVMBuildBitCast(L->b, w, LLVMVectorType(t, 2), "");
     out[0] = LLVMBuildExtractElement(L->b, v, tb_i32(L, 0), "");
     out[1] = LLVMBuildExtractElement(L->b, v, tb_i32(L, 1), "");
-}
-
-/* The warp part of an operand's coordinates: rows 16 w_m (A) / columns 8 w_n (B). */
-static void warp_base(TbLower *L, const TbView *v, LLVMValueRef *b2) {
-    LLVMValueRef w = LLVMBuildURem(L->eb, L->warp, tb_i32(L, v->wm * v->wn), "");
-    LLVMValueRef w_m = LLVMBuildURem(L->eb, w, tb_i32(L, v->wm), "");
-    LLVMValueRef w_n = LLVMBuildUDiv(L->eb, w, tb_i32(L, v->wm), "");
-    b2[0] = v->mma == 2 ? LLVMBuildMul(L->eb, w_m, tb_i32(L, 16), "") : tb_i32(L, 0);
-    b2[1] = v->mma == 3 ? LLVMBuildMul(L->eb, w_n, tb_i32(L, 8), "") : tb_i32(L, 0);
 }
 
 /* Whether the ldmatrix path can read this operand: 16-bit elements, 16-byte swizzle
@@ -501,6 +446,8 @@ static TbLdm *ldm_new(TbLower *L, TirOp *op, const Ring *R, const TbView *v) {
     memset(d, 0, sizeof *d);
     d->ring = *R;
     d->view = *v;
+    d->st = ring_stage(L, op, R);
+    analysis_thread_map(v->lin, &d->tm);
     LLVMValueRef *e = tb_elems(L, v->total);
     memset(e, 0, (size_t)v->total * sizeof *e);
     tb_set(L, op->res[0], v->total, e);
@@ -514,7 +461,7 @@ static bool lower_ldmatrix(TbLower *L, TirOp *op, const Ring *R, const TbView *v
     TbLdm *d = ldm_new(L, op, R, v);
     d->stage = stage;
     d->elem = (TirScalar)op->res[0]->ty.elem;
-    warp_base(L, v, d->base2);
+    tb_mma_warp_base(L, v, d->base2);
     d->cls = tir_alloc(L->m->arena, sizeof(LdmClass) * TB_LDM_CLASSES);
     if (v->tk <= KSTEPS_MAX && can_defer(L, op)) {
         /* the dot asks for each K step just before its mmas (tb_smem_kstep): the

@@ -3,6 +3,7 @@
 #ifndef TB_INTERNAL_H
 #define TB_INTERNAL_H
 
+#include "analysis.h"
 #include "backend.h"
 #include "layout.h"
 
@@ -58,7 +59,7 @@ typedef struct TbView {
     int32_t order[TIR_MAXRANK]; /* tile dims, fastest first */
     int32_t rdim[TIR_MAXRANK];  /* root dim of each tile dim */
     int total;                  /* elements per thread */
-    TirBlockedForm bf;
+    AnaBlocked bk;              /* the blocked digits (analysis_blocked) */
     const TirLinear *lin;
     /* mma layouts (lower_dot.c): 0 blocked; 1 accumulator, 2 operand A, 3 operand B.
      * Warps wm x wn, instruction tiles per warp tm x tn (x tk along K, of ik elements),
@@ -70,10 +71,6 @@ typedef struct TbView {
 /* TbView.mma of a view that is the layout algebra's map alone (tb_view_lin_ok): element e
  * is the map's register e; no blocked form, no fragment formula. */
 enum { TB_VIEW_LIN = 4 };
-/* size per thread along tile dim d */
-static inline int32_t tb_view_spt(const TbView *v, int d) {
-    return v->bf.spt[v->rdim[d]];
-}
 
 typedef struct TbLower {
     LLVMContextRef c;
@@ -94,9 +91,9 @@ typedef struct TbLower {
     int *uses;          /* by TirValue id: how many operands name it */
     uint8_t *deferred;  /* by TirValue id: its op is lowered with its chain's store */
     struct TbLdm **ldm; /* by TirValue id: a dot operand ldmatrix reads per K step */
-    /* by shared buffer id: its stage layout's map, checked once (lower_smem.c ring_linear);
-     * ring_seen 1: checked, 2: no map */
-    const TirLinear **ring_lin;
+    /* by shared buffer id: its stage's offsets (lower_smem.c ring_stage); ring_seen 1:
+     * known, 2: none */
+    const AnaStage **ring_stage;
     uint8_t *ring_seen;
     /* Lowering a chain (lower_chain.c) chunk by chunk: while chain_sub > 0, tb_val shows a
      * value of chain_n elements as its elements [chain_lo, chain_lo + chain_sub), and
@@ -120,8 +117,18 @@ typedef struct TbLower {
 LLVMModuleRef tb_lower_kernel(LLVMContextRef c, TirModule *m, TirFunc *kernel, const char *arch, int cc,
                               const TbOptions *opt, TbLowerResult *res, TirDiagFn diag, void *ud);
 
-/* lower.c */
+/* lower_llvm.c: located errors, types, constants, intrinsics, inline PTX, special registers */
 void tb_error(TbLower *L, const TirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s); /* register type */
+LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s);    /* storage type (i1 -> i8) */
+LLVMTypeRef tb_elem_type(TbLower *L, TirType t);     /* register type of one element */
+LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs);
+LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args, int nargs,
+                    bool side_effect);
+LLVMValueRef tb_i32(TbLower *L, int64_t v);
+LLVMValueRef tb_sreg(TbLower *L, LLVMBuilderRef b, const char *name); /* a special register, built at b */
+
+/* lower_values.c: the value table */
 TbVal *tb_val(TbLower *L, const TirValue *v);
 void tb_set(TbLower *L, const TirValue *v, int n, LLVMValueRef *e);
 void tb_set_affine(TbLower *L, const TirValue *v, int n, LLVMValueRef *e, LLVMValueRef ab, int64_t *ao);
@@ -133,51 +140,84 @@ bool tb_uniform(const TbVal *x);                    /* every element is the same
 bool tb_lowered(TbLower *L, const TirValue *v);     /* v has its LLVM values already */
 TirOp *tb_sole_user(TbLower *L, const TirValue *v); /* the one op using v, or NULL */
 LLVMValueRef *tb_elems(TbLower *L, int n);
-LLVMTypeRef tb_scalar_type(TbLower *L, TirScalar s); /* register type */
-LLVMTypeRef tb_mem_type(TbLower *L, TirScalar s);    /* storage type (i1 -> i8) */
-LLVMTypeRef tb_elem_type(TbLower *L, TirType t);     /* register type of one element */
-LLVMValueRef tb_call_intr(TbLower *L, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs);
-LLVMValueRef tb_asm(TbLower *L, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args, int nargs,
-                    bool side_effect);
-LLVMValueRef tb_i32(TbLower *L, int64_t v);
+void tb_count_uses(TbLower *L, TirBlock *blk, int *count); /* operands naming each value, by id */
+
+/* lower_const.c: constant, arange, splat, program_id / num_programs (names: the three
+ * special registers), the hint ops (aliases of their operand) */
+void tb_lower_constant(TbLower *L, TirOp *op);
+void tb_lower_arange(TbLower *L, TirOp *op);
+void tb_lower_splat(TbLower *L, TirOp *op);
+void tb_lower_sreg(TbLower *L, TirOp *op, const char *const names[3]);
+void tb_lower_alias(TbLower *L, TirOp *op);
 
 /* lower_math.c: the math builtins (ir/fmath.c's algorithms); fast: the op's fast=true */
 LLVMValueRef tb_math_f32(TbLower *L, TirOpcode code, LLVMValueRef x, bool fast, const TirOp *op);
 LLVMValueRef tb_math_f64(TbLower *L, TirOpcode code, LLVMValueRef x, const TirOp *op);
 LLVMValueRef tb_math_fexp(TbLower *L, LLVMValueRef x, bool base2); /* fast-mode e^x or 2^x */
 
-/* lower_layout.c */
+/* lower_layout.c: per-thread views of layouts, the scratch buffer, barriers */
 bool tb_view(TbLower *L, TirType t, TbView *v, const TirOp *op);
-/* The layout algebra's map of a view ((register, lane, warp) -> tile coordinates; an mma
- * view's checked against its fragment formula), NULL when it has none; and offset maps
- * built from it (the inverse of a shared layout composed with it): the image of one
- * (register, lane, warp), the thread's part (lane and warp bits, XORed), the bits that part
- * can set, and a register's constant part joined to it (added where no bit overlaps). */
+bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
+bool tb_mma_view(TbLower *L, int32_t layout, TirType t, TbView *v, const TirOp *op);
+/* tb_view_mma_ok, and also slices of the mma family and mma layouts over a shape their
+ * instruction tiles do not fill (a TB_VIEW_LIN view): for the ops that lower from the map
+ * (constants, splats, arange, loads, broadcast, expand_dims, convert_layout). */
+bool tb_view_lin_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
+bool tb_is_blocked(TbLower *L, TirType t);              /* a blocked root, maybe sliced */
+void tb_view_multi(const TbView *v, int e, int32_t *j); /* element index -> j per dim */
+int tb_view_index(const TbView *v, const int32_t *j);   /* j per dim -> element index */
+void tb_barrier(TbLower *L);
+/* The op's shared scratch (its smem_alloc placement, analysis_scratch_bytes of it); the
+ * caller writes it, calls tb_barrier, then reads: the one barrier of every scratch op
+ * (passes/barriers.c). */
+LLVMValueRef tb_scratch(TbLower *L, const TirOp *op);
+
+/* lower_threadmap.c: the only file that turns a thread's view into LLVM values (the
+ * numbers come from analysis/).
+ * The layout algebra's map of a view ((register, lane, warp) -> tile coordinates), NULL
+ * when it has none; and offset maps built from it (the inverse of a shared layout composed
+ * with it): a register's constant part, the thread's part (lane and warp bits), the bits
+ * that part can set, and a register's constant part joined to it (added where no bit
+ * overlaps). */
 const TirLinear *tb_view_linear(TbLower *L, TirType t, const TbView *v);
 int32_t tb_lin_offset(const TirLinear *m, int32_t r, int32_t ln, int32_t w);
 LLVMValueRef tb_lin_thread_offset(TbLower *L, const TirLinear *m);
 int32_t tb_lin_thread_bits(const TirLinear *m);
 LLVMValueRef tb_lin_offset_plus(TbLower *L, LLVMValueRef t, int32_t tbits, int32_t c);
-bool tb_view_mma_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
-/* tb_view_mma_ok, and also slices of the mma family and mma layouts over a shape their
- * instruction tiles do not fill (a TB_VIEW_LIN view): for the ops that lower from the map
- * (constants, splats, arange, loads, broadcast, expand_dims, convert_layout). */
-bool tb_view_lin_ok(TbLower *L, TirType t, TbView *v, const TirOp *op);
-bool tb_is_blocked(TbLower *L, TirType t);                               /* a blocked root, maybe sliced */
 LLVMValueRef tb_lin_coord(TbLower *L, const TirLinear *m, int e, int d); /* coordinate d of register e */
 LLVMValueRef tb_lin_owner(TbLower *L, const TirLinear *m);               /* i1 first holder, NULL: no copies */
-void tb_view_multi(const TbView *v, int e, int32_t *j);                  /* element index -> j per dim */
-int tb_view_index(const TbView *v, const int32_t *j);                    /* j per dim -> element index */
+LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d);   /* coordinate d of element e */
 LLVMValueRef tb_view_base(TbLower *L, const TbView *v, int d);           /* thread part of coordinate d */
 int32_t tb_view_offset(const TbView *v, int d, int32_t j);               /* constant part */
-LLVMValueRef tb_lane_comp(TbLower *L, const TirBlockedForm *bf, int rd); /* lane digit of root dim rd */
-LLVMValueRef tb_warp_comp(TbLower *L, const TirBlockedForm *bf, int rd);
-LLVMValueRef tb_view_owner(TbLower *L, const TbView *v); /* i1: this thread is the first holder */
-void tb_barrier(TbLower *L);
-/* The op's shared scratch (its smem_alloc placement); the caller writes it, calls
- * tb_barrier, then reads: the one barrier of every scratch op (passes/barriers.c). */
-LLVMValueRef tb_scratch(TbLower *L, const TirOp *op, int bytes);
+LLVMValueRef tb_view_owner(TbLower *L, const TbView *v);                 /* i1: the first holder */
+LLVMValueRef tb_owner(TbLower *L, const TbView *v); /* any view's owner predicate, NULL: no copies */
+bool tb_view_has_copies(const TbView *v);
+/* Blocked views along tile dim d: the lane and warp digits (values), elements per thread
+ * in one run, warps along d, the lane distance of neighbours along d, and the lanes and
+ * warps that hold distinct data (the others hold copies). */
+LLVMValueRef tb_view_lane_digit(TbLower *L, const TbView *v, int d);
+LLVMValueRef tb_view_warp_digit(TbLower *L, const TbView *v, int d);
+int32_t tb_view_spt(const TbView *v, int d);
+int32_t tb_view_wpc(const TbView *v, int d);
+int32_t tb_view_lane_stride(const TbView *v, int d);
+void tb_view_distinct(const TbView *v, int d, int *lanes, int *warps);
+LLVMValueRef tb_view_last_lane(TbLower *L, const TbView *v, int d, LLVMValueRef digit, int lanes);
+/* mma views: a coordinate, the owner predicate (NULL: no copies), an operand's warp part
+ * (rows 16 w_m of A, columns 8 w_n of B) */
+LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d);
+LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v);
+void tb_mma_warp_base(TbLower *L, const TbView *v, LLVMValueRef *b2);
+/* A stage's swizzle (its shared layout's: column cdim in vectors of vec elements, vector
+ * v of row r at v ^ ((r / per_phase) % max_phase), rows row-major over the other dims):
+ * the element offset of coordinates c; and the coordinates an ldmatrix lane addresses. */
+typedef struct TbSwizzle {
+    int rank, cdim, vec, per_phase, max_phase;
+    const int32_t *shape;
+} TbSwizzle;
+LLVMValueRef tb_stage_offset(TbLower *L, const TbSwizzle *sw, LLVMValueRef *c);
+void tb_ldmatrix_coords(TbLower *L, int32_t org[4][2], int n, int rdim, LLVMValueRef *base2, LLVMValueRef *c);
 
+/* lower.c: the dispatcher (one op to its lowering; for/if bodies through it again) */
 void tb_lower_op(TbLower *L, TirOp *op);
 
 /* lower_chain.c */
@@ -204,7 +244,6 @@ void tb_emit_stores(TbLower *L, TirType et, int n, int v, LLVMValueRef *ptrs, LL
                     LLVMValueRef *vals, LLVMValueRef *mask, LLVMValueRef owner, const char *cache, bool narrow);
 /* A cast f16/bf16 <-> f32 done by its load or store (nothing left to lower). */
 bool tb_cast_fused(TbLower *L, TirOp *cast);
-bool tb_view_has_copies(const TbView *v);
 /* Elements per access of a load or store of element type et (1: scalar accesses). */
 int tb_access_width(TbLower *L, const TirOp *op, const TbView *v, TirType et);
 
@@ -217,14 +256,8 @@ void tb_lower_tstore(TbLower *L, TirOp *op);
 void tb_lower_print(TbLower *L, TirOp *op);
 void tb_lower_assert(TbLower *L, TirOp *op);
 LLVMValueRef tb_shfl(TbLower *L, const char *kind, LLVMValueRef x, LLVMValueRef lane_or_delta, int c);
-LLVMValueRef tb_view_coord(TbLower *L, const TbView *v, int e, int d); /* coordinate d of element e */
 
 /* lower_dot.c */
-bool tb_mma_view(TbLower *L, int32_t layout, TirType t, TbView *v, const TirOp *op);
-LLVMValueRef tb_mma_coord(TbLower *L, const TbView *v, int e, int d);
-LLVMValueRef tb_mma_owner(TbLower *L, const TbView *v);
-int32_t tb_mma_offset(const TbView *v, int e, int d);                 /* constant part of coordinate d */
-void tb_mma_base_at(const TbView *v, int lane, int warp, int32_t *c); /* thread part, numerically */
 void tb_lower_dot(TbLower *L, TirOp *op);
 
 /* lower_smem.c */

@@ -14,6 +14,7 @@
  * where first-fit could not keep the bytes apart: an op alone in a loop body reusing
  * its own bytes), then runs the proof.  `barriers_check` runs the proof alone; a failed
  * proof is an error naming both ops, never a silent race. */
+#include "analysis.h"
 #include "pass_util.h"
 
 #include <string.h>
@@ -96,7 +97,7 @@ static void prove(void *ud, TirOp *op, TirOp *const *busy, int nbusy) {
 
 static bool check_alloc(TirOp *op, void *ud) {
     Proof *P = ud;
-    int32_t need = pass_smem_need(P->m, op);
+    int32_t need = analysis_scratch_bytes(P->m, op);
     if (need > op->attr.smem_bytes) {
         pass_error(P->ctx, P->pass, P->f, "'%s' needs %d bytes of shared scratch but has %d: run smem_alloc",
                    tir_op_info[op->code].name, (int)need, (int)op->attr.smem_bytes);

@@ -9,6 +9,7 @@
  * their parent's sliced at the axis.  Where a constraint still disagrees, a
  * convert_layout is inserted.  Each load/store/atomic records the vector width proven
  * for it in attr i[1] (elements; 0 or 1: scalar accesses), which the backend trusts. */
+#include "analysis.h"
 #include "passes.h"
 #include "pass_util.h"
 
@@ -601,10 +602,10 @@ static bool vec_op(TirOp *op, void *ud) {
     int cdim;
     int v = mem_vec(L, op, &cdim);
     int32_t layout = op->opnd[0]->ty.layout;
-    TirBlockedForm bf;
+    AnaBlocked bf;
     int w = 1;
     if (tir_layout_kind(L->m, layout) == TIR_LAYOUT_BLOCKED && cdim >= 0 &&
-        tir_layout_blocked_form(L->m, layout, op->opnd[0]->ty.rank, &bf, NULL) && bf.order[0] == cdim) {
+        analysis_blocked(L->m, layout, op->opnd[0]->ty.rank, &bf, NULL) && bf.order[0] == cdim) {
         w = bf.spt[cdim];
         if (v < w)
             w = v;

@@ -44,18 +44,7 @@ int pass_inline(TirModule *m, TirPassContext *ctx);
 int pass_specialize(TirModule *m, TirPassContext *ctx);
 int pass_canonicalize(TirModule *m, TirPassContext *ctx);
 
-/* analysis_axisinfo.c: per integer/pointer value, along each dimension, what the
- * layout pass needs to widen memory accesses (Triton's AxisInfo).  For a tile, along
- * dimension d: runs of `contig` consecutive values (pointers: consecutive elements),
- * the first value of each run divisible by `div` (pointers: the byte address), runs of
- * `constancy` equal values.  Scalars use index 0.  All three are powers of two. */
-typedef struct TirAxisInfo {
-    int64_t div[TIR_MAXRANK];
-    int32_t contig[TIR_MAXRANK];
-    int32_t constancy[TIR_MAXRANK];
-} TirAxisInfo;
-/* Indexed by value id (f->next_id entries), allocated in the module's arena. */
-TirAxisInfo *analysis_axisinfo(TirFunc *f);
+/* analysis_axisinfo.c: prints analysis/axisinfo.c's facts (tile-opt) */
 int pass_analysis_axisinfo(TirModule *m, TirPassContext *ctx); /* prints to ctx->dump */
 int pass_layout(TirModule *m, TirPassContext *ctx);
 int pass_fuse(TirModule *m, TirPassContext *ctx);
@@ -75,8 +64,4 @@ int pass_barriers(TirModule *m, TirPassContext *ctx);
 int pass_barriers_check(TirModule *m, TirPassContext *ctx);
 /* remat.c: after a dot loop, its epilogue's cheap values made again (last: nothing may merge them back) */
 int pass_remat(TirModule *m, TirPassContext *ctx);
-/* Bytes of shared scratch `op` needs between warps (0: none); the backend lowers an
- * op with scratch through shared memory, one barrier between its writes and reads. */
-int32_t pass_smem_need(const TirModule *m, const TirOp *op);
-
 #endif

@@ -11,93 +11,11 @@
  * before: consecutive ops ping-pong between two regions and never need a barrier of
  * their own, while ops further apart reuse the same bytes.  What first-fit cannot
  * avoid (an op that interferes with itself around a loop) the barriers pass fixes. */
+#include "analysis.h"
 #include "pass_util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Warps along `axis` that hold distinct data (the backend's rule, lower_reduce.c). */
-static int warps_along(const TirModule *m, TirType t, int axis) {
-    TirBlockedForm bf;
-    if (axis < 0 || axis >= t.rank || !tir_layout_blocked_form(m, t.layout, t.rank, &bf, NULL))
-        return 1;
-    int w;
-    tir_blocked_distinct(&bf, bf.root_dim[axis], t.shape[axis], NULL, &w);
-    return w;
-}
-
-static int elem_bytes(TirType t) {
-    if (t.ptr)
-        return 8;
-    int b = tir_scalar_bytes((TirScalar)t.elem);
-    return b < 1 ? 1 : b;
-}
-
-/* Accumulators: narrow floats in f32, bools summed in i32; at least 4 bytes a slot. */
-static int acc_bytes(TirType t) {
-    int b = elem_bytes(t);
-    return b < 4 ? 4 : b;
-}
-
-int32_t pass_smem_need(const TirModule *m, const TirOp *op) {
-    switch (op->code) {
-    case TIR_OP_REDUCE_SUM:
-    case TIR_OP_REDUCE_MAX:
-    case TIR_OP_REDUCE_MIN:
-    case TIR_OP_ARGMAX:
-    case TIR_OP_ARGMIN: {
-        TirType in = op->opnd[0]->ty;
-        if (!tir_type_is_tile(in))
-            return 0;
-        int w = warps_along(m, in, (int)op->attr.i[0]);
-        if (w <= 1)
-            return 0;
-        int64_t numel = op->nres && tir_type_is_tile(op->res[0]->ty) ? tir_type_numel(op->res[0]->ty) : 1;
-        bool arg = op->code == TIR_OP_ARGMAX || op->code == TIR_OP_ARGMIN;
-        int64_t b = numel * w * acc_bytes(in) + (arg ? numel * w * 4 : 0);
-        return (int32_t)(b > INT32_MAX ? INT32_MAX : b);
-    }
-    case TIR_OP_CUMSUM: {
-        TirType in = op->opnd[0]->ty;
-        if (!tir_type_is_tile(in))
-            return 0;
-        int axis = (int)op->attr.i[0];
-        int w = warps_along(m, in, axis);
-        if (w <= 1)
-            return 0;
-        /* one total per (row, repetition, warp): at most numel / (lanes * spt) per warp */
-        int64_t rows = tir_type_numel(in) / (axis >= 0 && axis < in.rank ? in.shape[axis] : 1);
-        TirBlockedForm bf;
-        int64_t span =
-            tir_layout_blocked_form(m, in.layout, in.rank, &bf, NULL) ? tir_blocked_span(&bf, bf.root_dim[axis]) : 1;
-        int64_t reps = in.shape[axis] / span;
-        if (reps < 1)
-            reps = 1;
-        int64_t b = rows * reps * w * acc_bytes(in);
-        return (int32_t)(b > INT32_MAX ? INT32_MAX : b);
-    }
-    case TIR_OP_CONVERT_LAYOUT:
-        if (!tir_type_is_tile(op->opnd[0]->ty) || op->opnd[0]->ty.layout == op->res[0]->ty.layout)
-            return 0;
-        /* fall through */
-    case TIR_OP_TRANS:
-    case TIR_OP_RESHAPE: {
-        TirType in = op->opnd[0]->ty;
-        if (!tir_type_is_tile(in))
-            return 0;
-        int64_t b = tir_type_numel(in) * elem_bytes(in);
-        return (int32_t)(b > INT32_MAX ? INT32_MAX : b);
-    }
-    case TIR_OP_ATOMIC_ADD:
-    case TIR_OP_ATOMIC_MAX:
-    case TIR_OP_ATOMIC_MIN:
-    case TIR_OP_ATOMIC_XCHG:
-    case TIR_OP_ATOMIC_CAS:
-        /* a scalar atomic: one thread does it, the old value goes to all through smem */
-        return op->nres && !tir_type_is_tile(op->res[0]->ty) ? 8 : 0;
-    default: return 0;
-    }
-}
 
 /* ---- interference: which scratch ops may write while another's bytes are busy ---- */
 
@@ -123,7 +41,8 @@ static int op_index(const Alloc *A, const TirOp *op) {
 
 static bool collect(TirOp *op, void *ud) {
     Alloc *A = ud;
-    int32_t need = pass_smem_need(A->m, op);
+    /* rings (smem_alloc ops) are placed apart: place_rings */
+    int32_t need = op->code == TIR_OP_SMEM_ALLOC ? 0 : analysis_scratch_bytes(A->m, op);
     op->attr.smem_off = 0;
     op->attr.smem_bytes = 0;
     if (need > 0) {
@@ -255,10 +174,9 @@ static bool ring_collect(TirOp *op, void *ud) {
     return true;
 }
 
-static int32_t ring_bytes(const TirOp *op) {
-    TirType t = op->res[0]->ty;
-    int64_t b = tir_type_numel(t) * elem_bytes(t);
-    return (int32_t)((b > INT32_MAX - 15 ? INT32_MAX - 15 : b) + 15) & ~15;
+static int32_t ring_bytes(const TirModule *m, const TirOp *op) {
+    int32_t b = analysis_scratch_bytes(m, op);
+    return ((b > INT32_MAX - 15 ? INT32_MAX - 15 : b) + 15) & ~15;
 }
 
 static int32_t place_rings(TirFunc *f, TirModule *m, Alloc *A, int32_t top) {
@@ -271,7 +189,7 @@ static int32_t place_rings(TirFunc *f, TirModule *m, Alloc *A, int32_t top) {
     for (size_t k = 0; k < R.allocs.n; k++) {
         TirOp *a = R.allocs.v[k];
         a->attr.smem_off = base;
-        a->attr.smem_bytes = ring_bytes(a);
+        a->attr.smem_bytes = ring_bytes(m, a);
         base += a->attr.smem_bytes;
         int first = -1, last = -1;
         for (int i = 0; i < R.n; i++) {
