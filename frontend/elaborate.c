@@ -1014,7 +1014,8 @@ static void stmt_static_for(SemaCtx *c, const AstNode *n) {
         sema_err(c, n, "static_range step must be positive");
         return;
     }
-    uint64_t trips = b[1] > b[0] ? ((uint64_t)b[1] - (uint64_t)b[0] + (uint64_t)b[2] - 1) / (uint64_t)b[2] : 0;
+    uint64_t span = b[1] > b[0] ? (uint64_t)b[1] - (uint64_t)b[0] : 0; /* exact, even across the whole range */
+    uint64_t trips = span / (uint64_t)b[2] + (span % (uint64_t)b[2] != 0);
     if (trips > MAX_UNROLL) {
         sema_err(c, n, "static_range unrolls more than %d iterations", MAX_UNROLL);
         return;
@@ -1028,13 +1029,14 @@ static void stmt_static_for(SemaCtx *c, const AstNode *n) {
         return;
     }
     c->unroll_product = outer * (int64_t)trips;
-    for (int64_t i = b[0]; i < b[1]; i += b[2]) {
+    for (uint64_t t = 0; t < trips; t++) {
+        int64_t i = (int64_t)((uint64_t)b[0] + t * (uint64_t)b[2]);
         if (!check_growth(c, n, "unrolling this static_range", "unroll less or use range()")) {
             c->unroll_product = outer;
             return;
         }
         Binding *saved = c->scope;
-        bind(c, n->name, sv_known_int(i, true, TIR_I32), BIND_LET, n->loc);
+        bind(c, n->name, sv_known_int(i, true, i > INT32_MAX || i < INT32_MIN ? TIR_I64 : TIR_I32), BIND_LET, n->loc);
         int errs = c->d->nerrors;
         sema_block(c, n->body);
         scope_restore(c, saved);

@@ -277,6 +277,27 @@ static bool check_read_back(TiInterp *ip, const TirOp *op, uint64_t a, uint64_t 
     return true;
 }
 
+/* Reports lane `lane` of store op writing [a, a+size) that another lane of this program
+ * stored: which write lands last is not defined on the GPU. */
+static bool check_overwrite(TiInterp *ip, const TirOp *op, uint64_t a, uint64_t size, int64_t lane) {
+    for (uint64_t b = 0; b < size; b++) {
+        const TiWritten *w = written_find(ip, a + b);
+        if (!w || w->lane == lane)
+            continue;
+        char sname[96], wname[96];
+        ti_value_name(sname, sizeof sname, op->opnd[0]);
+        ti_value_name(wname, sizeof wname, w->store->opnd[0]);
+        ti_error(ip, op,
+                 "lane %" PRId64 " of this store (to %s) writes 0x%" PRIx64 ", which lane %" PRId64
+                 " of the store to %s wrote earlier in program (%" PRId64 ",%" PRId64 ",%" PRId64
+                 "): lanes run in parallel, so on the GPU either write may land last "
+                 "(docs/language.md, \"Lanes run in parallel\")",
+                 lane, sname, a + b, w->lane, wname, ip->pid[0], ip->pid[1], ip->pid[2]);
+        return false;
+    }
+    return true;
+}
+
 int ti_op_load(TiInterp *ip, TiFrame *fr, const TirOp *op) {
     if (op->nopnd < 1 || op->nopnd > 3 || op->nres != 1)
         return ti_error(ip, op, "interp: load takes ptr [, mask [, other]]");
@@ -455,6 +476,8 @@ int ti_op_store(TiInterp *ip, TiFrame *fr, const TirOp *op) {
             continue;
         uint64_t a = P[i * sp].u;
         if (!check_access(ip, op, "store", a, size, i, op->opnd[0]))
+            return TI_ERR;
+        if (ip->nwritten && !check_overwrite(ip, op, a, size, i))
             return TI_ERR;
         mem_write(s, (unsigned char *)(uintptr_t)a, V[i * sv]);
         for (uint64_t b = 0; b < size; b++)

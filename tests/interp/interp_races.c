@@ -4,6 +4,8 @@
  *                    parallel"); the error names the load, the store and both lanes
  *   read_back_same   the same lane reading back its own store, and a second program
  *                    reading the first's: no report
+ *   overwrite        two lanes of a program storing to one address: which lands last is
+ *                    not defined on the GPU
  *   offset_overflow  an i64 element offset whose byte offset wraps the 64-bit address
  *                    space back into a buffer: reported, not wrapped into bounds */
 #include "harness.h"
@@ -50,6 +52,26 @@ static void test_read_back_same(void) {
     CHECK(x[4] == 0 && x[5] == 1 && x[6] == 2 && x[7] == 3);
 }
 
+static void test_overwrite(void) {
+    TirModule *m = parse_ir("kernel @k (%x: ptr<f32>) {\n"
+                            "  %r = arange {start=0, end=4} : tile<4xi32>\n"
+                            "  %v = cast %r : tile<4xf32>\n"
+                            "  %two = constant {value=2} : tile<4xi32>\n"
+                            "  %half = div %r, %two : tile<4xi32>\n"
+                            "  %xs = splat %x : tile<4xptr<f32>>\n"
+                            "  %xp = addptr %xs, %half : tile<4xptr<f32>>\n"
+                            "  store %xp, %v\n"
+                            "}\n");
+    float x[4] = {0};
+    Run r = {{1, 1, 1}, .expect_error = true};
+    add_buf(&r, x, sizeof x, "x");
+    TirArg args[1] = {{.p = x}};
+    int e = run_kernel(m, "k", args, &r);
+    CHECK(e == 1);
+    CHECKF(strstr(g_diag, "lane 1 of this store (to %xp.6) writes 0x") != NULL, "%s", g_diag);
+    CHECKF(strstr(g_diag, "which lane 0 of the store to %xp.6 wrote earlier in program (0,0,0)") != NULL, "%s", g_diag);
+}
+
 static void test_offset_overflow(void) {
     /* 2^62 f32 elements are 2^64 bytes: the address wraps to %x itself */
     TirModule *m = parse_ir("kernel @k (%x: ptr<f32>, %off: i64) {\n"
@@ -78,6 +100,6 @@ static void test_offset_overflow(void) {
     CHECK(x[0] == 4);
 }
 
-#define CASES(X) X(read_back) X(read_back_same) X(offset_overflow)
+#define CASES(X) X(read_back) X(read_back_same) X(overwrite) X(offset_overflow)
 
 HARNESS_MAIN(CASES)
