@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SMEM_ALLOC_MAX_OPS 8192
+
 /* ---- interference: which scratch ops may write while another's bytes are busy ---- */
 
 typedef struct Alloc {
@@ -240,6 +242,14 @@ static int alloc_func(TirPassContext *ctx, TirModule *m, TirFunc *f) {
                                  (int)top, limit / 1024, ctx->arch ? ctx->arch : "sm_80");
         return 0;
     }
+    /* The interference matrix is n x n bytes: bound n so that a kernel of many unrolled
+     * reductions is a located error, not gigabytes (27,000 such ops asked for 729 MB). */
+    if (A.n > SMEM_ALLOC_MAX_OPS)
+        return pass_error_at(ctx, "smem_alloc", f, f->loc,
+                             "the kernel has %d ops that exchange data through shared memory "
+                             "(reductions, scans, layout conversions), more than the %d a kernel may have: "
+                             "unroll less (static_range) or reduce once after a loop",
+                             A.n, SMEM_ALLOC_MAX_OPS);
     A.edge = tir_alloc(m->arena, (size_t)A.n * (size_t)A.n);
     Flow F = {.nw = (A.n + 63) / 64, .arena = m->arena, .ud = &A, .index = alloc_index, .at = alloc_at};
     uint64_t *busy = bs_new(&F);
