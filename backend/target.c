@@ -50,25 +50,6 @@ static void llvm_init(void) {
     }
 }
 
-/* The message goes out whole: a rejected kernel's ptxas log can run to many kilobytes
- * (it was cut at 1 KB), so one that does not fit the stack buffer is formatted again. */
-void tb_diag(TirDiagFn diag, void *ud, const char *fmt, ...) {
-    if (!diag)
-        return;
-    char buf[1024], *big = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n >= (int)sizeof buf && (big = malloc((size_t)n + 1))) {
-        va_start(ap, fmt);
-        vsnprintf(big, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-    }
-    diag(ud, big ? big : buf);
-    free(big);
-}
-
 static LLVMTargetMachineRef make_tm(const TirTarget *a, int opt_level, TirDiagFn diag, void *ud) {
     pthread_once(&tb_llvm_once, llvm_init);
     LLVMTargetRef t;
