@@ -256,12 +256,14 @@ static bool written_put(TiInterp *ip, uint64_t addr, int64_t lane, const TirOp *
     return true;
 }
 
-/* Reports lane `lane` of load op reading [a, a+size) that another lane of this program
- * stored. */
+/* Reports lane `lane` of load op reading [a, a+size) that this program stored, by another
+ * lane or by the same one: the store's tile and the load's may get different layouts, so
+ * on the GPU the element can sit in different threads for the two ops, with nothing
+ * ordering them (docs/language.md: what the same program reads back later is undefined). */
 static bool check_read_back(TiInterp *ip, const TirOp *op, uint64_t a, uint64_t size, int64_t lane) {
     for (uint64_t b = 0; b < size; b++) {
         const TiWritten *w = written_find(ip, a + b);
-        if (!w || w->lane == lane)
+        if (!w)
             continue;
         char sname[96], lname[96];
         ti_value_name(sname, sizeof sname, w->store->opnd[0]);
@@ -269,9 +271,11 @@ static bool check_read_back(TiInterp *ip, const TirOp *op, uint64_t a, uint64_t 
         ti_error(ip, op,
                  "lane %" PRId64 " of this load (%s) reads 0x%" PRIx64 ", which lane %" PRId64
                  " of the store to %s wrote earlier in program (%" PRId64 ",%" PRId64 ",%" PRId64
-                 "): lanes run in parallel, so on the GPU this load may see the store or not "
+                 "): %s, so on the GPU this load may see the store or not "
                  "(docs/language.md, \"Lanes run in parallel\")",
-                 lane, lname, a + b, w->lane, sname, ip->pid[0], ip->pid[1], ip->pid[2]);
+                 lane, lname, a + b, w->lane, sname, ip->pid[0], ip->pid[1], ip->pid[2],
+                 w->lane == lane ? "the GPU may give that element to different threads in the store and the load"
+                                 : "lanes run in parallel");
         return false;
     }
     return true;

@@ -2,8 +2,8 @@
  *   read_back        a program loads what another of its lanes stored: a race on the GPU,
  *                    where the lanes are threads (docs/language.md, "Lanes run in
  *                    parallel"); the error names the load, the store and both lanes
- *   read_back_same   the same lane reading back its own store, and a second program
- *                    reading the first's: no report
+ *   read_back_same   the same lane reading back its own store: reported too (the store's
+ *                    and the load's layouts may give the element to different threads)
  *   overwrite        two lanes of a program storing to one address: which lands last is
  *                    not defined on the GPU
  *   offset_overflow  an i64 element offset whose byte offset wraps the 64-bit address
@@ -45,11 +45,14 @@ static void test_read_back(void) {
 static void test_read_back_same(void) {
     TirModule *m = parse_ir(read_back_ir);
     float x[8] = {0};
-    Run r = {{2, 1, 1}};
+    Run r = {{1, 1, 1}, .expect_error = true};
     add_buf(&r, x, sizeof x, "x");
     TirArg args[2] = {{.p = x}, {.i = 0}};
-    CHECK(run_kernel(m, "k", args, &r) == 0);
-    CHECK(x[4] == 0 && x[5] == 1 && x[6] == 2 && x[7] == 3);
+    CHECK(run_kernel(m, "k", args, &r) == 1);
+    CHECKF(strstr(g_diag, "lane 0 of this load (%y.11) reads 0x") != NULL, "%s", g_diag);
+    CHECKF(strstr(g_diag, "which lane 0 of the store to %xp.5 wrote earlier in program (0,0,0)") != NULL, "%s", g_diag);
+    CHECKF(strstr(g_diag, "different threads in the store and the load") != NULL, "%s", g_diag);
+    CHECK(x[4] == 0); /* stopped before the second store */
 }
 
 static void test_overwrite(void) {
