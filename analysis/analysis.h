@@ -36,6 +36,11 @@ TirAxisInfo *analysis_axisinfo(TirFunc *f);
  * checks that each op got them, and the backend refuses an op that did not. */
 int32_t analysis_scratch_bytes(const TirModule *m, const TirOp *op);
 
+/* Adds the work of one execution of `op` over its tile to *flops (floating-point
+ * operations) and *bytes (global memory moved): analysis/work.c has the rule, which
+ * --report (per program) and `tilec report` (per launch) share. */
+void analysis_op_work(const TirOp *op, double *flops, double *bytes);
+
 /* ---- threadmap.c ----
  * A thread's view of a distributed layout, from its linear map alone ((register, lane,
  * warp) -> tile coordinates, ir/layout.h).  The map is linear over GF(2), so coordinate

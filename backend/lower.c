@@ -195,45 +195,15 @@ static void lower_return(TbLower *L, TirOp *op) {
 }
 
 /* Global bytes one program moves: loads, stores, atomics (read and write), tload/tstore. */
-static void count_bytes(TbLower *L, TirOp *op) {
-    TirType t;
-    int factor = 1;
-    switch (op->code) {
-    case TIR_OP_LOAD:
-    case TIR_OP_TLOAD: t = op->res[0]->ty; break;
-    case TIR_OP_STORE:
-        if (op->nopnd < 2)
-            return;
-        t = op->opnd[1]->ty;
-        break;
-    case TIR_OP_TSTORE: t = op->opnd[op->nopnd - 1]->ty; break;
-    case TIR_OP_ATOMIC_ADD:
-    case TIR_OP_ATOMIC_MAX:
-    case TIR_OP_ATOMIC_MIN:
-    case TIR_OP_ATOMIC_XCHG:
-    case TIR_OP_ATOMIC_CAS:
-        t = op->res[0]->ty;
-        factor = 2;
-        break;
-    default: return;
-    }
-    int eb = t.ptr ? 8 : tir_scalar_bytes((TirScalar)t.elem);
-    L->global_bytes += tir_type_numel(t) * eb * factor;
-}
-
-static void count_flops(TbLower *L, TirOp *op) {
+/* --report's per-program counts: analysis_op_work's rule, each op once (a chain's later
+ * chunks are counted with its first). */
+static void count_work(TbLower *L, TirOp *op) {
     if (L->chain_lo)
-        return; /* a chain's later chunks: counted with its first */
-    count_bytes(L, op);
-    unsigned t = tir_op_info[op->code].traits;
-    if (op->nres < 1 || !(t & (TIR_T_ELEMENTWISE | TIR_T_REDUCTION)))
         return;
-    TirType ty = (t & TIR_T_REDUCTION) ? op->opnd[0]->ty : op->res[0]->ty;
-    if (op->code == TIR_OP_CMP)
-        ty = op->opnd[0]->ty;
-    if (ty.ptr || !tir_scalar_is_float((TirScalar)ty.elem) || op->code == TIR_OP_CAST)
-        return;
-    L->flops += tir_type_numel(ty) * (op->code == TIR_OP_FMA ? 2 : 1);
+    double flops = 0, bytes = 0;
+    analysis_op_work(op, &flops, &bytes);
+    L->flops += (int64_t)flops;
+    L->global_bytes += (int64_t)bytes;
 }
 
 void tb_lower_op(TbLower *L, TirOp *op) {
@@ -241,7 +211,7 @@ void tb_lower_op(TbLower *L, TirOp *op) {
                                          "llvm.nvvm.read.ptx.sreg.ctaid.z"};
     static const char *const nctaid[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x", "llvm.nvvm.read.ptx.sreg.nctaid.y",
                                           "llvm.nvvm.read.ptx.sreg.nctaid.z"};
-    count_flops(L, op);
+    count_work(L, op);
     if (op->code == TIR_OP_CAST && tb_cast_fused(L, op))
         return;
     switch ((TirOpcode)op->code) {

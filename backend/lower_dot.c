@@ -290,6 +290,5 @@ void tb_lower_dot(TbLower *L, TirOp *op) {
                 }
             }
     }
-    L->flops += 2 * tir_type_numel(out->ty) * av->ty.shape[1];
     tb_set(L, out, vc.total, acc);
 }
