@@ -242,10 +242,10 @@ static void test_wgmma(void) {
             }
             for (int w = 0; w < 4 * wg; w++)
                 for (int ln = 0; ln < 32; ln++) {
-                    int32_t base[2];
+                    int32_t base[TIR_MAXRANK];
                     analysis_thread_base(&tm, ln, w, base);
                     for (int r = 0; r < tm.regs; r++) {
-                        int32_t off[2];
+                        int32_t off[TIR_MAXRANK];
                         analysis_reg_offset(&tm, r, off);
                         int32_t row = 16 * w + ln / 4 + 8 * ((r / 2) % 2), col = 8 * (r / 4) + 2 * (ln % 4) + r % 2;
                         if (analysis_join(&tm, 0, base[0], off[0]) != row ||
